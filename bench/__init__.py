@@ -1,0 +1,1 @@
+"""Performance harness: each capability's benchmark, printing ratios against a baseline."""

@@ -1,0 +1,1 @@
+"""Env families. Each sub-package registers its specs through the ``palaestra.envs`` group."""

@@ -1,0 +1,424 @@
+"""Python clients of the gateway.
+
+- :class:`Client` / :class:`AsyncClient`: the HTTP API, one method per route.
+- :class:`RemoteEnv`: a real ``gymnasium.Env`` whose world lives behind the gateway (also
+  ``gymnasium.make("palaestra/Remote-v0", env_id=...)``), over REST or a WebSocket.
+- :class:`RemoteVectorEnv`: a ``gymnasium.vector.VectorEnv`` over a gateway pool.
+
+Connections are kept alive with ``TCP_NODELAY`` set, and problem+json answers come back as the
+same :mod:`palaestra.errors` classes the gateway raised, so ``except EnvNotFound`` works remotely.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import quote
+
+import gymnasium as gym
+import httpx
+import numpy as np
+import orjson
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
+
+from palaestra import codec
+from palaestra.errors import PalaestraError, TransportError, from_problem
+from palaestra.spaces import space_from_json
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+_NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+
+
+def _default_url(base_url: str | None) -> str:
+    return (base_url or os.environ.get("PALAESTRA_URL") or DEFAULT_URL).rstrip("/")
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    key = api_key or os.environ.get("PALAESTRA_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _result(response: httpx.Response) -> Any:
+    if response.status_code >= 400:
+        try:
+            body = orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            body = {"detail": response.text[:500] or response.reason_phrase}
+        raise from_problem(body, response.status_code)
+    if response.status_code == 204 or not response.content:
+        return None
+    if response.headers.get("content-type", "").startswith("image/"):
+        return response.content
+    return orjson.loads(response.content)
+
+
+def _session_body(
+    env: str | None, task: str | None, options: Mapping[str, Any] | None, record: bool | None
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"options": dict(options or {})}
+    if env is not None:
+        body["env"] = env
+    if task is not None:
+        body["task"] = task
+    if record is not None:
+        body["record"] = record
+    return body
+
+
+class Client:
+    """Synchronous HTTP client, one method per API route."""
+
+    def __init__(
+        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 300.0
+    ) -> None:
+        self.base_url = _default_url(base_url)
+        self.api_key = api_key or os.environ.get("PALAESTRA_API_KEY")
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=_headers(api_key),
+            timeout=timeout,
+            transport=httpx.HTTPTransport(socket_options=_NODELAY),
+        )
+
+    def request(self, method: str, path: str, json: Any = None) -> Any:
+        content = None if json is None else orjson.dumps(json)
+        headers = {"content-type": "application/json"} if content is not None else None
+        try:
+            response = self._http.request(method, path, content=content, headers=headers)
+        except httpx.TransportError as exc:
+            raise TransportError(
+                f"cannot reach the gateway at {self.base_url}: {exc}", url=self.base_url
+            ) from None
+        return _result(response)
+
+    def health(self) -> dict[str, Any]:
+        return self.request("GET", "/v1/health")
+
+    def envs(self) -> list[dict[str, Any]]:
+        return self.request("GET", "/v1/envs")["envs"]
+
+    def suites(self) -> list[dict[str, Any]]:
+        return self.request("GET", "/v1/suites")["suites"]
+
+    def tasks(self, suite: str) -> list[dict[str, Any]]:
+        return self.request("GET", f"/v1/suites/{quote(suite, safe='')}/tasks")["tasks"]
+
+    def create_session(
+        self,
+        env: str | None = None,
+        task: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        record: bool | None = None,
+    ) -> dict[str, Any]:
+        return self.request("POST", "/v1/sessions", _session_body(env, task, options, record))
+
+    def reset(
+        self, sid: str, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        return self.request("POST", f"/v1/sessions/{sid}/reset", {"seed": seed, "options": options})
+
+    def step(self, sid: str, action: Any) -> dict[str, Any]:
+        return self.request("POST", f"/v1/sessions/{sid}/step", {"action": action})
+
+    def screenshot(self, sid: str) -> np.ndarray:
+        png = self.request("GET", f"/v1/sessions/{sid}/screenshot")
+        return codec.image_from_bytes(png, _png_shape(png))
+
+    def close_session(self, sid: str) -> None:
+        self.request("DELETE", f"/v1/sessions/{sid}")
+
+    def create_pool(
+        self,
+        size: int,
+        env: str | None = None,
+        task: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        record: bool | None = None,
+    ) -> dict[str, Any]:
+        body = {**_session_body(env, task, options, record), "size": size}
+        return self.request("POST", "/v1/pools", body)
+
+    def reset_pool(self, pool_id: str, seed: int | list[int | None] | None = None) -> Any:
+        return self.request("POST", f"/v1/pools/{pool_id}/reset", {"seed": seed})
+
+    def step_pool(self, pool_id: str, actions: list[Any]) -> Any:
+        return self.request("POST", f"/v1/pools/{pool_id}/step", {"actions": actions})
+
+    def close_pool(self, pool_id: str) -> None:
+        self.request("DELETE", f"/v1/pools/{pool_id}")
+
+    def runs(self) -> list[dict[str, Any]]:
+        return self.request("GET", "/v1/runs")["runs"]
+
+    def recording(self, run_id: str, sid: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/runs/{run_id}/sessions/{sid}")
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient:
+    """Asynchronous HTTP client with the session and pool methods of :class:`Client`."""
+
+    def __init__(
+        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 300.0
+    ) -> None:
+        self.base_url = _default_url(base_url)
+        self._http = httpx.AsyncClient(
+            base_url=self.base_url,
+            headers=_headers(api_key),
+            timeout=timeout,
+            transport=httpx.AsyncHTTPTransport(socket_options=_NODELAY),
+        )
+
+    async def request(self, method: str, path: str, json: Any = None) -> Any:
+        content = None if json is None else orjson.dumps(json)
+        headers = {"content-type": "application/json"} if content is not None else None
+        try:
+            response = await self._http.request(method, path, content=content, headers=headers)
+        except httpx.TransportError as exc:
+            raise TransportError(
+                f"cannot reach the gateway at {self.base_url}: {exc}", url=self.base_url
+            ) from None
+        return _result(response)
+
+    async def health(self) -> dict[str, Any]:
+        return await self.request("GET", "/v1/health")
+
+    async def create_session(
+        self,
+        env: str | None = None,
+        task: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        record: bool | None = None,
+    ) -> dict[str, Any]:
+        return await self.request("POST", "/v1/sessions", _session_body(env, task, options, record))
+
+    async def reset(
+        self, sid: str, seed: int | None = None, options: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        body = {"seed": seed, "options": options}
+        return await self.request("POST", f"/v1/sessions/{sid}/reset", body)
+
+    async def step(self, sid: str, action: Any) -> dict[str, Any]:
+        return await self.request("POST", f"/v1/sessions/{sid}/step", {"action": action})
+
+    async def close_session(self, sid: str) -> None:
+        await self.request("DELETE", f"/v1/sessions/{sid}")
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _png_shape(png: bytes) -> tuple[int, int, int]:
+    from io import BytesIO
+
+    from PIL import Image
+
+    img = Image.open(BytesIO(png))
+    return (img.height, img.width, len(img.getbands()))
+
+
+def conform(value: Any, space: spaces.Space) -> Any:
+    """Decoded JSON -> the exact Python/numpy types the space's ``contains`` expects."""
+    if isinstance(space, spaces.Dict) and isinstance(value, dict):
+        return {k: conform(value[k], s) for k, s in space.spaces.items() if k in value}
+    if isinstance(space, spaces.Tuple) and isinstance(value, list | tuple):
+        return tuple(conform(v, s) for v, s in zip(value, space.spaces, strict=False))
+    if isinstance(space, spaces.Discrete):
+        return np.int64(value)
+    if isinstance(space, spaces.Box) and not isinstance(value, np.ndarray):
+        return np.asarray(value, dtype=space.dtype)
+    return value
+
+
+class _WebSocket:
+    """The session's WebSocket: one request/answer at a time, as the env API is sequential."""
+
+    def __init__(self, client: Client, sid: str) -> None:
+        from websockets.sync.client import connect
+
+        url = client.base_url.replace("http", "ws", 1) + f"/v1/sessions/{sid}/ws"
+        headers = _headers(client.api_key)
+        try:
+            self._ws = connect(url, additional_headers=headers, max_size=2**28)
+        except Exception as exc:
+            raise TransportError(f"cannot open the WebSocket {url}: {exc}", url=url) from None
+        self._ws.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def call(self, message: dict[str, Any]) -> Any:
+        self._ws.send(orjson.dumps(message).decode())
+        reply = orjson.loads(self._ws.recv())
+        if isinstance(reply, dict) and "error" in reply:
+            raise from_problem(reply["error"])
+        return reply
+
+    def close(self) -> None:
+        self._ws.close()
+
+
+class RemoteEnv(gym.Env[Any, Any]):
+    """A ``gymnasium.Env`` whose world is a session on a palaestra gateway.
+
+    ``transport="ws"`` keeps one WebSocket open for reset/step (lower latency); ``"http"`` uses
+    keep-alive REST calls. Observations are rebuilt into numpy arrays matching the published
+    spaces; ``info`` is returned as the gateway sent it.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
+
+    def __init__(
+        self,
+        env_id: str | None = None,
+        *,
+        task: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        transport: str = "http",
+        options: Mapping[str, Any] | None = None,
+        record: bool | None = None,
+        render_mode: str | None = None,
+        timeout: float = 300.0,
+    ) -> None:
+        if transport not in ("http", "ws"):
+            raise ValueError("transport must be 'http' or 'ws'")
+        self.client = Client(base_url, api_key, timeout)
+        self.render_mode = render_mode
+        self.transport = transport
+        self._ws: _WebSocket | None = None
+        self.session_id: str | None = None
+        try:
+            made = self.client.create_session(env_id, task, options, record)
+        except PalaestraError:
+            self.client.close()
+            raise
+        self.session_id = made["session_id"]
+        self.env_id = made["env"]
+        self.task_ref = made.get("task")
+        self.action_description: str = made.get("actions", "")
+        self.observation_space = space_from_json(made["spaces"]["observation"])
+        self.action_space = space_from_json(made["spaces"]["action"])
+        if transport == "ws":
+            self._ws = _WebSocket(self.client, self.session_id)
+
+    def _call(self, op: str, **payload: Any) -> dict[str, Any]:
+        if self.session_id is None:
+            raise PalaestraError("this RemoteEnv is closed")
+        if self._ws is not None:
+            return self._ws.call({"op": op, **payload})
+        path = f"/v1/sessions/{self.session_id}/{op}"
+        return self.client.request("POST", path, payload)
+
+    def _obs(self, encoded: Any) -> Any:
+        return conform(codec.decode(encoded), self.observation_space)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        result = self._call("reset", seed=seed, options=options)
+        return self._obs(result["observation"]), result["info"]
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        r = self._call("step", action=_jsonable_action(action))
+        return self._obs(r["observation"]), r["reward"], r["terminated"], r["truncated"], r["info"]
+
+    def render(self) -> np.ndarray | None:
+        if self.render_mode != "rgb_array" or self.session_id is None:
+            return None
+        return self.client.screenshot(self.session_id)
+
+    def close(self) -> None:
+        if self.session_id is None:
+            return
+        sid, self.session_id = self.session_id, None
+        try:
+            if self._ws is not None:
+                self._ws.close()
+            self.client.close_session(sid)
+        except PalaestraError:
+            pass  # the session is gone either way (closed, reaped or its worker died)
+        finally:
+            self.client.close()
+
+
+def _jsonable_action(action: Any) -> Any:
+    if hasattr(action, "to_json"):
+        return action.to_json()
+    if isinstance(action, np.generic):
+        return action.item()
+    return action
+
+
+class RemoteVectorEnv(VectorEnv):
+    """A ``gymnasium.vector.VectorEnv`` over a gateway pool (NEXT_STEP autoreset)."""
+
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        env_id: str | None = None,
+        num_envs: int = 2,
+        *,
+        task: str | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        options: Mapping[str, Any] | None = None,
+        record: bool | None = None,
+        timeout: float = 300.0,
+    ) -> None:
+        self.client = Client(base_url, api_key, timeout)
+        made = self.client.create_pool(num_envs, env_id, task, options, record)
+        self.pool_id: str | None = made["pool_id"]
+        self.session_ids: list[str] = made["session_ids"]
+        self.num_envs = num_envs
+        self.single_observation_space = space_from_json(made["spaces"]["observation"])
+        self.single_action_space = space_from_json(made["spaces"]["action"])
+        self.observation_space = batch_space(self.single_observation_space, num_envs)
+        self.action_space = batch_space(self.single_action_space, num_envs)
+
+    def _batch(self, encoded: list[Any]) -> Any:
+        items = [conform(codec.decode(o), self.single_observation_space) for o in encoded]
+        out = create_empty_array(self.single_observation_space, self.num_envs)
+        return concatenate(self.single_observation_space, items, out)
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        r = self.client.request("POST", f"/v1/pools/{self.pool_id}/reset", {"seed": seed})
+        return self._batch(r["observations"]), {"members": r["infos"]}
+
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        batch = [_jsonable_action(a) for a in actions]
+        r = self.client.step_pool(str(self.pool_id), batch)
+        return (
+            self._batch(r["observations"]),
+            np.asarray(r["rewards"], dtype=np.float64),
+            np.asarray(r["terminated"], dtype=np.bool_),
+            np.asarray(r["truncated"], dtype=np.bool_),
+            {"members": r["infos"]},
+        )
+
+    def close_extras(self, **kwargs: Any) -> None:
+        if self.pool_id is not None:
+            pool, self.pool_id = self.pool_id, None
+            with contextlib.suppress(PalaestraError):
+                self.client.close_pool(pool)
+            self.client.close()

@@ -1,0 +1,88 @@
+"""Observations <-> JSON.
+
+Images (uint8 arrays shaped HxW, HxWx1, HxWx3 or HxWx4) travel as base64 PNG (lossless, the
+default) or JPEG (smaller, lossy) with their shape, so the client rebuilds an array that matches
+the published ``Box``. Other arrays travel as raw base64 bytes with dtype and shape. The encoded
+form is plain JSON, the same over REST, WebSocket, the worker protocol and in recordings.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+IMAGE_KEY = "__image__"
+ARRAY_KEY = "__ndarray__"
+FORMATS = ("png", "jpeg")
+
+
+def is_image(arr: np.ndarray) -> bool:
+    return arr.dtype == np.uint8 and (
+        arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] in (1, 3, 4))
+    )
+
+
+def image_to_bytes(arr: np.ndarray, fmt: str = "png") -> bytes:
+    squeezed = arr[:, :, 0] if arr.ndim == 3 and arr.shape[2] == 1 else arr
+    img = Image.fromarray(np.ascontiguousarray(squeezed))
+    buf = io.BytesIO()
+    if fmt == "jpeg":
+        img.convert("RGB").save(buf, format="JPEG", quality=90)
+    else:
+        img.save(buf, format="PNG", compress_level=1)
+    return buf.getvalue()
+
+
+def image_from_bytes(data: bytes, shape: list[int] | tuple[int, ...]) -> np.ndarray:
+    img = Image.open(io.BytesIO(data))
+    arr = np.asarray(img)
+    if len(shape) == 3 and arr.ndim == 2:
+        arr = arr[:, :, None]
+    if len(shape) == 3 and arr.shape[2] != shape[2]:
+        mode = {3: "RGB", 4: "RGBA"}[shape[2]]
+        arr = np.asarray(img.convert(mode))
+    return arr.reshape(shape)
+
+
+def encode(value: Any, image_format: str = "png") -> Any:
+    """Make an observation JSON-ready (recursively)."""
+    if isinstance(value, np.ndarray):
+        if is_image(value):
+            data = image_to_bytes(value, image_format)
+            return {
+                IMAGE_KEY: image_format,
+                "shape": list(value.shape),
+                "data": base64.b64encode(data).decode(),
+            }
+        return {
+            ARRAY_KEY: str(value.dtype),
+            "shape": list(value.shape),
+            "data": base64.b64encode(np.ascontiguousarray(value).tobytes()).decode(),
+        }
+    if isinstance(value, dict):
+        return {k: encode(v, image_format) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [encode(v, image_format) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def decode(value: Any, image: Callable[[bytes, list[int]], Any] | None = None) -> Any:
+    """Rebuild numpy arrays from :func:`encode` output; ``image`` can replace image decoding."""
+    if isinstance(value, dict):
+        if IMAGE_KEY in value:
+            raw = base64.b64decode(value["data"])
+            return image(raw, value["shape"]) if image else image_from_bytes(raw, value["shape"])
+        if ARRAY_KEY in value:
+            raw = base64.b64decode(value["data"])
+            return np.frombuffer(raw, dtype=value[ARRAY_KEY]).reshape(value["shape"]).copy()
+        return {k: decode(v, image) for k, v in value.items()}
+    if isinstance(value, list):
+        return [decode(v, image) for v in value]
+    return value

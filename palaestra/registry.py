@@ -1,0 +1,108 @@
+"""The env registry: versioned, declarative, lazy.
+
+An :class:`EnvSpec` names its class by a ``"module:Class"`` string, so listing envs imports no
+browser or CAD kernel. Families register from their packages through the entry-point group
+``palaestra.envs`` (each entry point is a callable run once); code outside any package can be
+named in ``PALAESTRA_PLUGINS`` (comma-separated ``module`` or ``module:function``). Worker
+processes call :func:`load_plugins` too, and the gateway sends the full spec with each new
+session, so a worker builds exactly the env the gateway resolved.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from typing import Any
+
+import gymnasium as gym
+
+from palaestra.errors import EnvNotFound
+
+ENTRY_POINT_GROUP = "palaestra.envs"
+PLUGINS_ENV_VAR = "PALAESTRA_PLUGINS"
+_ID_RE = re.compile(r"^[\w.-]+/[\w.-]+-v\d+$")
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    id: str
+    entry_point: str
+    family: str
+    description: str = ""
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    #: Marks envs that exist to measure or test the platform, never product families.
+    fixture: bool = False
+
+    def __post_init__(self) -> None:
+        if not _ID_RE.match(self.id):
+            raise ValueError(f"env id {self.id!r} must look like 'namespace/name-v0'")
+
+    def load(self) -> type:
+        module, _, attr = self.entry_point.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def make(self, **kwargs: Any) -> gym.Env:
+        return self.load()(**{**self.kwargs, **kwargs})
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_REGISTRY: dict[str, EnvSpec] = {}
+_PLUGINS_LOADED: set[str] = set()
+
+
+def register(spec: EnvSpec) -> EnvSpec:
+    _REGISTRY[spec.id] = spec
+    return spec
+
+
+def load_plugins() -> None:
+    """Run every ``palaestra.envs`` entry point and every PALAESTRA_PLUGINS module, once each."""
+    refs = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    refs += [ref.strip() for ref in os.environ.get(PLUGINS_ENV_VAR, "").split(",") if ref.strip()]
+    for ref in refs:
+        if ref in _PLUGINS_LOADED:
+            continue
+        _PLUGINS_LOADED.add(ref)
+        module, _, attr = ref.partition(":")
+        obj = importlib.import_module(module)
+        if attr:
+            getattr(obj, attr)()
+
+
+def specs() -> dict[str, EnvSpec]:
+    load_plugins()
+    return dict(sorted(_REGISTRY.items()))
+
+
+def spec(env_id: str) -> EnvSpec:
+    load_plugins()
+    try:
+        return _REGISTRY[env_id]
+    except KeyError:
+        close = difflib.get_close_matches(env_id, list(_REGISTRY), n=3, cutoff=0.4)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise EnvNotFound(
+            f"unknown env {env_id!r}{hint} (see GET /v1/envs)",
+            env=env_id,
+            close_matches=close,
+        ) from None
+
+
+def make(env_id: str, **kwargs: Any) -> gym.Env:
+    """Build a registered env in this process (no gateway involved)."""
+    return spec(env_id).make(**kwargs)
+
+
+def register_gymnasium() -> None:
+    """Make the remote client reachable as ``gymnasium.make("palaestra/Remote-v0", ...)``."""
+    if "palaestra/Remote-v0" not in gym.registry:
+        gym.register("palaestra/Remote-v0", entry_point="palaestra.client:RemoteEnv")

@@ -1,0 +1,284 @@
+"""Sessions: ownership, capacity, routing to workers, serialisation, recording, reaping.
+
+The manager is the only place that knows which worker hosts a session. Calls to one session
+are serialised by a lock, so two clients stepping it at once are answered one after the other,
+never interleaved. A worker death fails exactly the sessions it hosted; the next call on one of
+them gets the reason, and the backend starts a replacement for new sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import secrets
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from palaestra.server.metrics import Metrics
+from palaestra.server.settings import Settings
+
+from palaestra import registry, tasks
+from palaestra.errors import (
+    CapacityExceeded,
+    InvalidRequest,
+    PalaestraError,
+    SessionClosed,
+    SessionNotFound,
+    StepTimeout,
+    WorkerCrashed,
+    WorkerError,
+)
+from palaestra.recording import SessionRecorder
+from palaestra.workers.base import Backend, Worker
+
+_CLOSED_MEMORY = 10_000
+
+
+def owner_of(api_key: str | None) -> str:
+    """Sessions are owned by a digest of the key, so keys never sit in memory dumps or runs."""
+    if not api_key:
+        return "anonymous"
+    return hashlib.sha256(api_key.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Session:
+    id: str
+    owner: str
+    env_id: str
+    task: str | None
+    worker: Worker
+    spaces: dict[str, Any]
+    actions: str
+    created: float = field(default_factory=time.time)
+    last_used: float = field(default_factory=time.monotonic)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    failure: PalaestraError | None = None
+    recorder: SessionRecorder | None = None
+    steps: int = 0
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "session_id": self.id,
+            "env": self.env_id,
+            "task": self.task,
+            "worker": self.worker.name,
+            "spaces": self.spaces,
+            "actions": self.actions,
+            "steps": self.steps,
+            "failed": self.failure.detail if self.failure else None,
+        }
+
+
+class SessionManager:
+    def __init__(self, settings: Settings, backend: Backend, metrics: Metrics) -> None:
+        self.settings = settings
+        self.backend = backend
+        self.metrics = metrics
+        self.sessions: dict[str, Session] = {}
+        self._closed: OrderedDict[str, str] = OrderedDict()
+        self._reserved = 0
+        backend.on_worker_death = self._worker_died
+
+    # ----- lookup and capacity -------------------------------------------------------------
+    def get(self, owner: str, sid: str) -> Session:
+        session = self.sessions.get(sid)
+        if session is None or session.owner != owner:
+            if sid in self._closed and session is None:
+                raise SessionClosed(
+                    f"session {sid} is closed ({self._closed[sid]}); create a new one",
+                    session_id=sid,
+                )
+            # a foreign session is indistinguishable from a missing one
+            raise SessionNotFound(f"no session {sid!r} for this API key", session_id=sid)
+        return session
+
+    def owned(self, owner: str) -> list[Session]:
+        return [s for s in self.sessions.values() if s.owner == owner]
+
+    def _reserve(self, owner: str, count: int) -> None:
+        total = len(self.sessions) + self._reserved
+        if total + count > self.settings.max_sessions:
+            raise CapacityExceeded(
+                f"the gateway hosts {total} of at most {self.settings.max_sessions} sessions; "
+                "close some or retry later",
+                limit=self.settings.max_sessions,
+                retry_after_s=5,
+            )
+        mine = len(self.owned(owner))
+        if mine + count > self.settings.max_sessions_per_key:
+            raise CapacityExceeded(
+                f"this API key holds {mine} of at most {self.settings.max_sessions_per_key} "
+                "sessions; close some first",
+                limit=self.settings.max_sessions_per_key,
+                retry_after_s=5,
+            )
+        self._reserved += count
+
+    # ----- lifecycle -----------------------------------------------------------------------
+    def resolve(self, env: str | None, task: str | None) -> tuple[registry.EnvSpec, str | None]:
+        """The spec to build; a task names its own env, and a clash is the caller's mistake."""
+        if task is not None:
+            task_obj = tasks.get_task(task)
+            if env is not None and env != task_obj.env:
+                raise InvalidRequest(
+                    f"task {task!r} runs on {task_obj.env}, not {env}", field="env"
+                )
+            env = task_obj.env
+        assert env is not None
+        return registry.spec(env), task
+
+    async def create(
+        self,
+        owner: str,
+        env: str | None,
+        task: str | None,
+        options: dict[str, Any],
+        record: bool | None,
+    ) -> Session:
+        spec, task = self.resolve(env, task)
+        self._reserve(owner, 1)
+        try:
+            return await self._create(owner, spec, task, options, record)
+        finally:
+            self._reserved -= 1
+
+    async def _create(
+        self,
+        owner: str,
+        spec: registry.EnvSpec,
+        task: str | None,
+        options: dict[str, Any],
+        record: bool | None,
+    ) -> Session:
+        worker = self.backend.pick()
+        sid = secrets.token_urlsafe(12)
+        worker.sessions.add(sid)
+        try:
+            made = await worker.call(
+                "make",
+                sid,
+                self.settings.create_timeout_s,
+                spec=spec.to_json(),
+                task=task,
+                options=options,
+            )
+        except BaseException:
+            worker.sessions.discard(sid)
+            raise
+        session = Session(sid, owner, spec.id, task, worker, made["spaces"], made["actions"])
+        if record if record is not None else self.settings.record:
+            session.recorder = SessionRecorder(
+                self.settings.runs_dir / self.settings.run_id,
+                sid,
+                {"owner": owner, "env": spec.id, "task": task, "options": options},
+            )
+        self.sessions[sid] = session
+        self.metrics.sessions_created.labels(env=spec.id).inc()
+        self.metrics.sessions_active.set(len(self.sessions))
+        return session
+
+    async def _call(self, session: Session, op: str, timeout: float, **payload: Any) -> Any:
+        if session.failure is not None:
+            raise session.failure
+        session.last_used = time.monotonic()
+        try:
+            return await session.worker.call(op, session.id, timeout, **payload)
+        except StepTimeout as exc:
+            await self._fail(session, exc, abandon=True)
+            raise
+        except WorkerError as exc:
+            await self._fail(session, exc, abandon=False)
+            raise
+        finally:
+            session.last_used = time.monotonic()
+
+    async def reset(self, session: Session, seed: int | None, options: Any) -> dict[str, Any]:
+        async with session.lock:
+            result = await self._call(
+                session, "reset", self.settings.step_timeout_s, seed=seed, options=options
+            )
+            if session.recorder:
+                session.recorder.reset(seed, result)
+            return result
+
+    async def step(self, session: Session, action: Any) -> dict[str, Any]:
+        async with session.lock:
+            t0 = time.perf_counter()
+            result = await self._call(session, "step", self.settings.step_timeout_s, action=action)
+            privileged = result.pop("privileged", None)
+            elapsed = time.perf_counter() - t0
+            session.steps += 1
+            self.metrics.steps.labels(env=session.env_id).inc()
+            self.metrics.step_seconds.observe(elapsed)
+            if session.recorder:
+                session.recorder.step(action, result, privileged, elapsed * 1000)
+            return result
+
+    async def render(self, session: Session) -> str:
+        async with session.lock:
+            result = await self._call(session, "render", self.settings.step_timeout_s)
+            return str(result["png"])
+
+    async def close(self, session: Session, reason: str = "closed by its owner") -> None:
+        self.sessions.pop(session.id, None)
+        self._remember_closed(session.id, reason)
+        session.worker.sessions.discard(session.id)
+        self.metrics.sessions_active.set(len(self.sessions))
+        if session.recorder:
+            session.recorder.close()
+        if session.failure is None and session.worker.alive:
+            with contextlib.suppress(PalaestraError):
+                await session.worker.call("close", session.id, 10.0)
+
+    def _remember_closed(self, sid: str, reason: str) -> None:
+        self._closed[sid] = reason
+        while len(self._closed) > _CLOSED_MEMORY:
+            self._closed.popitem(last=False)
+
+    async def _fail(self, session: Session, exc: PalaestraError, abandon: bool) -> None:
+        session.failure = exc
+        self.metrics.errors.labels(type=exc.type_name).inc()
+        if session.recorder:
+            session.recorder.note("error", error=exc.to_problem())
+        if abandon and session.worker.alive:
+            with contextlib.suppress(PalaestraError):
+                await session.worker.call("abandon", session.id, 5.0)
+
+    def _worker_died(self, worker: Worker, reason: str) -> None:
+        self.metrics.worker_restarts.inc()
+        for sid in list(worker.sessions):
+            session = self.sessions.get(sid)
+            if session is not None and session.failure is None:
+                session.failure = WorkerCrashed(
+                    f"worker {worker.name} hosting session {sid} died ({reason}); "
+                    "the session is lost, close it and create a new one",
+                    worker=worker.name,
+                    session_id=sid,
+                )
+                if session.recorder:
+                    session.recorder.note("error", error=session.failure.to_problem())
+
+    async def reap_idle(self) -> int:
+        now = time.monotonic()
+        idle = [
+            s
+            for s in self.sessions.values()
+            if now - s.last_used > self.settings.idle_timeout_s and not s.lock.locked()
+        ]
+        for session in idle:
+            await self.close(session, f"idle for more than {self.settings.idle_timeout_s:g} s")
+        return len(idle)
+
+    async def run_reaper(self) -> None:
+        interval = max(0.05, min(30.0, self.settings.idle_timeout_s / 4))
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle()
+
+    async def close_all(self) -> None:
+        for session in list(self.sessions.values()):
+            await self.close(session, "the gateway shut down")

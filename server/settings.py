@@ -1,0 +1,62 @@
+"""Gateway settings: from arguments, ``PALAESTRA_*`` environment variables or a TOML/YAML file."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("PALAESTRA_HOME", Path.home() / ".palaestra"))
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    backend: str = "local"
+    workers: int = Field(default=2, ge=1, le=256)
+    #: API keys; empty means no authentication, which is only allowed on loopback
+    api_keys: list[str] = Field(default_factory=list)
+    max_sessions: int = Field(default=256, ge=1)
+    max_sessions_per_key: int = Field(default=64, ge=1)
+    max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    step_timeout_s: float = Field(default=60.0, gt=0)
+    create_timeout_s: float = Field(default=120.0, gt=0)
+    idle_timeout_s: float = Field(default=900.0, gt=0)
+    record: bool = True
+    runs_dir: Path = Field(default_factory=lambda: default_home() / "runs")
+    run_id: str = "live"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Settings:
+        values: dict[str, object] = {}
+        keys = os.environ.get("PALAESTRA_API_KEYS")
+        if keys:
+            values["api_keys"] = [k.strip() for k in keys.split(",") if k.strip()]
+        for name in ("workers", "max_sessions", "max_sessions_per_key", "runs_dir"):
+            env = os.environ.get(f"PALAESTRA_{name.upper()}")
+            if env:
+                values[name] = env
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)
+
+    def check_bind(self) -> None:
+        """Refuse to expose an unauthenticated gateway beyond this machine."""
+        if self.api_keys:
+            return
+        if self.host == "localhost":
+            return
+        try:
+            loopback = ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise SystemExit(
+                f"refusing to bind to {self.host} without API keys: set PALAESTRA_API_KEYS "
+                "(or --api-key) or bind to 127.0.0.1"
+            )

@@ -1,0 +1,1 @@
+"""App synthesis: app specs, renderer, task generator and validation pipeline (to come)."""
