@@ -21,6 +21,7 @@ this file's folder as ``--app-dir``, so it works whether or not palaestra is ins
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import socket
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -152,11 +154,10 @@ async def _drive_ws(url: str, n_steps: int, warmup: int) -> list[float]:
     return latencies
 
 
-def measure_openenv(n_steps: int = 500, warmup: int = 50) -> dict[str, list[float]]:
-    """Start an OpenEnv server hosting the counter env on 127.0.0.1 (free port) in a uvicorn
-    subprocess, wait until healthy, step it with OpenEnv's client and return per-step latencies
-    in seconds keyed by transport name (``{"openenv-ws": [...]}``), then stop the server by its
-    PID. Episodes are reset when done; reset time is not counted.
+@contextlib.contextmanager
+def openenv_server() -> Iterator[str]:
+    """An OpenEnv server hosting the counter env on 127.0.0.1 (free port) in a uvicorn
+    subprocess; yields its URL once healthy and stops it (by its PID) afterwards.
 
     Raises RuntimeError with the reason if openenv-core cannot be imported or cannot serve.
     """
@@ -176,7 +177,7 @@ def measure_openenv(n_steps: int = 500, warmup: int = 50) -> dict[str, list[floa
             proc = subprocess.Popen(cmd, stdout=log_file, stderr=subprocess.STDOUT, env=env)
         try:
             _wait_healthy(proc, url, log)
-            return {TRANSPORT: asyncio.run(_drive_ws(url, n_steps, warmup))}
+            yield url
         finally:
             proc.terminate()
             try:
@@ -184,6 +185,17 @@ def measure_openenv(n_steps: int = 500, warmup: int = 50) -> dict[str, list[floa
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def drive_openenv(url: str, n_steps: int, warmup: int) -> list[float]:
+    """Per-step latencies (seconds) of OpenEnv's own client; resets are not timed."""
+    return asyncio.run(_drive_ws(url, n_steps, warmup))
+
+
+def measure_openenv(n_steps: int = 500, warmup: int = 50) -> dict[str, list[float]]:
+    """Start a server, step it, stop it: ``{"openenv-ws": [...]}``."""
+    with openenv_server() as url:
+        return {TRANSPORT: drive_openenv(url, n_steps, warmup)}
 
 
 def _pct(sorted_values: list[float], q: float) -> float:

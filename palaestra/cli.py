@@ -128,13 +128,14 @@ def check(
 
 @bench_app.command("http")
 def bench_http(
-    steps: Annotated[int, typer.Option(help="Timed steps per transport")] = 2000,
+    steps: Annotated[int, typer.Option(help="Timed steps per transport")] = 5000,
+    rounds: Annotated[int, typer.Option(help="Interleaved rounds")] = 5,
     openenv: Annotated[bool, typer.Option(help="Include the OpenEnv baseline")] = True,
 ) -> None:
     """Step latency: in-process vs REST vs WebSocket vs an OpenEnv server."""
     from palaestra.bench.http import main
 
-    main(steps=steps, openenv=openenv)
+    main(steps=steps, rounds=rounds, openenv=openenv)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,8 @@ def uvicorn_config(settings: Settings, **extra: Any) -> uvicorn.Config:
         access_log=False,
         ws_max_size=settings.max_body_bytes,
         timeout_keep_alive=60,
+        ws="websockets-sansio",
+        ws_per_message_deflate=False,  # observations carry PNG/JPEG already
         **extra,
     )
 

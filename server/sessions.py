@@ -27,7 +27,6 @@ from palaestra.errors import (
     PalaestraError,
     SessionClosed,
     SessionNotFound,
-    StepTimeout,
     WorkerCrashed,
     WorkerError,
 )
@@ -59,6 +58,7 @@ class Session:
     failure: PalaestraError | None = None
     recorder: SessionRecorder | None = None
     steps: int = 0
+    step_counter: Any = None  # this env's labelled Prometheus counter, looked up once
 
     def public(self) -> dict[str, Any]:
         return {
@@ -170,6 +170,7 @@ class SessionManager:
             worker.sessions.discard(sid)
             raise
         session = Session(sid, owner, spec.id, task, worker, made["spaces"], made["actions"])
+        session.step_counter = self.metrics.steps.labels(env=spec.id)
         if record if record is not None else self.settings.record:
             session.recorder = SessionRecorder(
                 self.settings.runs_dir / self.settings.run_id,
@@ -187,11 +188,8 @@ class SessionManager:
         session.last_used = time.monotonic()
         try:
             return await session.worker.call(op, session.id, timeout, **payload)
-        except StepTimeout as exc:
-            await self._fail(session, exc, abandon=True)
-            raise
-        except WorkerError as exc:
-            await self._fail(session, exc, abandon=False)
+        except WorkerError as exc:  # timeouts, crashes: the session is failed, others go on
+            self._fail(session, exc)
             raise
         finally:
             session.last_used = time.monotonic()
@@ -212,7 +210,7 @@ class SessionManager:
             privileged = result.pop("privileged", None)
             elapsed = time.perf_counter() - t0
             session.steps += 1
-            self.metrics.steps.labels(env=session.env_id).inc()
+            session.step_counter.inc()
             self.metrics.step_seconds.observe(elapsed)
             if session.recorder:
                 session.recorder.step(action, result, privileged, elapsed * 1000)
@@ -233,20 +231,18 @@ class SessionManager:
         if session.failure is None and session.worker.alive:
             with contextlib.suppress(PalaestraError):
                 await session.worker.call("close", session.id, 10.0)
+        session.worker.drop(session.id)
 
     def _remember_closed(self, sid: str, reason: str) -> None:
         self._closed[sid] = reason
         while len(self._closed) > _CLOSED_MEMORY:
             self._closed.popitem(last=False)
 
-    async def _fail(self, session: Session, exc: PalaestraError, abandon: bool) -> None:
+    def _fail(self, session: Session, exc: PalaestraError) -> None:
         session.failure = exc
         self.metrics.errors.labels(type=exc.type_name).inc()
         if session.recorder:
             session.recorder.note("error", error=exc.to_problem())
-        if abandon and session.worker.alive:
-            with contextlib.suppress(PalaestraError):
-                await session.worker.call("abandon", session.id, 5.0)
 
     def _worker_died(self, worker: Worker, reason: str) -> None:
         self.metrics.worker_restarts.inc()

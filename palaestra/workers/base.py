@@ -13,7 +13,6 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
-import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -44,35 +43,59 @@ class Worker(abc.ABC):
         """Run one operation; raise the PalaestraError the worker reported, or WorkerCrashed."""
 
     @abc.abstractmethod
+    def drop(self, sid: str) -> None:
+        """Forget a session at once (it timed out or its owner left); never blocks."""
+
+    @abc.abstractmethod
     async def stop(self) -> None: ...
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "alive": self.alive, "sessions": len(self.sessions)}
 
 
+class _Channel:
+    """One Unix-socket connection to a worker; requests on it are answered in order."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    async def request(self, message: dict[str, Any]) -> Any:
+        self.writer.write(pack(message))
+        reply = await read_frame(self.reader)
+        if reply.get("ok"):
+            return reply.get("result")
+        raise from_problem(reply.get("error") or {})
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 class SocketWorker(Worker):
-    """A worker reached over a Unix socket; subclasses decide how the process is started."""
+    """A worker reached over a Unix socket; subclasses decide how the process is started.
+
+    A control connection watches the worker (its EOF means the worker died); each session gets
+    a connection of its own, so a hung session is abandoned by closing its connection.
+    """
 
     def __init__(self, name: str, socket_path: str) -> None:
         super().__init__(name)
         self.socket_path = socket_path
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-        self._pending: dict[int, tuple[asyncio.Future[Any], str | None]] = {}
-        self._ids = itertools.count(1)
-        self._reader_task: asyncio.Task[None] | None = None
+        self._control: _Channel | None = None
+        self._channels: dict[str, _Channel] = {}
+        self._watch_task: asyncio.Task[None] | None = None
         self._dead_reason: str | None = None
+        self.info: dict[str, Any] = {}
 
     @property
     def alive(self) -> bool:
-        return self._writer is not None and self._dead_reason is None
+        return self._control is not None and self._dead_reason is None
 
-    async def connect(self, deadline: float) -> None:
+    async def _open(self, deadline: float) -> _Channel:
         loop = asyncio.get_running_loop()
         while True:
             try:
-                self._reader, self._writer = await asyncio.open_unix_connection(self.socket_path)
-                break
+                return _Channel(*await asyncio.open_unix_connection(self.socket_path))
             except (FileNotFoundError, ConnectionRefusedError):
                 if loop.time() > deadline or not self._process_running():
                     raise WorkerCrashed(
@@ -80,7 +103,12 @@ class SocketWorker(Worker):
                         worker=self.name,
                     ) from None
                 await asyncio.sleep(0.02)
-        self._reader_task = asyncio.create_task(self._read_loop())
+
+    async def connect(self, deadline: float) -> None:
+        control = await self._open(deadline)
+        self.info = await control.request({"op": "hello"})
+        self._control = control
+        self._watch_task = asyncio.create_task(self._watch())
 
     def _process_running(self) -> bool:
         return True
@@ -88,80 +116,91 @@ class SocketWorker(Worker):
     def _exit_description(self) -> str:
         return "its socket never appeared"
 
-    async def _read_loop(self) -> None:
-        assert self._reader is not None
-        try:
-            while True:
-                msg = await read_frame(self._reader)
-                entry = self._pending.pop(msg.get("id"), None)
-                if entry is None or entry[0].done():
-                    continue
-                if msg.get("ok"):
-                    entry[0].set_result(msg.get("result"))
-                else:
-                    entry[0].set_exception(from_problem(msg.get("error") or {}))
-        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
-            pass
-        await self._died(await self._death_reason())
+    async def _watch(self) -> None:
+        """The control connection stays silent until the worker dies and it reads EOF."""
+        assert self._control is not None
+        with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, ValueError):
+            await self._control.reader.read()
+        if self._dead_reason is None:
+            self._dead_reason = await self._death_reason()
+            for channel in self._channels.values():
+                channel.close()
+            if self.on_death is not None:
+                self.on_death(self, self._dead_reason)
 
     async def _death_reason(self) -> str:
         return "its connection closed"
 
-    async def _died(self, reason: str) -> None:
-        if self._dead_reason is not None:
-            return
-        self._dead_reason = reason
-        for fut, sid in self._pending.values():
-            if not fut.done():
-                fut.set_exception(
-                    WorkerCrashed(
-                        f"worker {self.name} died ({reason}) while handling session {sid}",
-                        worker=self.name,
-                        session_id=sid,
-                    )
-                )
-        self._pending.clear()
-        if self._writer is not None:
-            self._writer.close()
-        if self.on_death is not None:
-            self.on_death(self, reason)
-
     async def call(self, op: str, sid: str | None, timeout: float, **payload: Any) -> Any:
-        if not self.alive or self._writer is None:
+        if not self.alive or sid is None:
             raise WorkerCrashed(
                 f"worker {self.name} is not running ({self._dead_reason or 'not started'})",
                 worker=self.name,
                 session_id=sid,
             )
-        rid = next(self._ids)
-        fut: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (fut, sid)
-        self._writer.write(pack({"id": rid, "op": op, "sid": sid, **payload}))
         try:
-            return await asyncio.wait_for(fut, timeout)
+            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
+                return await self._call(op, sid, payload)
         except TimeoutError:
-            self._pending.pop(rid, None)
+            self.drop(sid)
             raise StepTimeout(
                 f"{op} on session {sid} took longer than {timeout:g} s on worker {self.name}",
                 worker=self.name,
                 session_id=sid,
                 timeout_s=timeout,
             ) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.drop(sid)
+            await asyncio.sleep(0.05)  # let the control connection see a death first
+            reason = self._dead_reason or "the session's connection closed"
+            raise WorkerCrashed(
+                f"worker {self.name} died ({reason}) while handling {op} on session {sid}",
+                worker=self.name,
+                session_id=sid,
+            ) from None
         except PalaestraError as exc:
             exc.fields.setdefault("worker", self.name)
             raise
 
+    async def _call(self, op: str, sid: str, payload: dict[str, Any]) -> Any:
+        if op == "make":
+            channel = await self._open(asyncio.get_running_loop().time() + 5)
+            self._channels[sid] = channel
+            try:
+                return await channel.request({"op": "make", "sid": sid, **payload})
+            except BaseException:
+                self.drop(sid)
+                raise
+        channel = self._channels.get(sid)
+        if channel is None:
+            raise WorkerCrashed(
+                f"session {sid} has no connection to worker {self.name}",
+                worker=self.name,
+                session_id=sid,
+            )
+        result = await channel.request({"op": op, **payload})
+        if op == "close":
+            self.drop(sid)
+        return result
+
+    def drop(self, sid: str) -> None:
+        """Forget a session without waiting for it: its worker thread ends when it can."""
+        channel = self._channels.pop(sid, None)
+        if channel is not None:
+            channel.close()
+        self.sessions.discard(sid)
+
     async def close_connection(self) -> None:
         """Deliberate shutdown: not a death, so the backend does not replace the worker."""
         self._dead_reason = self._dead_reason or "stopped"
-        if self._writer is not None:
-            self._writer.close()
-            with contextlib.suppress(Exception):
-                await self._writer.wait_closed()
-        if self._reader_task is not None:
-            self._reader_task.cancel()
+        for sid in list(self._channels):
+            self.drop(sid)
+        if self._control is not None:
+            self._control.close()
+        if self._watch_task is not None:
+            self._watch_task.cancel()
             with contextlib.suppress(BaseException):
-                await self._reader_task
+                await self._watch_task
 
 
 class Backend(abc.ABC):

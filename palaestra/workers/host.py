@@ -1,9 +1,12 @@
 """The worker process: hosts many env sessions and serves the worker protocol on a Unix socket.
 
-Each session gets its own thread (a one-thread executor), so env code that blocks, sleeps or
-hangs holds up only its own session, and calls to one session are never interleaved. An
-exception from env code fails that session alone with a clear message. The process exits when
-the gateway that connected to it goes away, so a crashed gateway leaves no orphan workers.
+Every session has its own connection and its own thread, which reads a request, runs the env
+and writes the answer with blocking socket calls. So env code that blocks, sleeps or hangs holds
+up only its own session, calls to one session are never interleaved, a step costs no hop
+between threads, and thread-bound libraries see one thread per session for its whole life. An
+exception from env code fails that session alone with a clear message. When the gateway's
+control connection closes (the gateway exited or was killed), the process closes its envs and
+exits, so no worker outlives its gateway.
 
 Run as ``python -m palaestra.workers.host --socket PATH --name NAME``.
 """
@@ -11,203 +14,204 @@ Run as ``python -m palaestra.workers.host --socket PATH --name NAME``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import base64
 import contextlib
 import os
 import signal
+import socket
+import threading
 import traceback
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from palaestra import codec
-from palaestra.errors import EnvCrashed, InvalidRequest, PalaestraError, SessionNotFound
+from palaestra.errors import EnvCrashed, InvalidRequest, PalaestraError
 from palaestra.registry import EnvSpec, load_plugins
 from palaestra.spaces import space_to_json
-from palaestra.workers.protocol import pack, read_frame
+from palaestra.workers.protocol import recv_frame, send_frame
+
+CLOSE_GRACE_S = 5.0
 
 
 class HostedSession:
-    def __init__(self, sid: str, env: Any, image_format: str) -> None:
-        self.sid = sid
-        self.env = env
-        self.image_format = image_format
-        self.executor = ThreadPoolExecutor(1, thread_name_prefix=f"session-{sid[:8]}")
-        self.failure: str | None = None
+    """One env and what the worker needs to serve it."""
 
-    def close(self, wait: bool) -> None:
-        with contextlib.suppress(Exception):
-            if wait:
-                self.env.close()
-        self.executor.shutdown(wait=False, cancel_futures=True)
-
-
-class WorkerHost:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.sessions: dict[str, HostedSession] = {}
-        self.connections = 0
-        self.done = asyncio.Event()
-
-    # ----- operations (run in the session's thread) --------------------------------------
-    def _make(self, msg: dict[str, Any]) -> tuple[HostedSession, dict[str, Any]]:
+    def __init__(self, worker: str, msg: dict[str, Any]) -> None:
         spec = EnvSpec(**msg["spec"])
         options = dict(msg.get("options") or {})
-        image_format = options.pop("image_format", "png")
-        if image_format not in codec.FORMATS:
+        self.image_format = options.pop("image_format", "png")
+        if self.image_format not in codec.FORMATS:
             raise InvalidRequest(
                 f"image_format must be one of {list(codec.FORMATS)}", field="options.image_format"
             )
         if msg.get("task") is not None:
             options["task"] = msg["task"]
         try:
-            env = spec.make(**options)
+            self.env = spec.make(**options)
         except TypeError as exc:
             raise InvalidRequest(
                 f"bad options for {spec.id}: {exc}", field="options", env=spec.id
             ) from None
-        session = HostedSession(msg["sid"], env, image_format)
-        spaces = {
-            "observation": space_to_json(env.observation_space),
-            "action": space_to_json(env.action_space),
+        self.sid = str(msg["sid"])
+        self.worker = worker
+        self.failure: str | None = None
+
+    def describe(self) -> dict[str, Any]:
+        env = self.env
+        action_set = getattr(env, "action_set", None)
+        return {
+            "spaces": {
+                "observation": space_to_json(env.observation_space),
+                "action": space_to_json(env.action_space),
+            },
+            "actions": action_set.describe() if action_set is not None else "",
         }
-        describe = getattr(getattr(env, "action_set", None), "describe", None)
-        return session, {"spaces": spaces, "actions": describe() if describe else ""}
 
-    @staticmethod
-    def _reset(s: HostedSession, msg: dict[str, Any]) -> dict[str, Any]:
-        obs, info = s.env.reset(seed=msg.get("seed"), options=msg.get("options"))
-        return {"observation": codec.encode(obs, s.image_format), "info": codec.encode(info)}
+    def reset(self, msg: dict[str, Any]) -> dict[str, Any]:
+        obs, info = self.env.reset(seed=msg.get("seed"), options=msg.get("options"))
+        return {"observation": codec.encode(obs, self.image_format), "info": codec.encode(info)}
 
-    @staticmethod
-    def _step(s: HostedSession, msg: dict[str, Any]) -> dict[str, Any]:
-        obs, reward, terminated, truncated, info = s.env.step(msg["action"])
+    def step(self, msg: dict[str, Any]) -> dict[str, Any]:
+        obs, reward, terminated, truncated, info = self.env.step(msg["action"])
         out = {
-            "observation": codec.encode(obs, s.image_format),
+            "observation": codec.encode(obs, self.image_format),
             "reward": float(reward),
             "terminated": bool(terminated),
             "truncated": bool(truncated),
             "info": codec.encode(info),
         }
-        verification = getattr(s.env, "last_verification", None)
+        verification = getattr(self.env, "last_verification", None)
         if (terminated or truncated) and verification is not None:
             # privileged: the gateway records it and strips it before answering the agent
             out["privileged"] = {"verifier": verification.to_json()}
         return out
 
-    @staticmethod
-    def _render(s: HostedSession, msg: dict[str, Any]) -> dict[str, Any]:
-        frame = s.env.render()
+    def render(self, msg: dict[str, Any]) -> dict[str, Any]:
+        frame = self.env.render()
         if frame is None:
             raise InvalidRequest("this env renders no image", field="render")
         return {"png": base64.b64encode(codec.image_to_bytes(frame)).decode()}
 
-    # ----- dispatch ------------------------------------------------------------------------
-    async def handle(self, msg: dict[str, Any]) -> Any:
-        op = msg.get("op")
-        loop = asyncio.get_running_loop()
-        if op == "ping":
-            return {"name": self.name, "pid": os.getpid(), "sessions": len(self.sessions)}
-        if op == "make":
-            executor = ThreadPoolExecutor(1)
-            try:
-                session, result = await loop.run_in_executor(executor, self._make, msg)
-            finally:
-                executor.shutdown(wait=False)
-            self.sessions[session.sid] = session
-            return result
-        sid = msg.get("sid", "")
-        session = self.sessions.get(sid)
-        if session is None:
-            raise SessionNotFound(f"worker {self.name} hosts no session {sid!r}", session_id=sid)
-        if op in ("close", "abandon"):
-            self.sessions.pop(sid, None)
-            if op == "close":
-                await loop.run_in_executor(session.executor, session.close, True)
-            else:
-                session.close(wait=False)
-            return {}
-        fn: Callable[[HostedSession, dict[str, Any]], dict[str, Any]] | None = {
-            "reset": self._reset,
-            "step": self._step,
-            "render": self._render,
-        }.get(op)
+    def run(self, op: str, msg: dict[str, Any]) -> Any:
+        fn = {"reset": self.reset, "step": self.step, "render": self.render}.get(op)
         if fn is None:
-            raise InvalidRequest(f"unknown worker op {op!r}", field="op")
-        if session.failure:
-            raise EnvCrashed(session.failure, worker=self.name, session_id=sid)
+            raise InvalidRequest(f"unknown session op {op!r}", field="op")
+        if self.failure:
+            raise EnvCrashed(self.failure, worker=self.worker, session_id=self.sid)
         try:
-            return await loop.run_in_executor(session.executor, fn, session, msg)
+            return fn(msg)
         except PalaestraError:
             raise
         except Exception as exc:
-            session.failure = (
+            self.failure = (
                 f"the environment crashed in {op}: {type(exc).__name__}: {exc}; "
                 "this session is failed, close it and create a new one"
             )
-            tb = traceback.format_exc(limit=6)
-            raise EnvCrashed(session.failure, worker=self.name, session_id=sid, trace=tb) from None
+            raise EnvCrashed(
+                self.failure,
+                worker=self.worker,
+                session_id=self.sid,
+                trace=traceback.format_exc(limit=6),
+            ) from None
 
-    async def _answer(self, msg: dict[str, Any], writer: asyncio.StreamWriter) -> None:
-        try:
-            reply = {"id": msg.get("id"), "ok": True, "result": await self.handle(msg)}
-        except PalaestraError as exc:
-            reply = {"id": msg.get("id"), "ok": False, "error": exc.to_problem()}
-        except Exception as exc:
-            err = EnvCrashed(f"worker {self.name} failed: {type(exc).__name__}: {exc}")
-            reply = {"id": msg.get("id"), "ok": False, "error": err.to_problem()}
-        if not writer.is_closing():
-            writer.write(pack(reply))
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.env.close()
 
-    async def serve_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        self.connections += 1
-        tasks: set[asyncio.Task[None]] = set()
+
+class WorkerHost:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.sessions: dict[str, HostedSession] = {}
+        self._lock = threading.Lock()
+        self._exiting = False
+
+    def serve_connection(self, conn: socket.socket) -> None:
+        session: HostedSession | None = None
+        control = False
         try:
             while True:
-                msg = await read_frame(reader)
-                task = asyncio.create_task(self._answer(msg, writer))
-                tasks.add(task)
-                task.add_done_callback(tasks.discard)
-        except (asyncio.IncompleteReadError, ConnectionError):
+                msg = recv_frame(conn)
+                op = msg.get("op")
+                try:
+                    if op == "hello":
+                        control = True
+                        result: Any = {"name": self.name, "pid": os.getpid()}
+                    elif op == "ping":
+                        result = {"name": self.name, "sessions": len(self.sessions)}
+                    elif op == "make":
+                        if session is not None:
+                            raise InvalidRequest("this connection already hosts a session")
+                        session = HostedSession(self.name, msg)
+                        with self._lock:
+                            self.sessions[session.sid] = session
+                        result = session.describe()
+                    elif op == "close":
+                        send_frame(conn, {"ok": True, "result": {}})
+                        break
+                    elif session is None:
+                        raise InvalidRequest(f"{op!r} before 'make' on this connection")
+                    else:
+                        result = session.run(str(op), msg)
+                    reply = {"ok": True, "result": result}
+                except PalaestraError as exc:
+                    reply = {"ok": False, "error": exc.to_problem()}
+                except Exception as exc:  # a bug in a family's constructor, say
+                    err = EnvCrashed(
+                        f"worker {self.name} failed on {op}: {type(exc).__name__}: {exc}",
+                        worker=self.name,
+                        trace=traceback.format_exc(limit=6),
+                    )
+                    reply = {"ok": False, "error": err.to_problem()}
+                send_frame(conn, reply)
+        except (EOFError, OSError, ValueError):
             pass
         finally:
-            self.connections -= 1
-            writer.close()
-            if self.connections == 0:
-                self.done.set()
+            with contextlib.suppress(OSError):
+                conn.close()
+            if session is not None:
+                with self._lock:
+                    self.sessions.pop(session.sid, None)
+                session.close()
+            if control:
+                self.exit("the gateway's control connection closed")
+
+    def exit(self, reason: str) -> None:
+        """Close every env (each gets a grace period in parallel), then leave at once."""
+        if self._exiting:
+            return
+        self._exiting = True
+        with self._lock:
+            sessions = list(self.sessions.values())
+        closers = [threading.Thread(target=s.close, daemon=True) for s in sessions]
+        for t in closers:
+            t.start()
+        for t in closers:
+            t.join(CLOSE_GRACE_S)
+        os._exit(0)  # hung env threads must not keep the process alive
 
 
-async def serve(socket_path: str, name: str) -> None:
+def serve(socket_path: str, name: str) -> None:
     load_plugins()
     host = WorkerHost(name)
-    server = await asyncio.start_unix_server(host.serve_connection, path=socket_path)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(socket_path)
+    server.bind(socket_path)
     os.chmod(socket_path, 0o600)
-    loop = asyncio.get_running_loop()
+    server.listen(256)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, host.done.set)
-    async with server:
-        await host.done.wait()
-    for session in list(host.sessions.values()):
-        session.close(wait=False)
-    # threads of hung sessions must not keep the process alive
-    os._exit(0)
+        signal.signal(sig, lambda *_: host.exit("signalled"))
+    while True:
+        conn, _ = server.accept()
+        threading.Thread(target=host.serve_connection, args=(conn,), daemon=True).start()
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description="palaestra worker process")
     parser.add_argument("--socket", required=True)
     parser.add_argument("--name", default="worker")
     args = parser.parse_args()
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
-    asyncio.run(serve(args.socket, args.name))
+    serve(args.socket, args.name)
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
-"""The worker wire protocol: length-prefixed JSON frames over a stream (a Unix socket).
+"""The worker wire protocol: length-prefixed JSON frames over a Unix stream socket.
 
 A frame is a 4-byte big-endian length and an orjson document. Requests are
-``{"id": n, "op": ..., "sid": ..., ...}``; replies are ``{"id": n, "ok": true, "result": ...}`` or
-``{"id": n, "ok": false, "error": <problem dict>}``. Unix sockets work the same from a
-subprocess, from a container through a bind-mounted folder, and need no port.
+``{"op": ..., ...}``; replies are ``{"ok": true, "result": ...}`` or
+``{"ok": false, "error": <problem dict>}``. The gateway opens one *control* connection per
+worker (``hello``/``ping``; when it closes the worker exits) and one connection per session,
+whose first request is ``make``; requests on a connection are answered in order. Unix sockets
+work the same from a subprocess and from a container through a bind-mounted folder, with no
+port to clash.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import struct
 from typing import Any
 
@@ -23,9 +27,33 @@ def pack(message: Any) -> bytes:
     return _HEADER.pack(len(body)) + body
 
 
-async def read_frame(reader: asyncio.StreamReader) -> Any:
-    """Next message, or raise ``asyncio.IncompleteReadError`` when the peer is gone."""
-    (size,) = _HEADER.unpack(await reader.readexactly(_HEADER.size))
+def _size(header: bytes) -> int:
+    (size,) = _HEADER.unpack(header)
     if size > MAX_FRAME:
         raise ValueError(f"frame of {size} bytes exceeds the {MAX_FRAME} byte limit")
+    return int(size)
+
+
+async def read_frame(reader: asyncio.StreamReader) -> Any:
+    """Next message, or raise ``asyncio.IncompleteReadError`` when the peer is gone."""
+    size = _size(await reader.readexactly(_HEADER.size))
     return orjson.loads(await reader.readexactly(size))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("peer closed the connection")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv_frame(sock: socket.socket) -> Any:
+    """Blocking read of the next message; EOFError when the peer is gone."""
+    return orjson.loads(_recv_exact(sock, _size(_recv_exact(sock, _HEADER.size))))
+
+
+def send_frame(sock: socket.socket, message: Any) -> None:
+    sock.sendall(pack(message))
