@@ -189,7 +189,7 @@ class Action:
         return {"name": self.name, "args": dict(self.args)}
 
     def to_call(self) -> str:
-        inner = ", ".join(f"{k}={json.dumps(v)}" for k, v in self.args.items())
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
         return f"{self.name}({inner})"
 
 

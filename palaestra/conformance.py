@@ -38,11 +38,17 @@ def check_env_remote(env_id: str, base_url: str | None = None) -> None:
         try:
             obs, _ = env.reset(seed=0)
             _assert_in(env.observation_space, obs, "reset")
-            obs, reward, terminated, _truncated, _info = env.step(env.action_space.sample())
-            _assert_in(env.observation_space, obs, "step")
-            if not isinstance(reward, float) or not isinstance(terminated, bool):
-                raise AssertionError("reward must be float and terminated bool")
-            env.step("this is not an action(")
+            env.action_space.seed(0)
+            for _ in range(5):
+                obs, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+                _assert_in(env.observation_space, obs, "step")
+                if not isinstance(reward, float) or not isinstance(terminated, bool):
+                    raise AssertionError("reward must be float and terminated bool")
+                if terminated or truncated:
+                    env.reset()
+            obs, *_ = env.step("this is not an action(")
+            if not obs.get("last_action_error"):
+                raise AssertionError("a malformed action must come back as last_action_error")
         finally:
             env.close()
 

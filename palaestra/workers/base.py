@@ -154,7 +154,8 @@ class SocketWorker(Worker):
             await asyncio.sleep(0.05)  # let the control connection see a death first
             reason = self._dead_reason or "the session's connection closed"
             raise WorkerCrashed(
-                f"worker {self.name} died ({reason}) while handling {op} on session {sid}",
+                f"worker {self.name} died ({reason}) while handling {op} on session {sid}; "
+                "the session is lost, close it and create a new one",
                 worker=self.name,
                 session_id=sid,
             ) from None

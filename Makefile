@@ -1,0 +1,36 @@
+# Two commands do everything on a fresh Debian/Ubuntu machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+EXTRAS := dev,bench
+
+.PHONY: setup demo serve test lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml setup.py scripts/setup-system.sh
+	bash scripts/setup-system.sh
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+demo: setup
+	$(PY) -m palaestra.demo
+
+serve: setup
+	$(VENV)/bin/palaestra serve
+
+test: setup
+	$(PY) -m pytest -q
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: setup
+	$(VENV)/bin/palaestra bench http
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian packages palaestra needs, only those missing, and only as root with apt.
+# Families add their packages to PACKAGES as they land (chromium, xvfb, ...).
+set -euo pipefail
+
+PACKAGES=(python3-venv)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+# a Python that already makes virtualenvs (pyenv, a venv-capable build) needs no python3-venv
+if python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
+    missing=("${missing[@]/python3-venv}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "please install: ${missing[*]} (needs root and apt-get)" >&2
+    exit 1
+fi
+echo "installing system packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

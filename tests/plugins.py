@@ -1,0 +1,95 @@
+"""Envs that exist only for the tests (registered through PALAESTRA_PLUGINS, fixture=True)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from palaestra.envs.base import PalaestraEnv
+
+from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.errors import ActionError
+from palaestra.registry import EnvSpec, register
+from palaestra.spaces import FreeText
+from palaestra.tasks import Task
+
+
+class _Probe:
+    def __init__(self, env: FaultyEnv) -> None:
+        self.env = env
+
+    def read(self) -> dict[str, Any]:
+        if self.env.broken_probe:
+            raise RuntimeError("probe exploded")
+        return {"oks": self.env.oks}
+
+
+class FaultyEnv(PalaestraEnv):
+    """Misbehaves on request: sleeps, raises, breaks its probe. Renders a small image."""
+
+    family = "test"
+    action_set = ActionSet(
+        [
+            primitive("ok", "Count one ok."),
+            primitive(
+                "sleep", "Block for a while.", Param("seconds", "float", minimum=0, maximum=60)
+            ),
+            primitive("crash", "Raise from env code."),
+            primitive("finish", "End the episode."),
+        ]
+    )
+
+    def __init__(
+        self, task: Any = None, *, allow_faults: bool = False, broken_probe: bool = False, **kw: Any
+    ) -> None:
+        super().__init__(task, **kw)
+        self.allow_faults = allow_faults
+        self.broken_probe = broken_probe
+        self.oks = 0
+        self.observation_space = spaces.Dict(
+            {
+                "oks": spaces.Discrete(10_000),
+                "screen": spaces.Box(0, 255, (8, 8, 3), np.uint8),
+                "last_action_error": FreeText(2000),
+            }
+        )
+
+    def _setup(self, task: Task | None) -> None:
+        self.oks = 0
+
+    def _apply(self, action: Action) -> bool:
+        if action.name in ("sleep", "crash") and not self.allow_faults:
+            raise ActionError(f"{action.name}() needs the option allow_faults=True")
+        if action.name == "ok":
+            self.oks += 1
+        elif action.name == "sleep":
+            time.sleep(action.args["seconds"])
+        elif action.name == "crash":
+            raise RuntimeError("boom")
+        return action.name == "finish"
+
+    def _observe(self) -> dict[str, Any]:
+        return {"oks": self.oks, "screen": self.render()}
+
+    def render(self) -> np.ndarray:
+        img = np.zeros((8, 8, 3), np.uint8)
+        img[..., 0] = min(255, self.oks)
+        img[0, 0] = (1, 2, 3)
+        return img
+
+    def state_probe(self) -> _Probe:
+        return _Probe(self)
+
+
+def register_test_envs() -> None:
+    register(
+        EnvSpec(
+            "palaestra-test/Faulty-v0",
+            "tests.plugins:FaultyEnv",
+            family="test",
+            description="Test fixture: sleeps, crashes and breaks on request.",
+            fixture=True,
+        )
+    )
