@@ -227,8 +227,9 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         return JSON({"tasks": [t.agent_view() for t in tasks.get_suite(suite).tasks]})
 
     # ----- sessions ------------------------------------------------------------------------
-    @app.post("/v1/sessions", status_code=201)
-    async def create_session(body: models.CreateSession, who: str = Owner) -> Response:
+    @app.post("/v1/sessions", status_code=201, openapi_extra=_schema(models.CreateSession))
+    async def create_session(request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.CreateSession)
         session = await manager.create(who, body.env, body.task, body.options, body.record)
         return JSON(session.public(), status_code=201)
 
@@ -240,14 +241,15 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     async def get_session(sid: str, who: str = Owner) -> Response:
         return JSON(manager.get(who, sid).public())
 
-    @app.post("/v1/sessions/{sid}/reset")
+    @app.post("/v1/sessions/{sid}/reset", openapi_extra=_schema(models.Reset))
     async def reset(sid: str, request: Request, who: str = Owner) -> Response:
         body = await _body(request, models.Reset)
         session = manager.get(who, sid)
         return JSON(await manager.reset(session, body.seed, body.options))
 
-    @app.post("/v1/sessions/{sid}/step")
-    async def step(sid: str, body: models.Step, who: str = Owner) -> Response:
+    @app.post("/v1/sessions/{sid}/step", openapi_extra=_schema(models.Step))
+    async def step(sid: str, request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.Step)
         session = manager.get(who, sid)
         return JSON(await manager.step(session, body.action))
 
@@ -275,8 +277,9 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         await _serve_ws(websocket, manager, session)
 
     # ----- pools ---------------------------------------------------------------------------
-    @app.post("/v1/pools", status_code=201)
-    async def create_pool(body: models.CreatePool, who: str = Owner) -> Response:
+    @app.post("/v1/pools", status_code=201, openapi_extra=_schema(models.CreatePool))
+    async def create_pool(request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.CreatePool)
         pool = await pools.create(who, body.env, body.task, body.options, body.size, body.record)
         return JSON(pool.public(), status_code=201)
 
@@ -284,13 +287,14 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     async def get_pool(pool_id: str, who: str = Owner) -> Response:
         return JSON(pools.get(who, pool_id).public())
 
-    @app.post("/v1/pools/{pool_id}/reset")
+    @app.post("/v1/pools/{pool_id}/reset", openapi_extra=_schema(models.PoolReset))
     async def reset_pool(pool_id: str, request: Request, who: str = Owner) -> Response:
         body = await _body(request, models.PoolReset)
         return JSON(await pools.reset(pools.get(who, pool_id), body.seed, body.options))
 
-    @app.post("/v1/pools/{pool_id}/step")
-    async def step_pool(pool_id: str, body: models.PoolStep, who: str = Owner) -> Response:
+    @app.post("/v1/pools/{pool_id}/step", openapi_extra=_schema(models.PoolStep))
+    async def step_pool(pool_id: str, request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.PoolStep)
         return JSON(await pools.step(pools.get(who, pool_id), body.actions))
 
     @app.delete("/v1/pools/{pool_id}", status_code=204)
@@ -348,13 +352,18 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     return app
 
 
+def _schema(model: type[models._Body]) -> dict[str, Any]:
+    """The body's JSON Schema for /docs (bodies are parsed by :func:`_body`)."""
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    return {"requestBody": {"content": {"application/json": {"schema": schema}}}}
+
+
 async def _body(request: Request, model: type[models._Body]) -> Any:
-    """Parse an optional JSON body (reset may be sent empty) into ``model``."""
+    """Parse a JSON body into ``model`` whatever its content-type (``curl -d`` sends a form
+    type), so every client that sends JSON is understood; an empty body means defaults."""
     raw = await request.body()
-    if not raw.strip():
-        return model()
     try:
-        data = orjson.loads(raw)
+        data = orjson.loads(raw) if raw.strip() else {}
     except orjson.JSONDecodeError as exc:
         raise InvalidRequest(f"body is not valid JSON: {exc}", field="body") from None
     try:

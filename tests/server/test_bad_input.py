@@ -54,6 +54,8 @@ def test_unknown_fields_are_named(http):
     assert body["field"] == "colour"
     body = _problem(http.post("/v1/sessions", json={}), 422)
     assert "env" in body["detail"]
+    _problem(http.post("/v1/sessions"), 422)
+    _problem(http.post("/v1/sessions", json=[1, 2]), 422)
 
 
 def test_wrong_action_types(http):
