@@ -263,8 +263,13 @@ class _WebSocket:
         url = client.base_url.replace("http", "ws", 1) + f"/v1/sessions/{sid}/ws"
         headers = [f"{k}: {v}" for k, v in _headers(client.api_key).items()]
         try:
+            # orjson validates UTF-8 when it parses; websocket-client's own check is pure Python
             self._ws = websocket.create_connection(
-                url, header=headers, sockopt=_NODELAY, enable_multithread=False
+                url,
+                header=headers,
+                sockopt=_NODELAY,
+                enable_multithread=False,
+                skip_utf8_validation=True,
             )
         except Exception as exc:
             raise TransportError(f"cannot open the WebSocket {url}: {exc}", url=url) from None

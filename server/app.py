@@ -230,7 +230,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     @app.post("/v1/sessions", status_code=201, openapi_extra=_schema(models.CreateSession))
     async def create_session(request: Request, who: str = Owner) -> Response:
         body = await _body(request, models.CreateSession)
-        session = await manager.create(who, body.env, body.task, body.options, body.record)
+        (session,) = await manager.create(who, body)
         return JSON(session.public(), status_code=201)
 
     @app.get("/v1/sessions")
@@ -280,7 +280,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     @app.post("/v1/pools", status_code=201, openapi_extra=_schema(models.CreatePool))
     async def create_pool(request: Request, who: str = Owner) -> Response:
         body = await _body(request, models.CreatePool)
-        pool = await pools.create(who, body.env, body.task, body.options, body.size, body.record)
+        pool = await pools.create(who, body)
         return JSON(pool.public(), status_code=201)
 
     @app.get("/v1/pools/{pool_id}")

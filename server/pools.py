@@ -12,6 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from palaestra.server.models import CreatePool
 from palaestra.server.sessions import Session, SessionManager
 
 from palaestra.errors import InvalidRequest, NotFound, PalaestraError
@@ -23,7 +24,6 @@ class Pool:
     owner: str
     members: list[Session]
     ended: list[bool] = field(default_factory=list)
-    seed: list[int | None] = field(default_factory=list)
 
     def public(self) -> dict[str, Any]:
         first = self.members[0]
@@ -50,30 +50,9 @@ class PoolManager:
             raise NotFound(f"no pool {pool_id!r} for this API key", pool_id=pool_id)
         return pool
 
-    async def create(
-        self,
-        owner: str,
-        env: str | None,
-        task: str | None,
-        options: dict[str, Any],
-        size: int,
-        record: bool | None,
-    ) -> Pool:
-        spec, task = self.sessions.resolve(env, task)
-        self.sessions._reserve(owner, size)
-        try:
-            made = await asyncio.gather(
-                *(self.sessions._create(owner, spec, task, options, record) for _ in range(size)),
-                return_exceptions=True,
-            )
-        finally:
-            self.sessions._reserved -= size
-        members = [m for m in made if isinstance(m, Session)]
-        failures = [m for m in made if isinstance(m, BaseException)]
-        if failures:
-            await asyncio.gather(*(self.sessions.close(m, "pool creation failed") for m in members))
-            raise failures[0]
-        pool = Pool(secrets.token_urlsafe(9), owner, members, [False] * size, [None] * size)
+    async def create(self, owner: str, req: CreatePool) -> Pool:
+        members = await self.sessions.create(owner, req, count=req.size)
+        pool = Pool(secrets.token_urlsafe(9), owner, members, [False] * req.size)
         self.pools[pool.id] = pool
         return pool
 

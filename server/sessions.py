@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from palaestra.server.metrics import Metrics
+from palaestra.server.models import CreateSession
 from palaestra.server.settings import Settings
 
 from palaestra import registry, tasks
@@ -131,20 +132,23 @@ class SessionManager:
         assert env is not None
         return registry.spec(env), task
 
-    async def create(
-        self,
-        owner: str,
-        env: str | None,
-        task: str | None,
-        options: dict[str, Any],
-        record: bool | None,
-    ) -> Session:
-        spec, task = self.resolve(env, task)
-        self._reserve(owner, 1)
+    async def create(self, owner: str, req: CreateSession, count: int = 1) -> list[Session]:
+        """Create ``count`` sessions (a pool's members) all or nothing, within the limits."""
+        spec, task = self.resolve(req.env, req.task)
+        self._reserve(owner, count)
         try:
-            return await self._create(owner, spec, task, options, record)
+            made = await asyncio.gather(
+                *(self._create(owner, spec, task, req.options, req.record) for _ in range(count)),
+                return_exceptions=True,
+            )
         finally:
-            self._reserved -= 1
+            self._reserved -= count
+        sessions = [m for m in made if isinstance(m, Session)]
+        failures = [m for m in made if isinstance(m, BaseException)]
+        if failures:
+            await asyncio.gather(*(self.close(s, "its batch failed to start") for s in sessions))
+            raise failures[0]
+        return sessions
 
     async def _create(
         self,

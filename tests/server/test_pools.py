@@ -1,0 +1,58 @@
+"""Pools over REST: batched reset/step, NEXT_STEP autoreset, errors naming worker and session."""
+
+import httpx
+import pytest
+
+from tests.conftest import BENCH_ENV, FAULTY_ENV
+
+
+@pytest.fixture
+def http(gateway):
+    with httpx.Client(base_url=gateway, timeout=30) as client:
+        yield client
+
+
+def test_pool_round_trip_with_autoreset(http):
+    made = http.post("/v1/pools", json={"task": "palaestra-bench/count-to-3", "size": 3})
+    assert made.status_code == 201, made.text
+    pool = made.json()
+    assert pool["size"] == 3 and len(set(pool["session_ids"])) == 3
+    pid = pool["pool_id"]
+    reset = http.post(f"/v1/pools/{pid}/reset", json={"seed": 5}).json()
+    assert [o["count"] for o in reset["observations"]] == [0, 0, 0]
+    step = http.post(f"/v1/pools/{pid}/step", json={"actions": ["add(3)", "done()", "add(1)"]})
+    body = step.json()
+    assert body["terminated"] == [False, True, False] and body["rewards"] == [0.0, 0.0, 0.0]
+    assert body["infos"][1]["verifier"]["success"] is False
+    step = http.post(f"/v1/pools/{pid}/step", json={"actions": ["done()", "add(3)", "add(2)"]})
+    body = step.json()
+    assert body["rewards"][0] == 1.0 and body["terminated"][0]
+    assert body["infos"][1]["autoreset"] and body["observations"][1]["count"] == 0
+    assert body["observations"][2]["count"] == 3
+    assert http.delete(f"/v1/pools/{pid}").status_code == 204
+    gone = http.post(f"/v1/sessions/{pool['session_ids'][0]}/reset", json={})
+    assert gone.status_code == 409
+
+
+def test_pool_bad_input(http):
+    assert http.post("/v1/pools", json={"env": BENCH_ENV, "size": 0}).status_code == 422
+    assert http.post("/v1/pools", json={"env": BENCH_ENV}).status_code == 422
+    pid = http.post("/v1/pools", json={"env": BENCH_ENV, "size": 2}).json()["pool_id"]
+    http.post(f"/v1/pools/{pid}/reset", json={})
+    r = http.post(f"/v1/pools/{pid}/step", json={"actions": ["add(1)"]})
+    assert r.status_code == 422 and r.json()["field"] == "actions"
+    r = http.post(f"/v1/pools/{pid}/reset", json={"seed": [1, 2, 3]})
+    assert r.status_code == 422 and r.json()["field"] == "seed"
+    assert http.post("/v1/pools/nope/step", json={"actions": []}).status_code == 404
+    http.delete(f"/v1/pools/{pid}")
+
+
+def test_a_failing_member_is_named(http):
+    body = {"env": FAULTY_ENV, "size": 2, "options": {"allow_faults": True}}
+    pool = http.post("/v1/pools", json=body).json()
+    http.post(f"/v1/pools/{pool['pool_id']}/reset", json={})
+    r = http.post(f"/v1/pools/{pool['pool_id']}/step", json={"actions": ["ok()", "crash()"]})
+    assert r.status_code == 502
+    problem = r.json()
+    assert problem["session_id"] == pool["session_ids"][1] and problem["worker"]
+    http.delete(f"/v1/pools/{pool['pool_id']}")
