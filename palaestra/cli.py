@@ -23,37 +23,40 @@ console = Console()
 @app.command()
 def serve(
     host: Annotated[
-        str, typer.Option(help="Address to bind (loopback unless API keys are set)")
-    ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port")] = 8000,
-    workers: Annotated[int, typer.Option(help="Worker processes hosting env sessions")] = 2,
+        str | None, typer.Option(help="Address to bind (loopback unless API keys are set)")
+    ] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port [default: 8000]")] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Worker processes hosting env sessions [default: 2]")
+    ] = None,
     backend: Annotated[str, typer.Option(help="Worker backend: local")] = "local",
     api_key: Annotated[
         list[str] | None, typer.Option(help="API key allowed to use the gateway (repeatable)")
     ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where trajectories are recorded")] = None,
     no_record: Annotated[bool, typer.Option("--no-record", help="Do not record sessions")] = False,
-    config: Annotated[Path | None, typer.Option(help="Settings file (JSON or YAML)")] = None,
+    config: Annotated[
+        Path | None, typer.Option(help="Settings file (YAML or JSON); options given here win")
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
 ) -> None:
-    """Start the gateway and its workers."""
+    """Start the gateway and its workers (settings: file < PALAESTRA_* variables < options)."""
     from palaestra.server.runner import serve as run
     from palaestra.server.settings import Settings
 
+    if backend != "local":
+        raise typer.BadParameter("only the 'local' backend exists so far", param_hint="--backend")
     values: dict[str, object] = {}
     if config is not None:
         import yaml
 
         values.update(yaml.safe_load(config.read_text()) or {})
-    values.update(host=host, port=port, workers=workers, backend=backend)
+    given = {"host": host, "port": port, "workers": workers, "runs_dir": runs_dir}
+    values.update({k: v for k, v in given.items() if v is not None})
     if api_key:
         values["api_keys"] = api_key
-    if runs_dir is not None:
-        values["runs_dir"] = runs_dir
     if no_record:
         values["record"] = False
-    if backend != "local":
-        raise typer.BadParameter("only the 'local' backend exists so far", param_hint="--backend")
     settings = Settings.from_env(**values)
     console.print(
         f"[bold]palaestra[/] gateway on http://{settings.host}:{settings.port} "

@@ -212,7 +212,11 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
 
     @app.get("/v1/envs/{env_id:path}")
     async def get_env(env_id: str, who: str = Owner) -> Response:
-        return JSON(_env_entry(registry.spec(env_id), detail=True))
+        spec = registry.spec(env_id)
+        entry = _env_entry(spec, detail=True)
+        if "unavailable" not in entry:
+            entry["spaces"] = (await manager.describe(spec))["spaces"]
+        return JSON(entry)
 
     @app.get("/v1/suites")
     async def list_suites(who: str = Owner) -> Response:

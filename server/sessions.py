@@ -14,6 +14,7 @@ import hashlib
 import secrets
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +60,7 @@ class Session:
     failure: PalaestraError | None = None
     recorder: SessionRecorder | None = None
     steps: int = 0
+    waiting: int = 0
     step_counter: Any = None  # this env's labelled Prometheus counter, looked up once
 
     def public(self) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self._closed: OrderedDict[str, str] = OrderedDict()
         self._reserved = 0
+        self._described: dict[str, dict[str, Any]] = {}
         backend.on_worker_death = self._worker_died
 
     # ----- lookup and capacity -------------------------------------------------------------
@@ -186,6 +189,47 @@ class SessionManager:
         self.metrics.sessions_active.set(len(self.sessions))
         return session
 
+    @contextlib.asynccontextmanager
+    async def _turn(self, session: Session) -> AsyncIterator[None]:
+        """Calls on one session run one at a time; past a few waiting ones, refuse (429)."""
+        if session.waiting >= self.settings.max_waiting_per_session:
+            raise CapacityExceeded(
+                f"session {session.id} already has {session.waiting} calls waiting; "
+                "send the next one after an answer",
+                session_id=session.id,
+                retry_after_s=1,
+            )
+        session.waiting += 1
+        try:
+            await session.lock.acquire()
+        finally:
+            session.waiting -= 1
+        try:
+            yield
+        finally:
+            session.lock.release()
+
+    async def describe(self, spec: registry.EnvSpec) -> dict[str, Any]:
+        """Spaces and action text of an env with default options, built once on a worker."""
+        if spec.id not in self._described:
+            worker = self.backend.pick()
+            sid = f"describe-{secrets.token_urlsafe(6)}"
+            try:
+                made = await worker.call(
+                    "make",
+                    sid,
+                    self.settings.create_timeout_s,
+                    spec=spec.to_json(),
+                    task=None,
+                    options={},
+                )
+                self._described[spec.id] = made
+            finally:
+                with contextlib.suppress(PalaestraError):
+                    await worker.call("close", sid, 10.0)
+                worker.drop(sid)
+        return self._described[spec.id]
+
     async def _call(self, session: Session, op: str, timeout: float, **payload: Any) -> Any:
         if session.failure is not None:
             raise session.failure
@@ -199,7 +243,7 @@ class SessionManager:
             session.last_used = time.monotonic()
 
     async def reset(self, session: Session, seed: int | None, options: Any) -> dict[str, Any]:
-        async with session.lock:
+        async with self._turn(session):
             result = await self._call(
                 session, "reset", self.settings.step_timeout_s, seed=seed, options=options
             )
@@ -208,7 +252,7 @@ class SessionManager:
             return result
 
     async def step(self, session: Session, action: Any) -> dict[str, Any]:
-        async with session.lock:
+        async with self._turn(session):
             t0 = time.perf_counter()
             result = await self._call(session, "step", self.settings.step_timeout_s, action=action)
             privileged = result.pop("privileged", None)
@@ -221,7 +265,7 @@ class SessionManager:
             return result
 
     async def render(self, session: Session) -> str:
-        async with session.lock:
+        async with self._turn(session):
             result = await self._call(session, "render", self.settings.step_timeout_s)
             return str(result["png"])
 

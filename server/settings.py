@@ -25,6 +25,8 @@ class Settings(BaseModel):
     max_sessions: int = Field(default=256, ge=1)
     max_sessions_per_key: int = Field(default=64, ge=1)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    #: calls queued on one session beyond the running one; more are refused with 429
+    max_waiting_per_session: int = Field(default=8, ge=0)
     step_timeout_s: float = Field(default=60.0, gt=0)
     create_timeout_s: float = Field(default=120.0, gt=0)
     idle_timeout_s: float = Field(default=900.0, gt=0)
@@ -34,14 +36,14 @@ class Settings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:
+        """``overrides`` beat ``PALAESTRA_<FIELD>`` variables, which beat the defaults; a
+        config file's values are passed in as overrides below the command line's."""
         values: dict[str, object] = {}
-        keys = os.environ.get("PALAESTRA_API_KEYS")
-        if keys:
-            values["api_keys"] = [k.strip() for k in keys.split(",") if k.strip()]
-        for name in ("workers", "max_sessions", "max_sessions_per_key", "runs_dir"):
+        for name, info in cls.model_fields.items():
             env = os.environ.get(f"PALAESTRA_{name.upper()}")
             if env:
-                values[name] = env
+                is_list = getattr(info.annotation, "__origin__", None) is list
+                values[name] = [v.strip() for v in env.split(",") if v.strip()] if is_list else env
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)
 

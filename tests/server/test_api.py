@@ -97,3 +97,10 @@ def test_observation_decodes_to_numpy(gateway):
     assert isinstance(obs["screen"], np.ndarray) and obs["screen"].dtype == np.uint8
     client.close_session(sid)
     client.close()
+
+
+def test_env_detail_includes_default_spaces(http):
+    detail = http.get(f"/v1/envs/{BENCH_ENV}").json()
+    assert detail["spaces"]["observation"]["type"] == "Dict"
+    assert detail["spaces"]["action"]["type"] == "ActionSpace"
+    assert http.get("/v1/envs/nope/none-v0").status_code == 404

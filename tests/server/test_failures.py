@@ -159,3 +159,40 @@ def test_recording_survives_a_killed_gateway_and_workers_do_not_outlive_it(tmp_p
         time.sleep(0.1)
     else:
         pytest.fail("the worker outlived its gateway")
+
+
+def test_too_many_calls_waiting_on_one_session_are_refused(tmp_path):
+    settings = Settings(workers=1, runs_dir=tmp_path, max_waiting_per_session=1)
+    with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
+        sid, _ = _session(http)
+        statuses = []
+
+        def call():
+            with httpx.Client(base_url=url, timeout=30) as c:
+                statuses.append(_step(c, sid, "sleep(0.5)").status_code)
+
+        threads = [threading.Thread(target=call) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(statuses) == [200, 200, 429, 429]
+
+
+def test_config_file_and_websocket_query_key(tmp_path):
+    import websocket
+
+    config = tmp_path / "gw.yaml"
+    config.write_text(f"api_keys: [cfg-key]\nworkers: 1\nruns_dir: {tmp_path}\n")
+    with gateway_process("--config", str(config)) as (url, _):
+        http = httpx.Client(base_url=url, headers={"X-API-Key": "cfg-key"}, timeout=30)
+        assert len(http.get("/v1/health").json()["workers"]) == 1
+        sid = http.post("/v1/sessions", json={"env": BENCH_ENV}).json()["session_id"]
+        ws_url = url.replace("http", "ws") + f"/v1/sessions/{sid}/ws"
+        with pytest.raises(websocket.WebSocketBadStatusException):
+            websocket.create_connection(ws_url)
+        ws = websocket.create_connection(ws_url + "?api_key=cfg-key")
+        ws.send('{"op": "reset"}')
+        assert '"count":0' in ws.recv()
+        ws.close()
+        http.close()
