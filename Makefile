@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS := dev,bench
+EXTRAS := dev,bench,web
 
 .PHONY: setup demo serve test lint bench clean
 

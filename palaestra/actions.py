@@ -19,14 +19,15 @@ import numpy as np
 
 from palaestra.errors import ActionError
 
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
+_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "strs": list}
 _JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 _MISSING: Any = object()
 
 
 @dataclass(frozen=True)
 class Param:
-    """A typed parameter. ``type`` is one of ``str``, ``int``, ``float``, ``bool``."""
+    """A typed parameter. ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``strs`` (a list
+    of strings, also given as one string, as BrowserGym's ``select_option`` takes)."""
 
     name: str
     type: str = "str"
@@ -48,6 +49,12 @@ class Param:
     def validate(self, action: str, value: Any) -> Any:
         """Return the value coerced to the declared type, or raise ActionError naming it."""
         where = f"{action}(): argument {self.name!r}"
+        if self.type == "strs" and isinstance(value, str):
+            value = [value]
+        if self.type == "strs" and isinstance(value, list | tuple):
+            if not all(isinstance(v, str) for v in value):
+                raise ActionError(f"{where} must be a string or a list of strings", action=action)
+            value = list(value)
         if self.type == "float" and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         expected = _TYPES[self.type]
@@ -67,12 +74,16 @@ class Param:
             raise ActionError(f"{where} must be >= {self.minimum}, got {value!r}", action=action)
         if self.maximum is not None and value > self.maximum:
             raise ActionError(f"{where} must be <= {self.maximum}, got {value!r}", action=action)
-        if self.max_length is not None and len(value) > self.max_length:
+        if self.max_length is not None and self.type == "str" and len(value) > self.max_length:
             raise ActionError(f"{where} is longer than {self.max_length} characters", action=action)
         return value
 
     def json_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = {"type": _JSON_TYPES[self.type]}
+        schema: dict[str, Any] = (
+            {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
+            if self.type == "strs"
+            else {"type": _JSON_TYPES[self.type]}
+        )
         if self.description:
             schema["description"] = self.description
         if self.choices is not None:
@@ -98,6 +109,8 @@ class Param:
             return float(rng.uniform(lo, hi))
         if self.type == "bool":
             return bool(rng.integers(2))
+        if self.type == "strs":
+            return [Param("x").sample(rng) for _ in range(int(rng.integers(1, 3)))]
         length = int(rng.integers(1, min(self.max_length or 12, 12) + 1))
         return "".join(chr(int(c)) for c in rng.integers(ord("a"), ord("z") + 1, size=length))
 

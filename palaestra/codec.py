@@ -49,11 +49,29 @@ def image_from_bytes(data: bytes, shape: list[int] | tuple[int, ...]) -> np.ndar
     return arr.reshape(shape)
 
 
+class EncodedImage(np.ndarray):
+    """An image array that remembers the PNG/JPEG bytes it was decoded from.
+
+    A browser hands over a PNG; keeping its bytes lets :func:`encode` send them as they are
+    instead of compressing the same pixels again on the way out.
+    """
+
+    encoded: bytes
+    encoded_format: str
+
+    @classmethod
+    def from_bytes(cls, data: bytes, fmt: str = "png") -> EncodedImage:
+        arr = np.asarray(Image.open(io.BytesIO(data)).convert("RGB")).view(cls)
+        arr.encoded, arr.encoded_format = data, fmt
+        return arr
+
+
 def encode(value: Any, image_format: str = "png") -> Any:
     """Make an observation JSON-ready (recursively)."""
     if isinstance(value, np.ndarray):
         if is_image(value):
-            data = image_to_bytes(value, image_format)
+            reuse = getattr(value, "encoded_format", None) == image_format
+            data = value.encoded if reuse else image_to_bytes(value, image_format)  # type: ignore[attr-defined]
             return {
                 IMAGE_KEY: image_format,
                 "shape": list(value.shape),

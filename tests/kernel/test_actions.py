@@ -102,3 +102,14 @@ def test_round_trip_through_json_keeps_the_action_set():
 def test_to_call_is_parseable():
     action = AS.parse('type_text("say \\"hi\\"", enter=True)')
     assert AS.parse(action.to_call()) == action
+
+
+def test_string_list_params_take_one_string_or_a_list():
+    aset = ActionSet([primitive("select_option", "", Param("bid"), Param("options", "strs"))])
+    assert aset.parse("select_option('a1', 'x')").args["options"] == ["x"]
+    assert aset.parse("select_option('a1', ['x', 'y'])").args["options"] == ["x", "y"]
+    with pytest.raises(ActionError):
+        aset.parse("select_option('a1', [1])")
+    space = aset.space(seed=0)
+    assert all(space.contains(space.sample()) for _ in range(20))
+    assert "anyOf" in aset.tools()[0]["function"]["parameters"]["properties"]["options"]

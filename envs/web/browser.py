@@ -1,0 +1,205 @@
+"""One Chromium per worker process, driven by Playwright's async API on a loop of its own.
+
+Session threads (see :mod:`palaestra.workers.host`) call :meth:`BrowserRuntime.call` with a
+coroutine; it runs on the runtime's event loop, so one browser serves every session of the
+worker concurrently. Contexts are created ahead of need (a warm pool per viewport), so a reset
+swaps in a fresh context (new cookies, storage and cache) instead of launching anything.
+
+If Chromium dies, every context it hosted is gone: the sessions using them fail with a clear
+error, and the next request launches a new browser, so later sessions go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import shutil
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from palaestra.errors import EnvCrashed
+
+T = TypeVar("T")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-features=Translate,MediaRouter,OptimizationHints",
+]
+WARM_CONTEXTS = 2
+
+
+ContextKey = tuple[tuple[int, int], frozenset[str]]
+#: A closed loopback port: requests sent to this "proxy" fail at once, so they never leave.
+DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def origin_guard(allowed: frozenset[str]) -> dict[str, str]:
+    """Per-context proxy settings that let through only ``allowed`` origins.
+
+    Every other request goes to a proxy that does not exist and fails with
+    ``ERR_PROXY_CONNECTION_FAILED``; ``<-loopback>`` stops Chromium's habit of never proxying
+    loopback, so other local ports are refused too. Unlike request interception, this costs
+    nothing per request.
+    """
+    hosts = [o.split("://", 1)[-1].rstrip("/") for o in sorted(allowed)]
+    return {"server": DEAD_PROXY, "bypass": ",".join(["<-loopback>", *hosts])}
+
+
+def find_chromium() -> str | None:
+    """``PALAESTRA_CHROMIUM``, then Playwright's own download, then a system Chromium."""
+    explicit = os.environ.get("PALAESTRA_CHROMIUM")
+    if explicit:
+        return explicit
+    cache = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache/ms-playwright"))
+    if any(cache.glob("chromium-*/chrome-linux*/chrome")):
+        return None  # Playwright finds its own download
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise EnvCrashed(
+        "no Chromium found: install Debian's chromium package (make setup does) or set "
+        "PALAESTRA_CHROMIUM to a Chromium binary"
+    )
+
+
+class BrowserRuntime:
+    """The worker's browser. Use :func:`runtime` to get the process-wide instance."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run_loop, name="browser", daemon=True)
+        self._thread.start()
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._generation = 0
+        self._warm: dict[ContextKey, list[asyncio.Task[Any]]] = {}
+        self.launches = 0
+        self._executable = find_chromium()
+
+    def _run_loop(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_forever()
+
+    def call(self, fn: Callable[[], Awaitable[T]], timeout: float) -> T:
+        """Run ``fn()`` on the browser loop from a session thread; TimeoutError past ``timeout``."""
+        future = asyncio.run_coroutine_threadsafe(_as_coro(fn), self.loop)
+        try:
+            return future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise TimeoutError(f"the browser did not answer within {timeout:g} s") from None
+
+    async def browser(self) -> Any:
+        if self._browser is None or not self._browser.is_connected():
+            await self._launch()
+        return self._browser
+
+    @property
+    def generation(self) -> int:
+        """Increases with every launch; a context from an older generation is dead."""
+        return self._generation
+
+    async def _launch(self) -> None:
+        if self._playwright is None:
+            from playwright.async_api import async_playwright
+
+            self._playwright = await async_playwright().start()
+        kwargs: dict[str, Any] = {"headless": True, "args": CHROMIUM_ARGS}
+        if self._executable:
+            kwargs["executable_path"] = self._executable
+        self._browser = await self._playwright.chromium.launch(**kwargs)
+        self._generation += 1
+        self.launches += 1
+        self._warm.clear()
+
+    async def _new_context(self, key: ContextKey) -> Any:
+        viewport, allowed = key
+        browser = await self.browser()
+        context = await browser.new_context(
+            viewport={"width": viewport[0], "height": viewport[1]},
+            device_scale_factor=1,
+            service_workers="block",
+            accept_downloads=False,
+            proxy=origin_guard(allowed),
+        )
+        await context.new_page()
+        return context
+
+    async def context(self, viewport: tuple[int, int], allowed: frozenset[str]) -> Any:
+        """A fresh context with one blank page that reaches only ``allowed`` origins.
+
+        Contexts come from a warm pool per (viewport, origins), refilled in the background.
+        """
+        await self.browser()
+        key = (viewport, allowed)
+        pool = self._warm.setdefault(key, [])
+        context = None
+        while pool and context is None:
+            task = pool.pop(0)
+            with contextlib.suppress(Exception):
+                candidate = await task
+                if candidate.browser and candidate.browser.is_connected():
+                    context = candidate
+        if context is None:
+            context = await self._new_context(key)
+        while len(pool) < WARM_CONTEXTS:
+            pool.append(asyncio.ensure_future(self._new_context(key)))
+        return context
+
+    def pids(self) -> list[int]:
+        """Chromium's processes (children of this worker) for memory figures and tests."""
+        me = os.getpid()
+        out = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            with contextlib.suppress(OSError):
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == me or _is_descendant(int(entry), me):
+                    with open(f"/proc/{entry}/comm") as fh:
+                        if "chrom" in fh.read():
+                            out.append(int(entry))
+        return out
+
+
+def _is_descendant(pid: int, ancestor: int) -> bool:
+    for _ in range(6):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return False
+        if pid == ancestor:
+            return True
+        if pid <= 1:
+            return False
+    return False
+
+
+async def _as_coro(fn: Callable[[], Awaitable[T]]) -> T:
+    return await fn()
+
+
+_RUNTIME: BrowserRuntime | None = None
+_LOCK = threading.Lock()
+
+
+def runtime() -> BrowserRuntime:
+    global _RUNTIME
+    with _LOCK:
+        if _RUNTIME is None:
+            _RUNTIME = BrowserRuntime()
+        return _RUNTIME

@@ -1,0 +1,460 @@
+"""``palaestra/web-v0``: real Chromium through Playwright, BrowserGym's action names.
+
+The env runs in a worker's session thread; every browser operation is a coroutine handed to the
+worker's :class:`~palaestra.envs.web.browser.BrowserRuntime`. A reset takes a fresh context from
+the warm pool, installs the origin guard and opens the task's start page. The agent acts only
+through the action set (no JavaScript of its own); element ids (``bid``) come from the
+accessibility-tree text. Pages reach only the task's origins: other requests are refused and
+reported in ``last_action_error``. Folders named in the task (``setup.sites``: name -> folder)
+are served on loopback by :mod:`palaestra.envs.web.sites`; ``setup.start_url`` may name them
+(``"{app}/index.html"``). While an episode runs, the next reset's context is already loading the
+start page, so a reset mostly costs seeding the task and the first observation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+from gymnasium import spaces
+from palaestra.envs.base import PalaestraEnv
+from palaestra.envs.web import sites
+from palaestra.envs.web.browser import BrowserRuntime, runtime
+from palaestra.envs.web.drivers import TaskDriver, driver_for
+
+from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.codec import EncodedImage
+from palaestra.errors import ActionError, EnvCrashed
+from palaestra.spaces import FreeText
+from palaestra.tasks import Task
+
+PARTS = ("screenshot", "axtree", "url", "title", "goal", "chat", "tabs")
+OBSERVE_JS = (Path(__file__).parent / "observe.js").read_text()
+MAX_AXTREE = 200_000
+MAX_TEXT = 20_000
+_B = Param("bid", "str", "element id from the accessibility tree")
+_BUTTON = Param("button", "str", choices=("left", "middle", "right"), default="left")
+
+WEB_ACTIONS = ActionSet(
+    [
+        primitive("click", "Click an element.", _B, _BUTTON),
+        primitive("dblclick", "Double-click an element.", _B, _BUTTON),
+        primitive("fill", "Replace the text of an input.", _B, Param("value", "str")),
+        primitive("select_option", "Select option(s) of a <select>.", _B, Param("options", "strs")),
+        primitive("hover", "Move the mouse over an element.", _B),
+        primitive("press", "Press a key combination on an element.", _B, Param("key_comb")),
+        primitive("focus", "Focus an element.", _B),
+        primitive("clear", "Clear an input.", _B),
+        primitive(
+            "scroll", "Scroll the page.", Param("delta_x", "float"), Param("delta_y", "float")
+        ),
+        primitive(
+            "mouse_click",
+            "Click at page coordinates.",
+            Param("x", "float", minimum=0),
+            Param("y", "float", minimum=0),
+            _BUTTON,
+        ),
+        primitive("mouse_move", "Move the mouse.", Param("x", "float"), Param("y", "float")),
+        primitive(
+            "mouse_drag",
+            "Drag from one point to another.",
+            Param("from_x", "float"),
+            Param("from_y", "float"),
+            Param("to_x", "float"),
+            Param("to_y", "float"),
+        ),
+        primitive("keyboard_type", "Type text into the focused element.", Param("text")),
+        primitive("keyboard_press", "Press a key combination.", Param("key")),
+        primitive("goto", "Open a URL (allowed origins only).", Param("url")),
+        primitive("go_back", "Go back in history."),
+        primitive("go_forward", "Go forward in history."),
+        primitive("new_tab", "Open a new blank tab."),
+        primitive("tab_focus", "Switch to a tab.", Param("index", "int", minimum=0)),
+        primitive("tab_close", "Close the current tab."),
+        primitive(
+            "send_msg_to_user", "Send a message to the user (answers go here).", Param("text")
+        ),
+        primitive("report_infeasible", "Say the task cannot be done, and why.", Param("reason")),
+        primitive(
+            "noop",
+            "Do nothing, waiting wait_ms milliseconds.",
+            Param("wait_ms", "float", minimum=0, maximum=30_000, default=1000.0),
+        ),
+    ],
+    name="web",
+)
+#: BrowserGym's names for the same drag primitive
+ALIASES = {"mouse_drag_and_drop": "mouse_drag"}
+
+
+class WebProbe:
+    """Privileged reads for verifiers, through the worker's Playwright, not the agent."""
+
+    def __init__(self, env: WebEnv) -> None:
+        self.env = env
+
+    def read(self) -> dict[str, Any]:
+        return self.env._run(self.env._privileged_state())
+
+
+class WebEnv(PalaestraEnv):
+    family = "web"
+    action_set = WEB_ACTIONS
+
+    def __init__(
+        self,
+        task: Any = None,
+        *,
+        viewport: Sequence[int] | None = None,
+        observe: Sequence[str] = PARTS,
+        action_timeout_s: float = 5.0,
+        navigation_timeout_s: float = 10.0,
+        axtree_max_chars: int = 100_000,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(task, **kwargs)
+        unknown = set(observe) - set(PARTS)
+        if unknown:
+            raise TypeError(f"observe: unknown part(s) {sorted(unknown)}; choose from {PARTS}")
+        self.parts = tuple(p for p in PARTS if p in observe)
+        setup = self.task.setup if self.task else {}
+        self.viewport = tuple(viewport or setup.get("viewport") or (1280, 720))
+        self.action_timeout_ms = action_timeout_s * 1000
+        self.navigation_timeout_ms = navigation_timeout_s * 1000
+        self.axtree_max_chars = min(axtree_max_chars, MAX_AXTREE)
+        self._guard_s = action_timeout_s + navigation_timeout_s + 5
+        space: dict[str, spaces.Space] = {}
+        if "screenshot" in self.parts:
+            w, h = self.viewport
+            space["screenshot"] = spaces.Box(0, 255, (h, w, 3), np.uint8)
+        if "axtree" in self.parts:
+            space["axtree"] = FreeText(MAX_AXTREE + 100)
+        for part in ("url", "title", "goal", "chat", "tabs"):
+            if part in self.parts:
+                space[part] = FreeText(MAX_TEXT)
+        space["last_action_error"] = FreeText(2000)
+        self.observation_space = spaces.Dict(space)
+        self.rt: BrowserRuntime = runtime()
+        self._context: Any = None
+        self._generation = 0
+        self._page: Any = None
+        self._driver: TaskDriver | None = None
+        self._prepared: tuple[Any, asyncio.Future[Any]] | None = None
+        self._prefetch: tuple[frozenset[str], str | None] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._chat: list[str] = []
+        self._notes: list[str] = []
+        self._goal = ""
+
+    # ----- plumbing ---------------------------------------------------------------------
+    def _run(self, coro: Any) -> Any:
+        """Run on the browser loop; a browser that is gone or hung fails the session."""
+        try:
+            return self.rt.call(lambda: coro, self._guard_s)
+        except TimeoutError:
+            self._discard_context()
+            raise EnvCrashed(
+                f"the page stopped responding for {self._guard_s:g} s (a script in the page "
+                "may be looping); the session's browser context was closed"
+            ) from None
+        except ActionError:
+            raise
+        except Exception as exc:
+            if _is_closed_error(exc) or self._context_dead():
+                raise EnvCrashed(
+                    "Chromium crashed or closed this session's page; the session is failed "
+                    "(new sessions get a new browser)"
+                ) from None
+            raise
+
+    def _context_dead(self) -> bool:
+        return self._context is not None and self._generation != self.rt.generation
+
+    def _discard_context(self) -> None:
+        context, self._context, self._page = self._context, None, None
+        prepared, self._prepared = self._prepared, None
+        if context is not None:
+            asyncio.run_coroutine_threadsafe(_close_quietly(context), self.rt.loop)
+        if prepared is not None:
+            asyncio.run_coroutine_threadsafe(_close_prepared(prepared[1]), self.rt.loop)
+
+    # ----- lifecycle hooks -------------------------------------------------------------
+    def _setup(self, task: Task | None) -> None:
+        seed = int(self.np_random.integers(2**31 - 1))
+        self._run(self._async_setup(task, seed))
+
+    def _apply(self, action: Action) -> bool:
+        return bool(self._run(self._async_apply(action)))
+
+    def _observe(self) -> dict[str, Any]:
+        return self._run(self._async_observe())
+
+    def state_probe(self) -> WebProbe:
+        return WebProbe(self)
+
+    def render(self) -> np.ndarray:
+        return self._run(self._screenshot())
+
+    def close(self) -> None:
+        self._discard_context()
+
+    # ----- async side ------------------------------------------------------------------
+    def _plan(self, task: Task | None) -> tuple[Any, ...]:
+        """What a reset needs: driver, allowed origins, start URL and the setup."""
+        setup = dict(task.setup) if task else {}
+        driver = driver_for(setup)
+        folders = {**driver.sites(setup), **setup.get("sites", {})}
+        origins = {name: sites.origin(folder) for name, folder in folders.items()}
+        allowed = frozenset([*origins.values(), *setup.get("allowed_origins", [])])
+        return driver, allowed, driver.start_url(setup, origins), setup
+
+    async def _prepare(self, allowed: frozenset[str], start: str | None) -> tuple[Any, int]:
+        """A fresh context showing the start page, ready for the episode to begin."""
+        context = await self.rt.context(self.viewport, allowed)
+        generation = self.rt.generation
+        context.set_default_timeout(self.action_timeout_ms)
+        context.set_default_navigation_timeout(self.navigation_timeout_ms)
+        context.on("page", self._adopt)
+        page = context.pages[0]
+        self._watch(page)
+        if start:
+            await page.goto(start, wait_until="load")
+        return context, generation
+
+    async def _async_setup(self, task: Task | None, seed: int) -> None:
+        driver, allowed, start, setup = self._plan(task)
+        old = self._context
+        prepared, self._prepared = self._prepared, None
+        ready = None
+        if prepared is not None and prepared[0] == (allowed, start):
+            with contextlib.suppress(Exception):
+                ready = await prepared[1]
+        elif prepared is not None:
+            self._background(_close_prepared(prepared[1]))
+        if ready is None or ready[1] != self.rt.generation:
+            ready = await self._prepare(allowed, start)
+        self._chat, self._notes = [], []
+        self._context, self._generation = ready
+        self._page = self._context.pages[0]
+        self._driver = driver
+        if old is not None:
+            self._background(_close_quietly(old))
+        self._goal = await driver.begin(self._page, setup, seed) or (
+            task.instruction if task else ""
+        )
+        self._prefetch = (allowed, start)
+
+    def _background(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _watch(self, page: Any) -> None:
+        page.on("dialog", self._dialog)
+        page.on("requestfailed", self._failed)
+
+    def _failed(self, request: Any) -> None:
+        if "ERR_PROXY_CONNECTION_FAILED" in (request.failure or ""):
+            parts = urlsplit(request.url)
+            self._notes.append(
+                f"blocked a request to {parts.scheme}://{parts.netloc} (not an allowed origin)"
+            )
+
+    def _adopt(self, page: Any) -> None:
+        """A popup or new tab becomes the active page, as a user would see it."""
+        self._watch(page)
+        if page is not self._page:
+            self._chat.append("[browser] a new tab opened and is now the active one")
+        self._page = page
+
+    def _dialog(self, dialog: Any) -> None:
+        self._chat.append(f"[{dialog.type}] {dialog.message}")
+        self._background(_dismiss(dialog))
+
+    def _locator(self, bid: str) -> Any:
+        return self._page.locator(f'[data-bid="{_css(bid)}"]')
+
+    async def _element(self, bid: str) -> Any:
+        loc = self._locator(bid)
+        if await loc.count() == 0:
+            raise ActionError(
+                f"no element with bid {bid!r} on the page (ids come from the latest "
+                "accessibility tree; the element may have gone after a navigation)",
+                bid=bid,
+            )
+        return loc.first
+
+    async def _async_apply(self, action: Action) -> bool:
+        a, page = action.args, self._page
+        name = ALIASES.get(action.name, action.name)
+        try:
+            if name in (
+                "click",
+                "dblclick",
+                "fill",
+                "select_option",
+                "hover",
+                "press",
+                "focus",
+                "clear",
+            ):
+                el = await self._element(a["bid"])
+                if name == "click":
+                    await el.click(button=a["button"])
+                elif name == "dblclick":
+                    await el.dblclick(button=a["button"])
+                elif name == "fill":
+                    await el.fill(a["value"])
+                elif name == "select_option":
+                    await el.select_option(a["options"])
+                elif name == "hover":
+                    await el.hover()
+                elif name == "press":
+                    await el.press(a["key_comb"])
+                elif name == "focus":
+                    await el.focus()
+                else:
+                    await el.clear()
+            elif name == "scroll":
+                await page.mouse.wheel(a["delta_x"], a["delta_y"])
+            elif name == "mouse_click":
+                await page.mouse.click(a["x"], a["y"], button=a["button"])
+            elif name == "mouse_move":
+                await page.mouse.move(a["x"], a["y"])
+            elif name == "mouse_drag":
+                await page.mouse.move(a["from_x"], a["from_y"])
+                await page.mouse.down()
+                await page.mouse.move(a["to_x"], a["to_y"], steps=5)
+                await page.mouse.up()
+            elif name == "keyboard_type":
+                await page.keyboard.type(a["text"])
+            elif name == "keyboard_press":
+                await page.keyboard.press(a["key"])
+            elif name == "goto":
+                if urlsplit(a["url"]).scheme not in ("http", "https", "about"):
+                    raise ActionError(f"goto: only http(s) URLs can be opened, not {a['url']!r}")
+                await page.goto(a["url"], wait_until="load")
+            elif name == "go_back":
+                await page.go_back(wait_until="load")
+            elif name == "go_forward":
+                await page.go_forward(wait_until="load")
+            elif name == "new_tab":
+                self._page = await self._context.new_page()
+            elif name == "tab_focus":
+                pages = self._context.pages
+                if a["index"] >= len(pages):
+                    raise ActionError(f"there is no tab {a['index']}; {len(pages)} open")
+                self._page = pages[a["index"]]
+                await self._page.bring_to_front()
+            elif name == "tab_close":
+                if len(self._context.pages) == 1:
+                    raise ActionError("cannot close the last tab")
+                await page.close()
+                self._page = self._context.pages[-1]
+            elif name == "send_msg_to_user":
+                self._chat.append(f"assistant: {a['text']}")
+            elif name == "report_infeasible":
+                self._chat.append(f"assistant (infeasible): {a['reason']}")
+                return True
+            elif name == "noop":
+                await asyncio.sleep(a["wait_ms"] / 1000)
+        except ActionError:
+            raise
+        except Exception as exc:
+            if _is_closed_error(exc):
+                raise
+            raise ActionError(_playwright_message(exc, name, self._notes)) from None
+        return await self._driver.done(self._page) if self._driver else False
+
+    async def _screenshot(self) -> np.ndarray:
+        png = await self._page.screenshot(type="png", timeout=self.action_timeout_ms)
+        return EncodedImage.from_bytes(png)
+
+    async def _async_observe(self) -> dict[str, Any]:
+        page = self._page
+        obs: dict[str, Any] = {}
+        # the screenshot and the tree are requested together: the browser works on both at once
+        shot = asyncio.ensure_future(self._screenshot()) if "screenshot" in self.parts else None
+        if "axtree" in self.parts:
+            try:
+                obs["axtree"] = await page.evaluate(OBSERVE_JS, self.axtree_max_chars)
+            except Exception as exc:
+                if _is_closed_error(exc):
+                    if shot is not None:
+                        shot.cancel()
+                    raise
+                obs["axtree"] = ""  # mid-navigation: the next observation will have it
+        if shot is not None:
+            obs["screenshot"] = await shot
+        if "url" in self.parts:
+            obs["url"] = page.url[:MAX_TEXT]
+        if "title" in self.parts:
+            with contextlib.suppress(Exception):
+                obs["title"] = (await page.title())[:MAX_TEXT]
+            obs.setdefault("title", "")
+        if "goal" in self.parts:
+            obs["goal"] = self._goal[:MAX_TEXT]
+        if "chat" in self.parts:
+            obs["chat"] = "\n".join(self._chat)[-MAX_TEXT:]
+        if "tabs" in self.parts:
+            pages = self._context.pages
+            obs["tabs"] = "\n".join(
+                f"[{i}] {p.url}{' (active)' if p is page else ''}" for i, p in enumerate(pages)
+            )[:MAX_TEXT]
+        if self._notes:
+            self.last_action_error = "; ".join([self.last_action_error, *self._notes]).strip("; ")
+            self._notes = []
+        if self._prefetch is not None:
+            # the next reset of this task finds its page loaded in a fresh context; started
+            # only now, so the loading happens while the agent thinks, not during this reset
+            plan, self._prefetch = self._prefetch, None
+            self._prepared = (plan, asyncio.ensure_future(self._prepare(*plan)))
+        return obs
+
+    async def _privileged_state(self) -> dict[str, Any]:
+        state = {"url": self._page.url, "chat": list(self._chat)}
+        if self._driver is not None:
+            state.update(await self._driver.state(self._page))
+        return state
+
+
+def _css(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _is_closed_error(exc: Exception) -> bool:
+    text = str(exc)
+    return "has been closed" in text or "Target crashed" in text or "Browser closed" in text
+
+
+def _playwright_message(exc: Exception, action: str, notes: list[str]) -> str:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if "ERR_PROXY_CONNECTION_FAILED" in first:
+        notes.clear()
+        url = first.rsplit(" at ", 1)[-1]
+        first = f"{url} is outside the origins this task allows; the request was refused"
+    if "Timeout" in type(exc).__name__ or "Timeout" in first:
+        first = f"timed out: {first}"
+    return f"{action} failed: {first}"[:1500]
+
+
+async def _dismiss(dialog: Any) -> None:
+    with contextlib.suppress(Exception):
+        await dialog.dismiss()
+
+
+async def _close_prepared(future: asyncio.Future[Any]) -> None:
+    with contextlib.suppress(BaseException):
+        context, _ = await future
+        await context.close()
+
+
+async def _close_quietly(context: Any) -> None:
+    with contextlib.suppress(Exception):
+        await context.close()

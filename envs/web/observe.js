@@ -1,0 +1,104 @@
+// Marks elements with stable ids (data-bid) and returns the page as an accessibility-tree text.
+// Runs in the page on each observation. Ids persist on elements across steps, so an id the agent
+// read stays valid until its element leaves the page.
+(maxChars) => {
+  const IMPLICIT = {
+    A: (e) => (e.hasAttribute("href") ? "link" : "generic"), BUTTON: () => "button",
+    SELECT: (e) => (e.multiple || e.size > 1 ? "listbox" : "combobox"), OPTION: () => "option",
+    TEXTAREA: () => "textbox", H1: () => "heading", H2: () => "heading", H3: () => "heading",
+    H4: () => "heading", H5: () => "heading", H6: () => "heading", IMG: () => "img",
+    UL: () => "list", OL: () => "list", LI: () => "listitem", TABLE: () => "table",
+    TR: () => "row", TD: () => "cell", TH: () => "columnheader", FORM: () => "form",
+    NAV: () => "navigation", LABEL: () => "LabelText", P: () => "paragraph",
+    DIALOG: () => "dialog", SVG: () => "graphics", CANVAS: () => "canvas", SPAN: () => "generic",
+    DIV: () => "generic", SECTION: () => "region", MAIN: () => "main", HEADER: () => "banner",
+    FOOTER: () => "contentinfo", ARTICLE: () => "article", FIELDSET: () => "group",
+    LEGEND: () => "legend", SUMMARY: () => "button", DETAILS: () => "group",
+    INPUT: (e) => ({
+      checkbox: "checkbox", radio: "radio", button: "button", submit: "button", reset: "button",
+      image: "button", range: "slider", number: "spinbutton", search: "searchbox",
+      hidden: null, file: "button", color: "button",
+    }[(e.type || "text").toLowerCase()] ?? "textbox"),
+  };
+  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK"]);
+  const INTERACTIVE = new Set(["link", "button", "checkbox", "radio", "textbox", "combobox",
+    "listbox", "option", "slider", "spinbutton", "searchbox", "menuitem", "tab", "switch"]);
+  window.__palaestraNextBid = window.__palaestraNextBid || 1;
+  const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
+  const quote = (s) => "'" + clean(s).slice(0, 200).replace(/'/g, "\\'") + "'";
+  const visible = (e) => {
+    const st = getComputedStyle(e);
+    if (st.display === "none" || st.visibility === "hidden" || st.visibility === "collapse") return false;
+    const r = e.getBoundingClientRect();
+    return r.width > 0 || r.height > 0 || st.display === "contents";
+  };
+  const nameOf = (e, role) => {
+    const label = e.getAttribute("aria-label");
+    if (label) return label;
+    const by = e.getAttribute("aria-labelledby");
+    if (by) return by.split(/\s+/).map((id) => document.getElementById(id)?.innerText || "").join(" ");
+    if (e.labels && e.labels.length) return Array.from(e.labels).map((l) => l.innerText).join(" ");
+    if (e.tagName === "IMG") return e.alt || e.title || "";
+    if (e.tagName === "INPUT" && ["button", "submit", "reset"].includes(e.type)) return e.value;
+    if (e.tagName === "INPUT" || e.tagName === "TEXTAREA") return e.placeholder || e.title || "";
+    if (e.tagName === "SELECT") return e.title || "";
+    if (["link", "button", "option", "heading", "listitem", "cell", "columnheader", "tab",
+         "menuitem", "LabelText", "legend"].includes(role)) return e.innerText || e.textContent;
+    return e.title || "";
+  };
+  const lines = [];
+  let chars = 0;
+  const emit = (depth, text) => {
+    if (chars > maxChars) return;
+    const line = "\t".repeat(depth) + text;
+    chars += line.length + 1;
+    lines.push(chars > maxChars ? "\t".repeat(depth) + "... (truncated)" : line);
+  };
+  const walk = (node, depth) => {
+    for (const child of node.childNodes) {
+      if (child.nodeType === Node.TEXT_NODE) {
+        const text = clean(child.textContent);
+        if (text && !node.__palaestraNamed) emit(depth, "StaticText " + quote(text));
+        continue;
+      }
+      if (child.nodeType !== Node.ELEMENT_NODE || SKIP.has(child.tagName)) continue;
+      const tag = child.tagName.toUpperCase();
+      if (!visible(child) && tag !== "OPTION") continue;
+      let role = child.getAttribute("role") || (IMPLICIT[tag] ? IMPLICIT[tag](child) : "generic");
+      if (role === null) continue;
+      if (!child.dataset.bid) child.dataset.bid = String(window.__palaestraNextBid++);
+      child.__palaestraNamed = false;
+      let name = clean(nameOf(child, role));
+      if (!name && !INTERACTIVE.has(role)) {
+        // an element with text of its own gets a name (and so a bid the agent can click)
+        name = clean(Array.from(child.childNodes)
+          .filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join(" "));
+        if (name) child.__palaestraNamed = true;
+      }
+      child.__palaestraNamed = child.__palaestraNamed || (!!name && (INTERACTIVE.has(role) ||
+        ["heading", "LabelText", "listitem", "cell", "legend", "columnheader"].includes(role)));
+      const props = [];
+      if (child.tagName === "INPUT" || child.tagName === "TEXTAREA") {
+        if (["checkbox", "radio"].includes(child.type)) props.push("checked=" + child.checked);
+        else props.push("value=" + quote(child.value));
+      }
+      if (child.tagName === "SELECT" && child.selectedOptions.length)
+        props.push("value=" + quote(child.selectedOptions[0].text));
+      if (child.tagName === "OPTION" && child.selected) props.push("selected");
+      if (child.disabled) props.push("disabled");
+      if (document.activeElement === child) props.push("focused");
+      const expanded = child.getAttribute("aria-expanded");
+      if (expanded) props.push("expanded=" + expanded);
+      const interesting = role !== "generic" || name || props.length || child.onclick;
+      if (interesting) {
+        const nameText = name ? " " + quote(name) : "";
+        emit(depth, "[" + child.dataset.bid + "] " + role + nameText +
+          (props.length ? ", " + props.join(", ") : ""));
+      }
+      walk(child, interesting ? depth + 1 : depth);
+    }
+  };
+  emit(0, "RootWebArea " + quote(document.title));
+  if (document.body) walk(document.body, 1);
+  return lines.join("\n");
+}

@@ -1,0 +1,45 @@
+"""Static sites on loopback: one small HTTP server per folder per worker process.
+
+Benchmarks that ship their pages (MiniWoB++) and tests are served from their folders by a
+threaded ``http.server`` bound to 127.0.0.1 on a free port, started on first use and shared by
+every session of the worker. The browser reaches it directly; nothing else can route there,
+as contexts only reach the origins a task allows.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from pathlib import Path
+
+_SERVERS: dict[Path, http.server.ThreadingHTTPServer] = {}
+_LOCK = threading.Lock()
+
+
+class _Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass  # a request log per page load would drown the worker's output
+
+    def end_headers(self) -> None:
+        # pages of a suite do not change while a worker runs; let each context cache them
+        self.send_header("Cache-Control", "max-age=3600")
+        super().end_headers()
+
+
+def origin(folder: str | Path) -> str:
+    """The loopback origin serving ``folder`` (started on first use)."""
+    key = Path(folder).resolve()
+    with _LOCK:
+        server = _SERVERS.get(key)
+        if server is None:
+            if not key.is_dir():
+                raise FileNotFoundError(f"site folder {key} does not exist")
+            handler = functools.partial(_Handler, directory=str(key))
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            server.daemon_threads = True
+            threading.Thread(
+                target=server.serve_forever, name=f"site-{key.name}", daemon=True
+            ).start()
+            _SERVERS[key] = server
+    return f"http://127.0.0.1:{server.server_address[1]}"
