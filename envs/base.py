@@ -83,7 +83,13 @@ class PalaestraEnv(gym.Env[dict, Any]):
         super().reset(seed=seed)
         options = dict(options or {})
         if "task" in options:
-            self.task = _as_task(options.pop("task"))
+            task = _as_task(options.pop("task"))
+            if task is not None and self.family and task.family != self.family:
+                raise InvalidRequest(
+                    f"task {task.id!r} is a {task.family} task; this env is {self.family}",
+                    field="options.task",
+                )
+            self.task = task
         self._steps = 0
         self._last_score = 0.0
         self.last_action_error = ""

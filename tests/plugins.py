@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,7 +15,7 @@ from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.errors import ActionError
 from palaestra.registry import EnvSpec, register
 from palaestra.spaces import FreeText
-from palaestra.tasks import Task
+from palaestra.tasks import Task, register_suite
 
 
 class _Probe:
@@ -83,7 +85,28 @@ class FaultyEnv(PalaestraEnv):
         return _Probe(self)
 
 
+def web_test_tasks() -> list[Task]:
+    """Tasks on the test site (a copy made by conftest, with a file that never finishes)."""
+    site = os.environ.get("PALAESTRA_TEST_SITE", str(Path(__file__).parent / "envs/web/site"))
+    return [
+        Task(
+            id="home",
+            family="web",
+            env="palaestra/web-v0",
+            instruction="Go to the second page.",
+            setup={
+                "sites": {"site": site},
+                "start_url": "{site}/index.html",
+                "viewport": [640, 480],
+            },
+            verifier={"kind": "regex", "path": "url", "pattern": "page2"},
+            max_steps=20,
+        )
+    ]
+
+
 def register_test_envs() -> None:
+    register_suite("webtest", web_test_tasks, "Pages that misbehave, for the web env's tests")
     register(
         EnvSpec(
             "palaestra-test/Faulty-v0",

@@ -93,6 +93,48 @@ WEB_ACTIONS = ActionSet(
 ALIASES = {"mouse_drag_and_drop": "mouse_drag"}
 
 
+class Browsing:
+    """One context's state: its active page, the chat and the notes for the agent.
+
+    Event handlers write here rather than into the env, so a context prepared in the
+    background for the next reset never touches the episode being played.
+    """
+
+    def __init__(self, context: Any, generation: int) -> None:
+        self.context = context
+        self.generation = generation
+        self.page = context.pages[0]
+        self.chat: list[str] = []
+        self.notes: list[str] = []
+        self._tasks: set[asyncio.Future[Any]] = set()
+        context.on("page", self._adopt)
+        self._watch(self.page)
+
+    def _watch(self, page: Any) -> None:
+        page.on("dialog", self._dialog)
+        page.on("requestfailed", self._failed)
+
+    def _failed(self, request: Any) -> None:
+        if "ERR_PROXY_CONNECTION_FAILED" in (request.failure or ""):
+            parts = urlsplit(request.url)
+            self.notes.append(
+                f"blocked a request to {parts.scheme}://{parts.netloc} (not an allowed origin)"
+            )
+
+    def _adopt(self, page: Any) -> None:
+        """A popup or new tab becomes the active page, as a user would see it."""
+        self._watch(page)
+        if page is not self.page:
+            self.chat.append("[browser] a new tab opened and is now the active one")
+        self.page = page
+
+    def _dialog(self, dialog: Any) -> None:
+        self.chat.append(f"[{dialog.type}] {dialog.message}")
+        task = asyncio.ensure_future(_dismiss(dialog))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
 class WebProbe:
     """Privileged reads for verifiers, through the worker's Playwright, not the agent."""
 
@@ -141,15 +183,14 @@ class WebEnv(PalaestraEnv):
         space["last_action_error"] = FreeText(2000)
         self.observation_space = spaces.Dict(space)
         self.rt: BrowserRuntime = runtime()
-        self._context: Any = None
-        self._generation = 0
-        self._page: Any = None
+        # the browser starts with the session (under its creation timeout), not in a reset
+        self.rt.call(self.rt.browser, 60)
+        self._b: Browsing | None = None
+        self._next_bid = 1
         self._driver: TaskDriver | None = None
         self._prepared: tuple[Any, asyncio.Future[Any]] | None = None
         self._prefetch: tuple[frozenset[str], str | None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._chat: list[str] = []
-        self._notes: list[str] = []
         self._goal = ""
 
     # ----- plumbing ---------------------------------------------------------------------
@@ -174,13 +215,13 @@ class WebEnv(PalaestraEnv):
             raise
 
     def _context_dead(self) -> bool:
-        return self._context is not None and self._generation != self.rt.generation
+        return self._b is not None and self._b.generation != self.rt.generation
 
     def _discard_context(self) -> None:
-        context, self._context, self._page = self._context, None, None
+        browsing, self._b = self._b, None
         prepared, self._prepared = self._prepared, None
-        if context is not None:
-            asyncio.run_coroutine_threadsafe(_close_quietly(context), self.rt.loop)
+        if browsing is not None:
+            asyncio.run_coroutine_threadsafe(_close_quietly(browsing.context), self.rt.loop)
         if prepared is not None:
             asyncio.run_coroutine_threadsafe(_close_prepared(prepared[1]), self.rt.loop)
 
@@ -214,22 +255,19 @@ class WebEnv(PalaestraEnv):
         allowed = frozenset([*origins.values(), *setup.get("allowed_origins", [])])
         return driver, allowed, driver.start_url(setup, origins), setup
 
-    async def _prepare(self, allowed: frozenset[str], start: str | None) -> tuple[Any, int]:
+    async def _prepare(self, allowed: frozenset[str], start: str | None) -> Browsing:
         """A fresh context showing the start page, ready for the episode to begin."""
         context = await self.rt.context(self.viewport, allowed)
-        generation = self.rt.generation
         context.set_default_timeout(self.action_timeout_ms)
         context.set_default_navigation_timeout(self.navigation_timeout_ms)
-        context.on("page", self._adopt)
-        page = context.pages[0]
-        self._watch(page)
+        browsing = Browsing(context, self.rt.generation)
         if start:
-            await page.goto(start, wait_until="load")
-        return context, generation
+            await browsing.page.goto(start, wait_until="load")
+        return browsing
 
     async def _async_setup(self, task: Task | None, seed: int) -> None:
         driver, allowed, start, setup = self._plan(task)
-        old = self._context
+        old = self._b
         prepared, self._prepared = self._prepared, None
         ready = None
         if prepared is not None and prepared[0] == (allowed, start):
@@ -237,15 +275,13 @@ class WebEnv(PalaestraEnv):
                 ready = await prepared[1]
         elif prepared is not None:
             self._background(_close_prepared(prepared[1]))
-        if ready is None or ready[1] != self.rt.generation:
+        if ready is None or ready.generation != self.rt.generation:
             ready = await self._prepare(allowed, start)
-        self._chat, self._notes = [], []
-        self._context, self._generation = ready
-        self._page = self._context.pages[0]
+        self._b = ready
         self._driver = driver
         if old is not None:
-            self._background(_close_quietly(old))
-        self._goal = await driver.begin(self._page, setup, seed) or (
+            self._background(_close_quietly(old.context))
+        self._goal = await driver.begin(ready.page, setup, seed) or (
             task.instruction if task else ""
         )
         self._prefetch = (allowed, start)
@@ -255,30 +291,8 @@ class WebEnv(PalaestraEnv):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _watch(self, page: Any) -> None:
-        page.on("dialog", self._dialog)
-        page.on("requestfailed", self._failed)
-
-    def _failed(self, request: Any) -> None:
-        if "ERR_PROXY_CONNECTION_FAILED" in (request.failure or ""):
-            parts = urlsplit(request.url)
-            self._notes.append(
-                f"blocked a request to {parts.scheme}://{parts.netloc} (not an allowed origin)"
-            )
-
-    def _adopt(self, page: Any) -> None:
-        """A popup or new tab becomes the active page, as a user would see it."""
-        self._watch(page)
-        if page is not self._page:
-            self._chat.append("[browser] a new tab opened and is now the active one")
-        self._page = page
-
-    def _dialog(self, dialog: Any) -> None:
-        self._chat.append(f"[{dialog.type}] {dialog.message}")
-        self._background(_dismiss(dialog))
-
     def _locator(self, bid: str) -> Any:
-        return self._page.locator(f'[data-bid="{_css(bid)}"]')
+        return self._b.page.locator(f'[data-bid="{_css(bid)}"]')
 
     async def _element(self, bid: str) -> Any:
         loc = self._locator(bid)
@@ -291,7 +305,8 @@ class WebEnv(PalaestraEnv):
         return loc.first
 
     async def _async_apply(self, action: Action) -> bool:
-        a, page = action.args, self._page
+        b = self._b
+        a, page = action.args, b.page
         name = ALIASES.get(action.name, action.name)
         try:
             if name in (
@@ -345,22 +360,22 @@ class WebEnv(PalaestraEnv):
             elif name == "go_forward":
                 await page.go_forward(wait_until="load")
             elif name == "new_tab":
-                self._page = await self._context.new_page()
+                b.page = await b.context.new_page()
             elif name == "tab_focus":
-                pages = self._context.pages
+                pages = b.context.pages
                 if a["index"] >= len(pages):
                     raise ActionError(f"there is no tab {a['index']}; {len(pages)} open")
-                self._page = pages[a["index"]]
-                await self._page.bring_to_front()
+                b.page = pages[a["index"]]
+                await b.page.bring_to_front()
             elif name == "tab_close":
-                if len(self._context.pages) == 1:
+                if len(b.context.pages) == 1:
                     raise ActionError("cannot close the last tab")
                 await page.close()
-                self._page = self._context.pages[-1]
+                b.page = b.context.pages[-1]
             elif name == "send_msg_to_user":
-                self._chat.append(f"assistant: {a['text']}")
+                b.chat.append(f"assistant: {a['text']}")
             elif name == "report_infeasible":
-                self._chat.append(f"assistant (infeasible): {a['reason']}")
+                b.chat.append(f"assistant (infeasible): {a['reason']}")
                 return True
             elif name == "noop":
                 await asyncio.sleep(a["wait_ms"] / 1000)
@@ -369,21 +384,32 @@ class WebEnv(PalaestraEnv):
         except Exception as exc:
             if _is_closed_error(exc):
                 raise
-            raise ActionError(_playwright_message(exc, name, self._notes)) from None
-        return await self._driver.done(self._page) if self._driver else False
+            raise ActionError(_playwright_message(exc, name, b.notes)) from None
+        finally:
+            await self._undo_refused_navigation(b)
+        return await self._driver.done(b.page) if self._driver else False
+
+    async def _undo_refused_navigation(self, b: Browsing) -> None:
+        """A refused navigation leaves Chromium's error page; the agent stays where it was."""
+        if b.page.url.startswith("chrome-error://"):
+            with contextlib.suppress(Exception):
+                await b.page.go_back(wait_until="load")
 
     async def _screenshot(self) -> np.ndarray:
-        png = await self._page.screenshot(type="png", timeout=self.action_timeout_ms)
+        png = await self._b.page.screenshot(type="png", timeout=self.action_timeout_ms)
         return EncodedImage.from_bytes(png)
 
     async def _async_observe(self) -> dict[str, Any]:
-        page = self._page
+        b = self._b
+        page = b.page
         obs: dict[str, Any] = {}
         # the screenshot and the tree are requested together: the browser works on both at once
         shot = asyncio.ensure_future(self._screenshot()) if "screenshot" in self.parts else None
         if "axtree" in self.parts:
             try:
-                obs["axtree"] = await page.evaluate(OBSERVE_JS, self.axtree_max_chars)
+                obs["axtree"], self._next_bid = await page.evaluate(
+                    OBSERVE_JS, [self.axtree_max_chars, self._next_bid]
+                )
             except Exception as exc:
                 if _is_closed_error(exc):
                     if shot is not None:
@@ -401,15 +427,15 @@ class WebEnv(PalaestraEnv):
         if "goal" in self.parts:
             obs["goal"] = self._goal[:MAX_TEXT]
         if "chat" in self.parts:
-            obs["chat"] = "\n".join(self._chat)[-MAX_TEXT:]
+            obs["chat"] = "\n".join(b.chat)[-MAX_TEXT:]
         if "tabs" in self.parts:
-            pages = self._context.pages
+            pages = b.context.pages
             obs["tabs"] = "\n".join(
                 f"[{i}] {p.url}{' (active)' if p is page else ''}" for i, p in enumerate(pages)
             )[:MAX_TEXT]
-        if self._notes:
-            self.last_action_error = "; ".join([self.last_action_error, *self._notes]).strip("; ")
-            self._notes = []
+        if b.notes:
+            self.last_action_error = "; ".join([self.last_action_error, *b.notes]).strip("; ")
+            b.notes.clear()
         if self._prefetch is not None:
             # the next reset of this task finds its page loaded in a fresh context; started
             # only now, so the loading happens while the agent thinks, not during this reset
@@ -418,9 +444,10 @@ class WebEnv(PalaestraEnv):
         return obs
 
     async def _privileged_state(self) -> dict[str, Any]:
-        state = {"url": self._page.url, "chat": list(self._chat)}
+        b = self._b
+        state = {"url": b.page.url, "chat": list(b.chat)}
         if self._driver is not None:
-            state.update(await self._driver.state(self._page))
+            state.update(await self._driver.state(b.page))
         return state
 
 
@@ -451,8 +478,7 @@ async def _dismiss(dialog: Any) -> None:
 
 async def _close_prepared(future: asyncio.Future[Any]) -> None:
     with contextlib.suppress(BaseException):
-        context, _ = await future
-        await context.close()
+        await (await future).context.close()
 
 
 async def _close_quietly(context: Any) -> None:

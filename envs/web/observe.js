@@ -1,7 +1,7 @@
 // Marks elements with stable ids (data-bid) and returns the page as an accessibility-tree text.
 // Runs in the page on each observation. Ids persist on elements across steps, so an id the agent
 // read stays valid until its element leaves the page.
-(maxChars) => {
+([maxChars, firstBid]) => {
   const IMPLICIT = {
     A: (e) => (e.hasAttribute("href") ? "link" : "generic"), BUTTON: () => "button",
     SELECT: (e) => (e.multiple || e.size > 1 ? "listbox" : "combobox"), OPTION: () => "option",
@@ -23,7 +23,9 @@
   const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK"]);
   const INTERACTIVE = new Set(["link", "button", "checkbox", "radio", "textbox", "combobox",
     "listbox", "option", "slider", "spinbutton", "searchbox", "menuitem", "tab", "switch"]);
-  window.__palaestraNextBid = window.__palaestraNextBid || 1;
+  // ids continue from the session's counter, so an id never names a different element later,
+  // even on another page or tab
+  window.__palaestraNextBid = Math.max(window.__palaestraNextBid || 1, firstBid);
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
   const quote = (s) => "'" + clean(s).slice(0, 200).replace(/'/g, "\\'") + "'";
   const visible = (e) => {
@@ -100,5 +102,5 @@
   };
   emit(0, "RootWebArea " + quote(document.title));
   if (document.body) walk(document.body, 1);
-  return lines.join("\n");
+  return [lines.join("\n"), window.__palaestraNextBid];
 }

@@ -43,6 +43,11 @@ class HostedSession:
             raise InvalidRequest(
                 f"image_format must be one of {list(codec.FORMATS)}", field="options.image_format"
             )
+        if "task" in options:
+            # a task is named by reference only: a client must not bring its own verifier
+            raise InvalidRequest(
+                "name the task in the 'task' field, not in options", field="options"
+            )
         if msg.get("task") is not None:
             options["task"] = msg["task"]
         try:
@@ -67,7 +72,12 @@ class HostedSession:
         }
 
     def reset(self, msg: dict[str, Any]) -> dict[str, Any]:
-        obs, info = self.env.reset(seed=msg.get("seed"), options=msg.get("options"))
+        options = msg.get("options")
+        if options and not isinstance(options.get("task", ""), str):
+            raise InvalidRequest(
+                "options.task must be a task reference 'suite/task_id'", field="options.task"
+            )
+        obs, info = self.env.reset(seed=msg.get("seed"), options=options)
         return {"observation": codec.encode(obs, self.image_format), "info": codec.encode(info)}
 
     def step(self, msg: dict[str, Any]) -> dict[str, Any]:

@@ -38,8 +38,9 @@ def test_env_exception_fails_only_its_session(gateway):
         assert _step(http, good, "ok()").json()["observation"]["oks"] == 1
 
 
-def test_stuck_step_times_out_and_the_worker_keeps_serving(gateway):
-    with httpx.Client(base_url=gateway, timeout=30) as http:
+def test_stuck_step_times_out_and_the_worker_keeps_serving(tmp_path):
+    settings = Settings(workers=1, runs_dir=tmp_path, step_timeout_s=2.0)
+    with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
         stuck, worker = _session(http)
         # a neighbour on the same worker
         for _ in range(4):

@@ -1,0 +1,210 @@
+"""palaestra/web-v0 on real Chromium, through the gateway and the client."""
+
+import os
+import re
+import signal
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+from palaestra.client import RemoteEnv
+from palaestra.errors import EnvCrashed, InvalidRequest
+
+pytestmark = pytest.mark.browser
+
+
+def bid_of(axtree: str, role: str, name: str) -> str:
+    match = re.search(rf"\[([^\]]+)\] {role} '{re.escape(name)}'", axtree)
+    assert match, f"no {role} {name!r} in:\n{axtree}"
+    return match.group(1)
+
+
+@pytest.fixture
+def home(gateway):
+    env = RemoteEnv(
+        task="webtest/home",
+        base_url=gateway,
+        transport="ws",
+        options={"action_timeout_s": 2, "navigation_timeout_s": 2},
+    )
+    obs, _ = env.reset(seed=0)
+    yield env, obs
+    env.close()
+
+
+def test_observation_parts_and_spaces(home):
+    env, obs = home
+    assert env.observation_space.contains(obs)
+    assert obs["screenshot"].shape == (480, 640, 3) and obs["screenshot"].dtype == np.uint8
+    assert obs["screenshot"].std() > 0  # a real page was rendered
+    assert obs["title"] == "Test home" and obs["url"].endswith("/index.html")
+    assert "textbox 'Name'" in obs["axtree"] and "(active)" in obs["tabs"]
+    assert obs["goal"] == "Go to the second page."
+    # the tracker image on 10.0.0.1 was refused and reported
+    assert "blocked a request to http://10.0.0.1" in obs["last_action_error"]
+
+
+def test_text_only_agents_skip_the_screenshot(gateway):
+    env = RemoteEnv(task="webtest/home", base_url=gateway, options={"observe": ["axtree", "url"]})
+    obs, _ = env.reset()
+    assert set(obs) == {"axtree", "url", "last_action_error"}
+    env.close()
+    with pytest.raises(InvalidRequest):
+        RemoteEnv(task="webtest/home", base_url=gateway, options={"observe": ["smell"]})
+
+
+def test_actions_verifier_and_bad_bids(home):
+    env, obs = home
+    name_bid = bid_of(obs["axtree"], "textbox", "Name")
+    obs, *_ = env.step(f"fill('{name_bid}', 'Ada')")
+    assert obs["last_action_error"] == "" and "value='Ada'" in obs["axtree"]
+    obs, *_ = env.step(f"select_option('{bid_of(obs['axtree'], 'combobox', 'Pick')}', 'green')")
+    assert "value='green'" in obs["axtree"]
+    obs, *_ = env.step("click('99999')")
+    assert "no element with bid '99999'" in obs["last_action_error"]
+    para = bid_of(obs["axtree"], "paragraph", "Just text")
+    obs, *_ = env.step(f"fill('{para}', 'x')")
+    assert obs["last_action_error"].startswith("fill failed")
+    link = bid_of(obs["axtree"], "link", "Next page")
+    obs, _, term, _, _ = env.step(f"click('{link}')")
+    assert obs["title"] == "Second page" and not term
+    obs, *_ = env.step(f"click('{name_bid}')")  # that element left with the old page
+    assert "may have gone after a navigation" in obs["last_action_error"]
+    _, reward, term, _, info = env.step("report_infeasible('checking the verifier')")
+    assert term and reward == 1.0 and info["verifier"]["success"]
+
+
+def test_outside_origins_are_refused(home):
+    env, obs = home
+    obs, *_ = env.step("goto('http://example.com/')")
+    assert "outside the origins this task allows" in obs["last_action_error"]
+    obs, *_ = env.step("goto('file:///etc/passwd')")
+    assert "only http(s)" in obs["last_action_error"]
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'link', 'Outside')}')")
+    assert (
+        "not an allowed origin" in obs["last_action_error"] or "outside" in obs["last_action_error"]
+    )
+    assert obs["title"] == "Test home"
+
+
+def test_page_that_never_finishes_loading(home):
+    env, obs = home
+    origin = obs["url"].rsplit("/", 1)[0]
+    t0 = time.monotonic()
+    obs, *_ = env.step(f"goto('{origin}/hang.html')")
+    assert "timed out" in obs["last_action_error"] and time.monotonic() - t0 < 10
+    obs, *_ = env.step(f"goto('{origin}/page2.html')")
+    assert obs["title"] == "Second page" and obs["last_action_error"] == ""
+
+
+def test_dialogs_and_popups(home):
+    env, obs = home
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button', 'Alert')}')")
+    assert "[alert] hello from alert" in obs["chat"] and obs["last_action_error"] == ""
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button', 'Confirm')}')")
+    assert "[confirm] sure?" in obs["chat"] and "paragraph 'no'" in obs["axtree"]
+    obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button', 'Popup')}')")
+    assert obs["title"] == "Second page" and obs["tabs"].count("\n") == 1
+    obs, *_ = env.step("tab_focus(0)")
+    assert obs["title"] == "Test home"
+    obs, *_ = env.step("tab_focus(7)")
+    assert "no tab 7" in obs["last_action_error"]
+
+
+def test_a_looping_page_fails_its_session_only(gateway):
+    env = RemoteEnv(
+        task="webtest/home",
+        base_url=gateway,
+        options={"action_timeout_s": 1, "navigation_timeout_s": 1},
+    )
+    other = RemoteEnv(task="webtest/home", base_url=gateway)
+    obs, _ = env.reset()
+    other.reset()
+    with pytest.raises(EnvCrashed) as err:
+        env.step(f"click('{bid_of(obs['axtree'], 'button', 'Loop forever')}')")
+    assert "stopped responding" in err.value.detail
+    obs, *_ = other.step("noop(0)")
+    assert obs["title"] == "Test home"
+    env.close()
+    other.close()
+
+
+def _chromium_of(worker_pid: int) -> int:
+    """The browser's main process: a chromium whose parent is not a chromium."""
+    procs = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+            procs[int(entry)] = (comm, int(stat.rsplit(")", 1)[1].split()[1]))
+
+    def under_worker(pid):
+        for _ in range(8):
+            pid = procs.get(pid, ("", 0))[1]
+            if pid == worker_pid:
+                return True
+        return False
+
+    mains = [
+        p
+        for p, (comm, ppid) in procs.items()
+        if "chrom" in comm and "chrom" not in procs.get(ppid, ("", 0))[0] and under_worker(p)
+    ]
+    assert mains, "no Chromium under the worker"
+    return mains[0]
+
+
+def test_chromium_crash_fails_the_session_and_the_worker_recovers(gateway):
+    env = RemoteEnv(task="webtest/home", base_url=gateway)
+    env.reset()
+    workers = {w["name"]: w["pid"] for w in httpx.get(f"{gateway}/v1/health").json()["workers"]}
+    worker = httpx.get(f"{gateway}/v1/sessions/{env.session_id}").json()["worker"]
+    os.kill(_chromium_of(workers[worker]), signal.SIGKILL)
+    time.sleep(0.5)
+    with pytest.raises(EnvCrashed) as err:
+        env.step("noop(0)")
+        env.step("noop(0)")
+    assert "Chromium" in err.value.detail or "stopped responding" in err.value.detail
+    env.close()
+    fresh = RemoteEnv(task="webtest/home", base_url=gateway)
+    obs, _ = fresh.reset()
+    assert obs["title"] == "Test home"
+    fresh.close()
+
+
+def test_miniwob_episode_through_the_gateway(gateway):
+    env = RemoteEnv(task="miniwob/click-button", base_url=gateway, transport="ws")
+    obs, info = env.reset(seed=4)
+    assert info["task"]["id"] == "click-button" and "oracle" not in info["task"]
+    target = re.search(r'"(.+)"', obs["goal"]).group(1)
+    button = bid_of(obs["axtree"], "button", target)
+    _, reward, term, _, info = env.step(f"click('{button}')")
+    assert term and reward == 1.0 and info["verifier"]["success"]
+    obs2, _ = env.reset(seed=4)
+    assert obs2["goal"] == obs["goal"]  # same seed, same problem
+    env.close()
+
+
+def test_clients_cannot_bring_their_own_task(gateway):
+    env = RemoteEnv(task="webtest/home", base_url=gateway)
+    with pytest.raises(InvalidRequest):
+        env.reset(
+            options={
+                "task": {
+                    "id": "x",
+                    "family": "web",
+                    "env": "palaestra/web-v0",
+                    "instruction": "",
+                    "setup": {"sites": {"x": "/etc"}},
+                }
+            }
+        )
+    with pytest.raises(InvalidRequest):
+        env.reset(options={"task": "palaestra-bench/count-to-3"})
+    env.close()
