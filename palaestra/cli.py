@@ -141,5 +141,16 @@ def bench_http(
     main(steps=steps, rounds=rounds, openenv=openenv)
 
 
+@bench_app.command("web")
+def bench_web(
+    resets: Annotated[int, typer.Option(help="Timed resets per task")] = 3,
+    steps: Annotated[int, typer.Option(help="Timed no-op steps per reset")] = 3,
+) -> None:
+    """MiniWoB reset/step: palaestra through the gateway vs BrowserGym in-process."""
+    from palaestra.bench.web import main
+
+    main(resets=resets, steps=steps)
+
+
 if __name__ == "__main__":
     app()

@@ -407,9 +407,11 @@ class WebEnv(PalaestraEnv):
         shot = asyncio.ensure_future(self._screenshot()) if "screenshot" in self.parts else None
         if "axtree" in self.parts:
             try:
-                obs["axtree"], self._next_bid = await page.evaluate(
+                obs["axtree"], self._next_bid, title = await page.evaluate(
                     OBSERVE_JS, [self.axtree_max_chars, self._next_bid]
                 )
+                if "title" in self.parts:
+                    obs["title"] = title[:MAX_TEXT]
             except Exception as exc:
                 if _is_closed_error(exc):
                     if shot is not None:
@@ -420,7 +422,7 @@ class WebEnv(PalaestraEnv):
             obs["screenshot"] = await shot
         if "url" in self.parts:
             obs["url"] = page.url[:MAX_TEXT]
-        if "title" in self.parts:
+        if "title" in self.parts and "title" not in obs:
             with contextlib.suppress(Exception):
                 obs["title"] = (await page.title())[:MAX_TEXT]
             obs.setdefault("title", "")

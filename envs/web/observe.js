@@ -102,5 +102,5 @@
   };
   emit(0, "RootWebArea " + quote(document.title));
   if (document.body) walk(document.body, 1);
-  return [lines.join("\n"), window.__palaestraNextBid];
+  return [lines.join("\n"), window.__palaestraNextBid, document.title];
 }

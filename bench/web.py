@@ -1,0 +1,156 @@
+"""Web env speed: palaestra/web-v0 through the gateway vs BrowserGym in-process, on MiniWoB.
+
+Both sides run the same MiniWoB tasks in the same run, on the same system Chromium. A reset is
+timed from the call to the first observation; a step is ``noop(wait_ms=0)`` plus the full
+observation (screenshot and accessibility tree), which is the per-step cost an agent pays.
+palaestra runs as deployed: a gateway process, one worker process, the WebSocket client.
+BrowserGym runs in its own process and venv (it pins an older Playwright), measured by
+:mod:`palaestra.bench.browsergym_baseline`.
+
+Memory per session is the growth of the worker's proportional set size (its Chromium tree
+included) per extra open session; the machine's capacity is 80% of its memory divided by it.
+
+Run: ``palaestra bench web`` or ``python -m palaestra.bench.web``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from typing import Any
+
+import httpx
+from palaestra.server.runner import gateway_process
+from rich.console import Console
+from rich.progress import track
+from rich.table import Table
+
+from palaestra.client import RemoteEnv
+
+console = Console()
+TASKS = ["click-button", "click-link", "enter-text", "click-checkboxes", "focus-text"]
+NOOP = "noop(wait_ms=0)"
+
+
+def _pss_mb(root: int) -> float:
+    """PSS of a process and all its descendants, in MB."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        stack += children.get(pid, [])
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) / 1024
+        except OSError:
+            pass
+    return total
+
+
+def measure_palaestra(url: str, tasks: list[str], resets: int, steps: int) -> dict[str, Any]:
+    out: dict[str, list[float]] = {"reset": [], "step": []}
+    for name in track(tasks, description="palaestra web-v0", console=console):
+        env = RemoteEnv(task=f"miniwob/{name}", base_url=url, transport="ws")
+        env.reset(seed=0)  # the session's first page load is not a reset of a warm session
+        for r in range(resets):
+            t0 = time.perf_counter()
+            env.reset(seed=r + 1)
+            out["reset"].append(time.perf_counter() - t0)
+            for _ in range(steps):
+                t0 = time.perf_counter()
+                env.step(NOOP)
+                out["step"].append(time.perf_counter() - t0)
+        env.close()
+    return out
+
+
+def measure_capacity(url: str, sessions: int = 6) -> dict[str, float]:
+    """Memory per extra session, and step throughput with sessions stepping at once."""
+    worker_pid = httpx.get(f"{url}/v1/health").json()["workers"][0]["pid"]
+    envs = [RemoteEnv(task="miniwob/click-button", base_url=url, transport="ws")]
+    envs[0].reset(seed=0)
+    time.sleep(1)
+    base = _pss_mb(worker_pid)
+    for i in range(1, sessions):
+        env = RemoteEnv(task="miniwob/click-button", base_url=url, transport="ws")
+        env.reset(seed=i)
+        envs.append(env)
+    time.sleep(1)
+    per_session = (_pss_mb(worker_pid) - base) / (sessions - 1)
+    counts = [0] * sessions
+    stop = time.monotonic() + 5
+
+    def run(i: int) -> None:
+        while time.monotonic() < stop:
+            _, _, terminated, truncated, _ = envs[i].step(NOOP)
+            counts[i] += 1
+            if terminated or truncated:
+                envs[i].reset()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(sessions)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for env in envs:
+        env.close()
+    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+    return {
+        "memory_mb_per_session": per_session,
+        "sessions_by_memory": 0.8 * total_mb / per_session,
+        "steps_per_s": sum(counts) / 5,
+        "concurrent_sessions": sessions,
+    }
+
+
+def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dict[str, Any]:
+    tasks = tasks or TASKS
+    with gateway_process("--workers", "1", "--no-record", "--log-level", "warning") as (url, _):
+        ours = measure_palaestra(url, tasks, resets, steps)
+        capacity = measure_capacity(url)
+    baseline: dict[str, Any] | None = None
+    try:
+        from palaestra.bench.browsergym_baseline import measure_browsergym
+
+        with console.status("BrowserGym (browsergym-miniwob) on the same tasks ..."):
+            baseline = measure_browsergym(tasks, resets_per_task=resets, steps_per_reset=steps)
+    except RuntimeError as exc:
+        console.print(f"[yellow]BrowserGym baseline unavailable:[/] {exc}")
+    table = Table(title=f"MiniWoB ({', '.join(tasks)}), p50 in ms")
+    for col in ("operation", "palaestra (gateway, ws)", "BrowserGym (in-process)", "speed-up"):
+        table.add_column(col, justify="right")
+    for op in ("reset", "step"):
+        mine = statistics.median(ours[op]) * 1e3
+        theirs = statistics.median(baseline[op]) * 1e3 if baseline else None
+        table.add_row(
+            op,
+            f"{mine:.0f}",
+            f"{theirs:.0f}" if theirs else "n/a",
+            f"{theirs / mine:.1f}x" if theirs else "n/a",
+        )
+    console.print(table)
+    bg_mem = baseline.get("memory_mb_per_env") if baseline else None
+    console.print(
+        f"memory per session: palaestra {capacity['memory_mb_per_session']:.0f} MB"
+        + (f", BrowserGym {bg_mem:.0f} MB per env" if bg_mem else "")
+        + f"; this machine holds about {capacity['sessions_by_memory']:.0f} palaestra sessions "
+        f"by memory; {capacity['concurrent_sessions']} sessions stepping at once made "
+        f"{capacity['steps_per_s']:.1f} steps/s on {os.cpu_count()} cores"
+    )
+    return {"palaestra": ours, "browsergym": baseline, "capacity": capacity}
+
+
+if __name__ == "__main__":
+    main()
