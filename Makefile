@@ -31,6 +31,7 @@ lint: setup
 
 bench: setup
 	$(VENV)/bin/palaestra bench http
+	$(VENV)/bin/palaestra bench web
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,68 +1,122 @@
-"""``make demo``: a gateway with worker processes, a few scored episodes through the client,
-then the platform-overhead benchmark.
+"""``make demo``: pools of web sessions on MiniWoB tasks through the gateway, scored.
 
-Until a product family lands, the episodes run on the benchmark fixture's counting suite: a
-scripted agent that reads the goal, and a random agent, so both a success and a failure are
-scored by the verifier on the worker.
+A gateway with two worker processes hosts one pool (a ``RemoteVectorEnv``) per task. The oracle
+agent (scripted reference solutions that read only the goal and the accessibility tree) and a
+random agent (clicks a random element, sometimes types) play the same seeds; the verifier on
+the worker scores every episode. Trajectories, screenshots included, are recorded under
+``runs/demo`` and a contact sheet of final screens is saved as ``runs/demo/final-screens.png``.
 """
 
 from __future__ import annotations
 
+import random
 import re
-import tempfile
+import shutil
+from pathlib import Path
 
+import numpy as np
+from PIL import Image
 from rich.console import Console
+from rich.progress import Progress
 from rich.table import Table
 
-from palaestra.client import Client, RemoteEnv
+from palaestra.client import Client, RemoteVectorEnv
+from palaestra.envs.web.oracles import ORACLES, oracle_action
 from palaestra.server.runner import gateway_process
 
 console = Console()
+RUNS = Path("runs/demo")
+POOL = 4
+MAX_STEPS = 15
 
 
-def scripted_policy(obs: dict) -> str:
-    """Reads the target from the goal text, as an agent would; never sees the oracle."""
-    target = int(re.search(r"show (-?\d+)", obs["goal"]).group(1))  # type: ignore[union-attr]
-    gap = target - int(obs["count"])
-    return "done()" if gap == 0 else f"add({max(-10, min(10, gap))})"
+def random_action(obs: dict, rng: random.Random) -> str:
+    """Clicks a random element of the tree; one time in five types a random word."""
+    bids = re.findall(
+        r"\[(\w+)\] (?:button|link|textbox|checkbox|radio|generic|option)", obs["axtree"]
+    )
+    if not bids:
+        return "noop(0)"
+    bid = rng.choice(bids)
+    if rng.random() < 0.2:
+        return f"fill('{bid}', '{rng.choice(['yes', 'hello', '42', 'submit'])}')"
+    return f"click('{bid}')"
 
 
-def run_episodes(url: str) -> Table:
-    table = Table(title="episodes through the gateway (scored by the task verifier)")
-    for col in ("task", "agent", "steps", "reward", "success"):
-        table.add_column(col)
-    client = Client(url)
-    for task in client.tasks("palaestra-bench"):
-        ref = f"palaestra-bench/{task['id']}"
-        for agent in ("scripted", "random"):
-            env = RemoteEnv(task=ref, base_url=url, transport="ws")
-            obs, _ = env.reset(seed=7)
-            env.action_space.seed(7)
-            steps, reward, info, done = 0, 0.0, {}, False
-            while not done:
-                action = scripted_policy(obs) if agent == "scripted" else env.action_space.sample()
-                obs, reward, terminated, truncated, info = env.step(action)
-                steps += 1
-                done = terminated or truncated
-            verdict = info.get("verifier", {})
-            mark = "[green]yes[/]" if verdict.get("success") else "[red]no[/]"
-            table.add_row(ref, agent, str(steps), f"{reward:.2f}", mark)
-            env.close()
-    client.close()
-    return table
+def member(batch: dict, i: int) -> dict:
+    return {k: v[i] for k, v in batch.items()}
+
+
+def play(envs: RemoteVectorEnv, task: str, agent: str, seed: int) -> tuple[list[float], list]:
+    """One episode per pool member (seeds seed..seed+N-1); returns rewards and final screens."""
+    rng = random.Random(seed)
+    obs, _ = envs.reset(seed=seed)
+    rewards: list[float | None] = [None] * envs.num_envs
+    screens: list = [None] * envs.num_envs
+    for _ in range(MAX_STEPS):
+        actions = []
+        for i in range(envs.num_envs):
+            o = member(obs, i)
+            if rewards[i] is not None:
+                actions.append("noop(0)")  # finished members idle (their next step autoresets)
+            elif agent == "oracle":
+                actions.append(oracle_action(task, o))
+            else:
+                actions.append(random_action(o, rng))
+        obs, reward, terminated, truncated, _ = envs.step(actions)
+        for i in range(envs.num_envs):
+            if rewards[i] is None and (terminated[i] or truncated[i]):
+                rewards[i] = float(reward[i])
+                screens[i] = obs["screenshot"][i]
+        if all(r is not None for r in rewards):
+            break
+    return [r or 0.0 for r in rewards], screens
+
+
+def contact_sheet(screens: dict[str, np.ndarray], path: Path) -> None:
+    tiles = [Image.fromarray(img).resize((250, 160)) for img in screens.values()]
+    cols = 4
+    rows = (len(tiles) + cols - 1) // cols
+    sheet = Image.new("RGB", (cols * 250, rows * 160), "white")
+    for i, tile in enumerate(tiles):
+        sheet.paste(tile, ((i % cols) * 250, (i // cols) * 160))
+    sheet.save(path)
 
 
 def main() -> None:
-    args = ("--workers", "2", "--log-level", "warning")
-    with tempfile.TemporaryDirectory() as runs, gateway_process(*args, "--runs-dir", runs) as gw:
-        url = gw[0]
-        console.print(f"[bold]gateway[/] {url}  (dashboard at {url}/)")
-        console.print(run_episodes(url))
-        n = sum(len(r["sessions"]) for r in Client(url).runs())
-        console.print(f"{n} trajectories recorded under {runs} (format palaestra.trajectory/1)")
-    from palaestra.bench.http import main as bench
-
-    bench(steps=2000, rounds=4)
+    shutil.rmtree(RUNS, ignore_errors=True)
+    RUNS.mkdir(parents=True)
+    tasks = sorted(ORACLES)
+    table = Table(title=f"MiniWoB through the gateway: {POOL} episodes per agent and task")
+    for col in ("task", "oracle success", "random success"):
+        table.add_column(col)
+    screens: dict[str, np.ndarray] = {}
+    totals = {"oracle": 0.0, "random": 0.0}
+    args = ("--workers", "2", "--runs-dir", str(RUNS), "--log-level", "warning")
+    with gateway_process(*args) as (url, _), Progress(console=console) as progress:
+        job = progress.add_task("pools", total=len(tasks))
+        for task in tasks:
+            envs = RemoteVectorEnv(num_envs=POOL, task=f"miniwob/{task}", base_url=url)
+            row = [task]
+            for agent in ("oracle", "random"):
+                rewards, finals = play(envs, task, agent, seed=100)
+                wins = sum(r > 0 for r in rewards)
+                totals[agent] += wins
+                row.append(f"{'[green]' if wins == POOL else ''}{wins}/{POOL}")
+                if agent == "oracle" and finals[0] is not None:
+                    screens[task] = finals[0]
+            envs.close()
+            table.add_row(*row)
+            progress.advance(job)
+        recorded = sum(len(r["sessions"]) for r in Client(url).runs())
+    n = len(tasks) * POOL
+    table.add_row("all", f"{totals['oracle'] / n:.0%}", f"{totals['random'] / n:.0%}")
+    console.print(table)
+    contact_sheet(screens, RUNS / "final-screens.png")
+    console.print(
+        f"{recorded} trajectories with screenshots in {RUNS}/live/ "
+        f"(format palaestra.trajectory/1); final screens: {RUNS}/final-screens.png"
+    )
 
 
 if __name__ == "__main__":

@@ -3,8 +3,777 @@
 An oracle reads only what an agent reads (goal and accessibility tree) and answers with actions
 of the action set, so running it through the gateway proves the task, the env and the verifier
 together. ``ORACLES`` maps a task name to its policy's import path.
+
+Every oracle is stateless: it is called once per step with the latest observation and works out
+how far the episode has got from the tree itself (a textbox already holding its value, a checkbox
+already checked, which element has the focus). That keeps an oracle usable through any client,
+including a remote one that only relays observations. Tasks whose solution needs something the
+tree does not show (icons without names, SVG shapes, canvas drawings, file-vs-folder) have no
+oracle here.
 """
 
 from __future__ import annotations
 
-ORACLES: dict[str, str] = {}
+import ast
+import importlib
+import operator
+import re
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+# ----- reading the tree -------------------------------------------------------------------------
+
+#: one line of observe.js' output: tabs, optional ``[bid]``, role, optional quoted name, props
+_LINE = re.compile(r"^(\t*)(?:\[([^\]]+)\] )?(\S+)(?: '((?:[^'\\]|\\.)*)')?(?:, (.*))?$")
+#: one property after the name: ``value='...'``, ``checked=true``, or a bare flag like ``focused``
+_PROP = re.compile(r"(\w+)(?:=('(?:[^'\\]|\\.)*'|[^,]*))?(?:, |$)")
+_QUOTED = re.compile(r'"([^"]*)"')
+_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
+
+
+class OracleError(RuntimeError):
+    """The tree does not hold what the oracle expects (the task or the observation changed)."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """An element (or text) line of the tree; ``index`` is its position in document order."""
+
+    index: int
+    depth: int
+    bid: str | None
+    role: str
+    name: str
+    props: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def value(self) -> str:
+        return self.props.get("value", "")
+
+    @property
+    def checked(self) -> bool:
+        return self.props.get("checked") == "true"
+
+    @property
+    def focused(self) -> bool:
+        return "focused" in self.props
+
+    @property
+    def expanded(self) -> bool:
+        return self.props.get("expanded") == "true"
+
+
+def _unquote(text: str) -> str:
+    return text.replace("\\'", "'")
+
+
+def parse(axtree: str) -> list[Node]:
+    """The tree text as nodes; lines that do not look like tree lines are skipped."""
+    nodes = []
+    for line in axtree.splitlines():
+        match = _LINE.match(line)
+        if not match:
+            continue
+        tabs, bid, role, name, rest = match.groups()
+        props = {}
+        for prop in _PROP.finditer(rest or ""):
+            if prop.group(1):
+                raw = prop.group(2) or ""
+                props[prop.group(1)] = _unquote(raw[1:-1]) if raw.startswith("'") else raw
+        nodes.append(Node(len(nodes), len(tabs), bid, role, _unquote(name or ""), props))
+    return nodes
+
+
+def norm(text: str) -> str:
+    """Text as compared: whitespace collapsed, control characters dropped (the tree drops them)."""
+    kept = "".join(c for c in text if unicodedata.category(c) != "Cc")
+    return " ".join(kept.split())
+
+
+def find(
+    nodes: Iterable[Node],
+    role: str | Iterable[str] | None = None,
+    name: str | None = None,
+    *,
+    bid: bool = True,
+) -> list[Node]:
+    """Nodes with the role (or one of the roles) and exactly the name, in document order."""
+    roles = {role} if isinstance(role, str) else set(role) if role is not None else None
+    wanted = norm(name) if name is not None else None
+    return [
+        n
+        for n in nodes
+        if (roles is None or n.role in roles)
+        and (wanted is None or norm(n.name) == wanted)
+        and (n.bid is not None or not bid)
+    ]
+
+
+def one(
+    nodes: Iterable[Node], role: str | Iterable[str] | None = None, name: str | None = None
+) -> Node:
+    """The first node with the role and name; an OracleError if there is none."""
+    found = find(nodes, role, name)
+    if not found:
+        raise OracleError(f"no {role or 'element'} named {name!r} in the tree")
+    return found[0]
+
+
+def subtree(nodes: list[Node], root: Node) -> list[Node]:
+    """The nodes nested under ``root`` (deeper lines right after it)."""
+    out = []
+    for node in nodes[root.index + 1 :]:
+        if node.depth <= root.depth:
+            break
+        out.append(node)
+    return out
+
+
+def after(nodes: list[Node], anchor: Node) -> list[Node]:
+    """Every node after ``anchor`` in document order."""
+    return nodes[anchor.index + 1 :]
+
+
+def page(obs: dict[str, Any]) -> list[Node]:
+    """The task's part of the page: everything before MiniWoB's reward/timer footer."""
+    nodes = parse(obs.get("axtree", ""))
+    for node in nodes:
+        if node.role == "LabelText" and norm(node.name) == "Last reward:":
+            return nodes[: node.index]
+    return nodes
+
+
+def goal_node(nodes: list[Node], goal: str) -> Node | None:
+    """The node showing the utterance (``#query``); the task's widgets come after it."""
+    first = norm(goal).split(" ")[0]
+    for node in nodes:
+        if node.bid and norm(node.name).startswith(first) and node.role == "generic":
+            return node
+    return None
+
+
+def widgets(obs: dict[str, Any]) -> list[Node]:
+    """The task's nodes after the utterance (so the utterance's own words never match)."""
+    nodes = page(obs)
+    anchor = goal_node(nodes, obs.get("goal", ""))
+    if anchor is None:
+        return nodes
+    return [n for n in after(nodes, anchor) if n not in subtree(nodes, anchor)]
+
+
+def quoted(goal: str) -> list[str]:
+    """The double-quoted parts of the utterance, which name what to click or type."""
+    return _QUOTED.findall(goal)
+
+
+def ordinal(goal: str) -> int:
+    """``"2nd"`` in the utterance as a 0-based index."""
+    match = _ORDINAL.search(goal)
+    if not match:
+        raise OracleError(f"no ordinal in {goal!r}")
+    return int(match.group(1)) - 1
+
+
+def submit_button(nodes: list[Node], *names: str) -> Node:
+    """The last clickable node named like a submit button (buttons first, then plain text)."""
+    names = names or ("Submit",)
+    for roles in (("button", "link"), ("generic",)):
+        found = [n for n in nodes if n.role in roles and norm(n.name) in names and n.bid]
+        if found:
+            return found[-1]
+    raise OracleError(f"no button named one of {names}")
+
+
+# ----- writing actions --------------------------------------------------------------------------
+
+
+def action(name: str, *args: Any) -> str:
+    """A call string of the action set; arguments are Python literals, so any text is safe."""
+    return f"{name}({', '.join(repr(a) for a in args)})"
+
+
+def click(node: Node) -> str:
+    return action("click", node.bid)
+
+
+def fill(node: Node, value: str) -> str:
+    return action("fill", node.bid, value)
+
+
+def press(node: Node, keys: str) -> str:
+    return action("press", node.bid, keys)
+
+
+def fill_then(fields: list[tuple[Node, str]], then: Node) -> str:
+    """Fill the first field not yet holding its value; once all hold theirs, click ``then``."""
+    for node, value in fields:
+        if norm(node.value) != norm(value):
+            return fill(node, value)
+    return click(then)
+
+
+def textboxes(nodes: Iterable[Node]) -> list[Node]:
+    return find(nodes, ("textbox", "spinbutton", "searchbox"))
+
+
+def field_after(nodes: list[Node], label: Node) -> Node:
+    """The first textbox after a label (how forms lay out a caption and its input)."""
+    boxes = textboxes(after(nodes, label))
+    if not boxes:
+        raise OracleError(f"no textbox after {label.name!r}")
+    return boxes[0]
+
+
+# ----- arithmetic without eval ------------------------------------------------------------------
+
+_OPS: dict[type, Callable[[float, float], float]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+def evaluate(expr: str, x: float = 0.0) -> float:
+    """The value of an arithmetic expression over numbers and ``x`` (no names, no calls)."""
+    cleaned = expr.replace("×", "*").replace("÷", "/").replace("−", "-")
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id == "x":
+            return x
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            value = walk(node.operand)
+            return -value if isinstance(node.op, ast.USub) else value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](walk(node.left), walk(node.right))
+        raise OracleError(f"cannot evaluate {expr!r}")
+
+    return walk(ast.parse(cleaned, mode="eval"))
+
+
+def number(value: float) -> str:
+    """A result as MiniWoB compares it: integers without a decimal point."""
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+# ----- the oracles ------------------------------------------------------------------------------
+
+
+def click_button(obs: dict[str, Any]) -> str:
+    """click-button, unicode-test: the button the utterance quotes."""
+    return click(one(widgets(obs), "button", quoted(obs["goal"])[0]))
+
+
+def click_test(obs: dict[str, Any]) -> str:
+    """click-test: the only button."""
+    return click(one(widgets(obs), "button"))
+
+
+def click_named(obs: dict[str, Any]) -> str:
+    """click-test-2, click-test-transfer: "Click button ONE." names the button after "button"."""
+    match = re.search(r"button (\S+?)\.?$", obs["goal"])
+    if not match:
+        raise OracleError(f"no button name in {obs['goal']!r}")
+    return click(one(widgets(obs), "button", match.group(1)))
+
+
+def click_button_sequence(obs: dict[str, Any]) -> str:
+    """click-button-sequence: the first button, then the second (a clicked button has the focus)."""
+    first, second = re.findall(r"button (\w+)", obs["goal"])[:2]
+    nodes = widgets(obs)
+    done = one(nodes, "button", first).focused
+    return click(one(nodes, "button", second if done else first))
+
+
+def click_link(obs: dict[str, Any]) -> str:
+    """click-link: the text span named in quotes (MiniWoB's links are spans, not anchors)."""
+    return click(one(widgets(obs), None, quoted(obs["goal"])[0]))
+
+
+def click_dialog(obs: dict[str, Any]) -> str:
+    """click-dialog: the dialog's close ("x") button, named 'Close' in the tree."""
+    nodes = page(obs)
+    return click(one(subtree(nodes, one(nodes, "dialog")), "button", "Close"))
+
+
+def click_dialog_2(obs: dict[str, Any]) -> str:
+    """click-dialog-2: the dialog button the utterance quotes; its "x" is the 'Close' button."""
+    wanted = quoted(obs["goal"])[0]
+    nodes = page(obs)
+    return click(
+        one(subtree(nodes, one(nodes, "dialog")), "button", "Close" if wanted == "x" else wanted)
+    )
+
+
+def click_checkboxes(obs: dict[str, Any]) -> str:
+    """click-checkboxes(-large, -transfer): make each box match the list, then Submit."""
+    match = re.search(r"Select (.*) and click Submit", obs["goal"])
+    if not match:
+        raise OracleError(f"no selection in {obs['goal']!r}")
+    wanted = set() if match.group(1) == "nothing" else set(match.group(1).split(", "))
+    nodes = widgets(obs)
+    for box in find(nodes, "checkbox"):
+        if box.checked != (norm(box.name) in wanted):
+            return click(box)
+    return click(submit_button(nodes))
+
+
+def click_option(obs: dict[str, Any]) -> str:
+    """click-option: the radio button named in the utterance, then Submit."""
+    match = re.search(r"Select (.*) and click Submit", obs["goal"])
+    if not match:
+        raise OracleError(f"no option in {obs['goal']!r}")
+    nodes = widgets(obs)
+    radio = one(nodes, "radio", match.group(1))
+    return click(submit_button(nodes)) if radio.checked else click(radio)
+
+
+def _tab_link(nodes: list[Node], tab: Node) -> Node:
+    """What to click for a tab: its anchor when the tree shows one (the handler sits there)."""
+    inner = [n for n in subtree(nodes, tab) if n.bid]
+    return inner[0] if inner else tab
+
+
+def click_tab(obs: dict[str, Any]) -> str:
+    """click-tab: the tab named "Tab #N"."""
+    match = re.search(r"Tab #\d+", obs["goal"])
+    if not match:
+        raise OracleError(f"no tab in {obs['goal']!r}")
+    nodes = widgets(obs)
+    return click(_tab_link(nodes, one(nodes, "tab", match.group(0))))
+
+
+def _next_section(sections: list[Node]) -> Node:
+    """The section after the open one (the first if none is open): a search of every section."""
+    open_ = [i for i, s in enumerate(sections) if s.expanded]
+    return sections[(open_[0] + 1) % len(sections) if open_ else 0]
+
+
+def click_tab_2(obs: dict[str, Any]) -> str:
+    """click-tab-2(-easy/-medium/-hard): click the link if the open tab shows it, else open the
+    next tab (only the open tab's panel is in the tree)."""
+    wanted = quoted(obs["goal"])[0]
+    nodes = widgets(obs)
+    for panel in find(nodes, "tabpanel"):
+        links = find(subtree(nodes, panel), None, wanted)
+        if links:
+            return click(links[0])
+    tabs = find(nodes, "tab")
+    return click(_tab_link(nodes, _next_section(tabs)))
+
+
+def click_collapsible(obs: dict[str, Any]) -> str:
+    """click-collapsible: expand the section (its header is a tab), then Submit."""
+    nodes = widgets(obs)
+    section = [t for t in find(nodes, "tab") if norm(t.name).startswith("Section")][0]
+    return click(one(nodes, "button", "Submit")) if section.expanded else click(section)
+
+
+def click_collapsible_2(obs: dict[str, Any]) -> str:
+    """click-collapsible-2: click the link if an open section shows it, else open the next."""
+    wanted = quoted(obs["goal"])[0]
+    nodes = widgets(obs)
+    links = [n for n in find(nodes, None, wanted) if n.role not in ("tab", "tablist")]
+    if links:
+        return click(links[0])
+    return click(_next_section(find(nodes, "tab")))
+
+
+def click_widget(obs: dict[str, Any]) -> str:
+    """click-widget: a widget of the quoted kind. Text inputs and textareas are both textboxes;
+    a textarea shows its initial text as a child line, an input does not."""
+    kind = quoted(obs["goal"])[0]
+    nodes = widgets(obs)
+    if kind in ("radio", "checkbox", "button"):
+        return click(find(nodes, kind)[0])
+    for box in find(nodes, "textbox"):
+        is_area = any(n.role == "StaticText" for n in subtree(nodes, box))
+        if is_area == (kind == "textarea"):
+            return click(box)
+    raise OracleError(f"no {kind} widget")
+
+
+def enter_text(obs: dict[str, Any]) -> str:
+    """enter-text, enter-text-dynamic: type the quoted text, then Submit."""
+    nodes = widgets(obs)
+    return fill_then([(textboxes(nodes)[0], quoted(obs["goal"])[0])], submit_button(nodes))
+
+
+def enter_text_2(obs: dict[str, Any]) -> str:
+    """enter-text-2: the quoted text in the case the utterance asks for, then Submit."""
+    text = quoted(obs["goal"])[0]
+    text = text.upper() if "upper case" in obs["goal"] else text.lower()
+    nodes = widgets(obs)
+    return fill_then([(textboxes(nodes)[0], text)], submit_button(nodes))
+
+
+def enter_password(obs: dict[str, Any]) -> str:
+    """enter-password: the quoted password in both fields, then Submit."""
+    password = quoted(obs["goal"])[0]
+    nodes = widgets(obs)
+    return fill_then([(box, password) for box in textboxes(nodes)[:2]], submit_button(nodes))
+
+
+def login_user(obs: dict[str, Any]) -> str:
+    """login-user(-popup): username and password into their labelled fields, then the button.
+    A popup that steals the focus (login-user-popup) is dismissed with its Cancel button."""
+    nodes = widgets(obs)
+    cancel = find(nodes, "button", "Cancel")
+    if cancel:
+        return click(cancel[-1])
+    user, password = quoted(obs["goal"])[:2]
+    fields = [
+        (field_after(nodes, one(nodes, "LabelText", "Username")), user),
+        (field_after(nodes, one(nodes, "LabelText", "Password")), password),
+    ]
+    return fill_then(fields, submit_button(nodes, "Login", "OK"))
+
+
+def enter_date(obs: dict[str, Any]) -> str:
+    """enter-date: the field is a date input, whose value is always ISO (YYYY-MM-DD) whatever
+    the display format, so the date is filled in that form."""
+    match = re.search(r"(\d\d)/(\d\d)/(\d{4})", obs["goal"])
+    if not match:
+        raise OracleError(f"no date in {obs['goal']!r}")
+    month, day, year = match.groups()
+    nodes = widgets(obs)
+    return fill_then([(textboxes(nodes)[0], f"{year}-{month}-{day}")], submit_button(nodes))
+
+
+def enter_time(obs: dict[str, Any]) -> str:
+    """enter-time: a time input's value is 24-hour HH:MM, whatever the display (12:14 AM)."""
+    match = re.search(r"(\d{1,2}):(\d\d)\s*([AP]M)?", obs["goal"])
+    if not match:
+        raise OracleError(f"no time in {obs['goal']!r}")
+    hour, minute = int(match.group(1)), match.group(2)
+    if match.group(3):
+        hour = hour % 12 + (12 if match.group(3) == "PM" else 0)
+    nodes = widgets(obs)
+    return fill_then([(textboxes(nodes)[0], f"{hour:02d}:{minute}")], submit_button(nodes))
+
+
+def focus_text(obs: dict[str, Any]) -> str:
+    """focus-text: click into the textbox."""
+    return click(textboxes(widgets(obs))[0])
+
+
+def focus_text_2(obs: dict[str, Any]) -> str:
+    """focus-text-2: click into the n-th textbox."""
+    return click(textboxes(widgets(obs))[ordinal(obs["goal"])])
+
+
+def choose_list(obs: dict[str, Any]) -> str:
+    """choose-list: pick the option in the drop-down, then Submit."""
+    match = re.search(r"Select (.*) from the list", obs["goal"])
+    if not match:
+        raise OracleError(f"no item in {obs['goal']!r}")
+    nodes = widgets(obs)
+    box = one(nodes, "combobox")
+    if norm(box.value) != norm(match.group(1)):
+        return action("select_option", box.bid, [match.group(1)])
+    return click(submit_button(nodes))
+
+
+def click_scroll_list(obs: dict[str, Any]) -> str:
+    """click-scroll-list: select exactly the listed items in the list box, then Submit."""
+    match = re.search(r"Select (.*) from the scroll list", obs["goal"])
+    if not match:
+        raise OracleError(f"no items in {obs['goal']!r}")
+    wanted = match.group(1).split(", ")
+    nodes = widgets(obs)
+    box = one(nodes, "listbox")
+    chosen = {norm(o.name) for o in find(subtree(nodes, box), "option") if "selected" in o.props}
+    if chosen != {norm(w) for w in wanted}:
+        return action("select_option", box.bid, wanted)
+    return click(submit_button(nodes))
+
+
+def use_spinner(obs: dict[str, Any]) -> str:
+    """use-spinner: the field refuses typing, so step with its arrows (up, then down, right after
+    the field) until it shows the number, then Submit."""
+    match = re.search(r"Select (-?\d+)", obs["goal"])
+    if not match:
+        raise OracleError(f"no number in {obs['goal']!r}")
+    target = int(match.group(1))
+    nodes = widgets(obs)
+    spin = one(nodes, "spinbutton")
+    up, down = find(after(nodes, spin), "button")[:2]
+    current = int(spin.value or 0)
+    if current == target:
+        return click(submit_button(nodes))
+    return click(up if current < target else down)
+
+
+def simple_arithmetic(obs: dict[str, Any]) -> str:
+    """simple-arithmetic: compute "a op b =" shown on the page and submit the result."""
+    nodes = widgets(obs)
+    problem = [n for n in nodes if norm(n.name).endswith("=")][0]
+    result = evaluate(norm(problem.name).rstrip("="))
+    return fill_then([(textboxes(nodes)[0], number(result))], submit_button(nodes))
+
+
+def simple_algebra(obs: dict[str, Any]) -> str:
+    """simple-algebra: solve the linear equation in x shown on the page."""
+    nodes = widgets(obs)
+    equation = [n for n in nodes if "x" in n.name and "=" in n.name and n.name.strip() != "x ="][0]
+    left, right = norm(equation.name).split("=")
+    at0 = evaluate(left, 0) - evaluate(right, 0)
+    at1 = evaluate(left, 1) - evaluate(right, 1)
+    x = -at0 / (at1 - at0)
+    return fill_then([(textboxes(nodes)[0], number(round(x, 6)))], submit_button(nodes))
+
+
+def find_word(obs: dict[str, Any]) -> str:
+    """find-word: the n-th word of the paragraph (punctuation does not count)."""
+    nodes = widgets(obs)
+    words = one(nodes, "paragraph").name.split()
+    word = re.sub(r"[^A-Za-z0-9]", "", words[ordinal(obs["goal"])])
+    return fill_then([(textboxes(nodes)[0], word)], submit_button(nodes))
+
+
+def _table(nodes: list[Node]) -> dict[str, str]:
+    """A two-column table as key -> value (first cell of each row -> second cell)."""
+    out = {}
+    for row in find(nodes, "row"):
+        cells = find(subtree(nodes, row), "cell")
+        if len(cells) >= 2:
+            out[norm(cells[0].name)] = cells[1].name
+    return out
+
+
+def read_table(obs: dict[str, Any]) -> str:
+    """read-table: the value of the row the utterance names."""
+    match = re.search(r"value of (.*) into the text field", obs["goal"])
+    if not match:
+        raise OracleError(f"no key in {obs['goal']!r}")
+    nodes = widgets(obs)
+    value = _table(nodes)[norm(match.group(1))]
+    return fill_then([(textboxes(nodes)[0], value)], submit_button(nodes))
+
+
+def read_table_2(obs: dict[str, Any]) -> str:
+    """read-table-2: each form label ("Gender:") gets its row's value from the table."""
+    nodes = widgets(obs)
+    table = _table(nodes)
+    fields = [
+        (field_after(nodes, label), table[norm(label.name).rstrip(":")])
+        for label in find(nodes, "LabelText")
+    ]
+    return fill_then(fields, submit_button(nodes))
+
+
+def text_transform(obs: dict[str, Any]) -> str:
+    """text-transform: the distorted letters are separate text spans before the textbox."""
+    nodes = widgets(obs)
+    box = textboxes(nodes)[0]
+    text = "".join(n.name for n in nodes[: box.index] if n.role == "generic" and n.index > 0)
+    letters = [n.name for n in nodes if n.index < box.index and n.role == "generic"]
+    text = "".join(letters)
+    return fill_then([(box, text)], submit_button(nodes))
+
+
+def _cut_and_paste(source: Node, target: Node, marked: bool) -> str | None:
+    """Move the source's exact text into the target by cutting and pasting (the tree collapses
+    whitespace, so retyping what it shows could differ from the original)."""
+    if source.value:
+        return press(source, "Control+x") if source.focused else press(source, "Control+a")
+    if not marked and not target.value:
+        return press(target, "Control+v")
+    return None
+
+
+def copy_paste(obs: dict[str, Any]) -> str:
+    """copy-paste: the textarea and the input come in either order and look alike once the text
+    has moved, so the input first gets a marker '-' that the paste then replaces."""
+    nodes = widgets(obs)
+    boxes = textboxes(nodes)
+    submit = submit_button(nodes)
+    marked = [b for b in boxes if b.value == "-"]
+    full = [b for b in boxes if b.value and b.value != "-"]
+    if not marked:
+        if full and (full[0].focused or not any(b.focused for b in boxes)):
+            if any(b.focused for b in boxes):
+                return click(submit)  # the pasted text, focused after the paste
+            return fill([b for b in boxes if not b.value][0], "-")
+        raise OracleError("unexpected copy-paste state")
+    target = marked[0]
+    if full:
+        return _cut_and_paste(full[0], target, True) or click(submit)
+    return press(target, "Control+v") if target.focused else press(target, "Control+a")
+
+
+def copy_paste_2(obs: dict[str, Any]) -> str:
+    """copy-paste-2: cut the n-th text area, paste into the input (the last textbox), Submit."""
+    nodes = widgets(obs)
+    boxes = textboxes(nodes)
+    source, target = boxes[ordinal(obs["goal"])], boxes[-1]
+    if target.value:
+        return click(submit_button(nodes))
+    return _cut_and_paste(source, target, False) or click(submit_button(nodes))
+
+
+def form_sequence_2(obs: dict[str, Any]) -> str:
+    """form-sequence-2: the n-th radio button, the number into the m-th textbox, Submit."""
+    radio_n, box_n = (int(n) - 1 for n in _ORDINAL.findall(obs["goal"])[:2])
+    nodes = widgets(obs)
+    radio = find(nodes, "radio")[radio_n]
+    if not radio.checked:
+        return click(radio)
+    return fill_then([(textboxes(nodes)[box_n], quoted(obs["goal"])[0])], submit_button(nodes))
+
+
+_MOVIE_FIELDS = {"genre": "genre", "director": "director", "year": "year", "date": "year"}
+
+
+def multi_layouts(obs: dict[str, Any]) -> str:
+    """multi-layouts, multi-orderings: genre, director and year into the fields captioned so.
+    A caption sits before its input, except in the layout where every input comes first."""
+    match = re.search(r"Search for (\S+) movies directed by (.+) from year (\d+)", obs["goal"])
+    if not match:
+        raise OracleError(f"no movie query in {obs['goal']!r}")
+    values = dict(zip(("genre", "director", "year"), match.groups(), strict=True))
+    nodes = widgets(obs)
+    boxes = textboxes(nodes)
+    captions = [
+        (n, key)
+        for n in nodes
+        if n.bid and n.role in ("generic", "columnheader", "LabelText")
+        for word, key in _MOVIE_FIELDS.items()
+        if word in norm(n.name).lower() and len(n.name) < 20
+    ]
+    inputs_first = boxes[0].index < captions[0][0].index
+    fields = []
+    for caption, key in captions:
+        if inputs_first:
+            box = [b for b in boxes if b.index < caption.index][-1]
+        else:
+            box = field_after(nodes, caption)
+        fields.append((box, values[key]))
+    return fill_then(fields, submit_button(nodes, "Submit", "Search", "Go!"))
+
+
+def guess_number(obs: dict[str, Any]) -> str:
+    """guess-number: start at 5 and walk one step toward the feedback ("higher than 5")."""
+    nodes = widgets(obs)
+    box = textboxes(nodes)[0]
+    feedback = " ".join(n.name for n in nodes if n.index < box.index)
+    match = re.search(r"(higher|lower) than (-?\d+)", feedback)
+    if match:
+        guess = str(int(match.group(2)) + (1 if match.group(1) == "higher" else -1))
+    else:
+        guess = "5"
+    if norm(box.value) == guess:
+        return click(submit_button(nodes))
+    return fill(box, guess)
+
+
+def odd_or_even(obs: dict[str, Any]) -> str:
+    """odd-or-even: mark each row in turn (the last marked button keeps the focus), Submit."""
+    nodes = widgets(obs)
+    rows = []
+    for odd in find(nodes, "button", "Odd"):
+        rest = after(nodes, odd)
+        value = next(n for n in rest if re.fullmatch(r"-?\d+", norm(n.name)))
+        even = next(n for n in rest if n.role == "button" and norm(n.name) == "Even")
+        rows.append((odd, even, int(value.name)))
+    done = -1
+    for i, (odd, even, _) in enumerate(rows):
+        if odd.focused or even.focused:
+            done = i
+    if done + 1 < len(rows):
+        odd, even, value = rows[done + 1]
+        return click(odd if value % 2 else even)
+    return click(submit_button(nodes))
+
+
+# ----- registry and runner ----------------------------------------------------------------------
+
+_PREFIX = "palaestra.envs.web.oracles:"
+_BY_TASK: dict[str, Callable[[dict[str, Any]], str]] = {
+    "click-button": click_button,
+    "unicode-test": click_button,
+    "click-test": click_test,
+    "click-test-2": click_named,
+    "click-test-transfer": click_named,
+    "click-button-sequence": click_button_sequence,
+    "click-link": click_link,
+    "click-dialog": click_dialog,
+    "click-dialog-2": click_dialog_2,
+    "click-checkboxes": click_checkboxes,
+    "click-checkboxes-large": click_checkboxes,
+    "click-checkboxes-transfer": click_checkboxes,
+    "click-option": click_option,
+    "click-tab": click_tab,
+    "click-tab-2": click_tab_2,
+    "click-tab-2-easy": click_tab_2,
+    "click-tab-2-medium": click_tab_2,
+    "click-tab-2-hard": click_tab_2,
+    "click-collapsible": click_collapsible,
+    "click-collapsible-nodelay": click_collapsible,
+    "click-collapsible-2": click_collapsible_2,
+    "click-collapsible-2-nodelay": click_collapsible_2,
+    "click-widget": click_widget,
+    "enter-text": enter_text,
+    "enter-text-dynamic": enter_text,
+    "enter-text-2": enter_text_2,
+    "enter-password": enter_password,
+    "login-user": login_user,
+    "login-user-popup": login_user,
+    "enter-date": enter_date,
+    "enter-time": enter_time,
+    "focus-text": focus_text,
+    "focus-text-2": focus_text_2,
+    "choose-list": choose_list,
+    "click-scroll-list": click_scroll_list,
+    "use-spinner": use_spinner,
+    "simple-arithmetic": simple_arithmetic,
+    "simple-algebra": simple_algebra,
+    "find-word": find_word,
+    "read-table": read_table,
+    "read-table-2": read_table_2,
+    "text-transform": text_transform,
+    "copy-paste": copy_paste,
+    "copy-paste-2": copy_paste_2,
+    "form-sequence-2": form_sequence_2,
+    "multi-layouts": multi_layouts,
+    "multi-orderings": multi_layouts,
+    "guess-number": guess_number,
+    "odd-or-even": odd_or_even,
+}
+ORACLES: dict[str, str] = {task: _PREFIX + fn.__name__ for task, fn in _BY_TASK.items()}
+
+
+def _resolve(path: str) -> Callable[[dict[str, Any]], str]:
+    module, _, attr = path.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def oracle_action(task_name: str, obs: dict[str, Any]) -> str:
+    """The oracle's next action for the task (``miniwob/`` prefix optional)."""
+    name = task_name.removeprefix("miniwob/")
+    if name not in ORACLES:
+        raise KeyError(f"no oracle for {task_name!r}; oracles exist for {sorted(ORACLES)}")
+    return _resolve(ORACLES[name])(obs)
+
+
+def run_oracle(env: Any, task_name: str, seed: int, max_steps: int = 30) -> tuple[float, int]:
+    """reset(seed), step oracle actions until terminated/truncated; return (final reward, steps).
+
+    The env is reset to ``miniwob/<task>`` through reset options, so one env serves every task
+    (any gymnasium env whose observations carry ``goal`` and ``axtree`` works, remote ones too).
+    """
+    name = task_name.removeprefix("miniwob/")
+    obs, _ = env.reset(seed=seed, options={"task": f"miniwob/{name}"})
+    reward, steps = 0.0, 0
+    while steps < max_steps:
+        obs, reward, terminated, truncated, _ = env.step(oracle_action(name, obs))
+        steps += 1
+        if terminated or truncated:
+            break
+    return float(reward), steps
