@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
@@ -28,6 +28,12 @@ console = Console()
 RUNS = Path("runs/demo")
 POOL = 4
 MAX_STEPS = 15
+#: a spread of MiniWoB's classic tasks (every oracle is exercised by the tests)
+TASKS = (
+    "click-button", "click-link", "click-checkboxes", "click-dialog", "click-tab",
+    "enter-text", "enter-password", "login-user", "focus-text", "choose-list",
+    "use-spinner", "simple-arithmetic",
+)  # fmt: skip
 
 
 def random_action(obs: dict, rng: random.Random) -> str:
@@ -63,30 +69,34 @@ def play(envs: RemoteVectorEnv, task: str, agent: str, seed: int) -> tuple[list[
                 actions.append(oracle_action(task, o))
             else:
                 actions.append(random_action(o, rng))
+        before = obs["screenshot"]  # MiniWoB covers the task once it is over: keep the last look
         obs, reward, terminated, truncated, _ = envs.step(actions)
         for i in range(envs.num_envs):
             if rewards[i] is None and (terminated[i] or truncated[i]):
                 rewards[i] = float(reward[i])
-                screens[i] = obs["screenshot"][i]
+                screens[i] = before[i]
         if all(r is not None for r in rewards):
             break
     return [r or 0.0 for r in rewards], screens
 
 
 def contact_sheet(screens: dict[str, np.ndarray], path: Path) -> None:
-    tiles = [Image.fromarray(img).resize((250, 160)) for img in screens.values()]
-    cols = 4
-    rows = (len(tiles) + cols - 1) // cols
-    sheet = Image.new("RGB", (cols * 250, rows * 160), "white")
-    for i, tile in enumerate(tiles):
-        sheet.paste(tile, ((i % cols) * 250, (i // cols) * 160))
+    """The oracle's last view of each task (MiniWoB's task area), labelled."""
+    cols, w, h = 6, 170, 240
+    rows = (len(screens) + cols - 1) // cols
+    sheet = Image.new("RGB", (cols * w, rows * h), "white")
+    draw = ImageDraw.Draw(sheet)
+    for i, (task, img) in enumerate(screens.items()):
+        x, y = (i % cols) * w, (i // cols) * h
+        sheet.paste(Image.fromarray(np.asarray(img)[:210, :160]), (x + 5, y + 22))
+        draw.text((x + 5, y + 5), task, fill="black")
     sheet.save(path)
 
 
 def main() -> None:
     shutil.rmtree(RUNS, ignore_errors=True)
     RUNS.mkdir(parents=True)
-    tasks = sorted(ORACLES)
+    tasks = [t for t in TASKS if t in ORACLES]
     table = Table(title=f"MiniWoB through the gateway: {POOL} episodes per agent and task")
     for col in ("task", "oracle success", "random success"):
         table.add_column(col)

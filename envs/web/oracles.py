@@ -121,28 +121,41 @@ def one(
     return found[0]
 
 
-def subtree(nodes: list[Node], root: Node) -> list[Node]:
-    """The nodes nested under ``root`` (deeper lines right after it)."""
+def after(nodes: Iterable[Node], anchor: Node) -> list[Node]:
+    """Every node after ``anchor`` in document order."""
+    return [n for n in nodes if n.index > anchor.index]
+
+
+def before(nodes: Iterable[Node], anchor: Node) -> list[Node]:
+    """Every node before ``anchor`` in document order."""
+    return [n for n in nodes if n.index < anchor.index]
+
+
+def subtree(nodes: Iterable[Node], root: Node) -> list[Node]:
+    """The nodes nested under ``root`` (the deeper lines right after it)."""
     out = []
-    for node in nodes[root.index + 1 :]:
+    for node in after(nodes, root):
         if node.depth <= root.depth:
             break
         out.append(node)
     return out
 
 
-def after(nodes: list[Node], anchor: Node) -> list[Node]:
-    """Every node after ``anchor`` in document order."""
-    return nodes[anchor.index + 1 :]
+#: MiniWoB's score panel under every task: a caption and its value, both left out
+_FOOTER = {"Last reward:", "Last 10 average:", "Time left:", "Episodes done:"}
 
 
 def page(obs: dict[str, Any]) -> list[Node]:
-    """The task's part of the page: everything before MiniWoB's reward/timer footer."""
-    nodes = parse(obs.get("axtree", ""))
-    for node in nodes:
-        if node.role == "LabelText" and norm(node.name) == "Last reward:":
-            return nodes[: node.index]
-    return nodes
+    """The task's part of the page: the tree without MiniWoB's score panel."""
+    out, skip = [], False
+    for node in parse(obs.get("axtree", "")):
+        if node.role == "LabelText" and norm(node.name) in _FOOTER:
+            skip = True
+        elif skip:
+            skip = False
+        else:
+            out.append(node)
+    return out
 
 
 def goal_node(nodes: list[Node], goal: str) -> Node | None:
@@ -238,7 +251,7 @@ _OPS: dict[type, Callable[[float, float], float]] = {
 
 def evaluate(expr: str, x: float = 0.0) -> float:
     """The value of an arithmetic expression over numbers and ``x`` (no names, no calls)."""
-    cleaned = expr.replace("×", "*").replace("÷", "/").replace("−", "-")
+    cleaned = expr.strip().replace("\u2212", "-")  # a typographic minus sign
 
     def walk(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
@@ -276,19 +289,24 @@ def click_test(obs: dict[str, Any]) -> str:
 
 
 def click_named(obs: dict[str, Any]) -> str:
-    """click-test-2, click-test-transfer: "Click button ONE." names the button after "button"."""
+    """click-test-2, click-test-transfer: "Click button ONE." names the button after "button".
+
+    The two buttons sit at random absolute places and may overlap, so a pointer click could land
+    on the other one: the button is pressed with Enter instead, which clicks it all the same.
+    """
     match = re.search(r"button (\S+?)\.?$", obs["goal"])
     if not match:
         raise OracleError(f"no button name in {obs['goal']!r}")
-    return click(one(widgets(obs), "button", match.group(1)))
+    return press(one(widgets(obs), "button", match.group(1)), "Enter")
 
 
 def click_button_sequence(obs: dict[str, Any]) -> str:
-    """click-button-sequence: the first button, then the second (a clicked button has the focus)."""
+    """click-button-sequence: the first button, then the second; a pressed button keeps the focus,
+    which shows the first is done. Enter presses them, as they may overlap (see click_named)."""
     first, second = re.findall(r"button (\w+)", obs["goal"])[:2]
     nodes = widgets(obs)
     done = one(nodes, "button", first).focused
-    return click(one(nodes, "button", second if done else first))
+    return press(one(nodes, "button", second if done else first), "Enter")
 
 
 def click_link(obs: dict[str, Any]) -> str:
@@ -371,7 +389,7 @@ def click_tab_2(obs: dict[str, Any]) -> str:
 def click_collapsible(obs: dict[str, Any]) -> str:
     """click-collapsible: expand the section (its header is a tab), then Submit."""
     nodes = widgets(obs)
-    section = [t for t in find(nodes, "tab") if norm(t.name).startswith("Section")][0]
+    section = next(t for t in find(nodes, "tab") if norm(t.name).startswith("Section"))
     return click(one(nodes, "button", "Submit")) if section.expanded else click(section)
 
 
@@ -511,18 +529,18 @@ def use_spinner(obs: dict[str, Any]) -> str:
 
 
 def simple_arithmetic(obs: dict[str, Any]) -> str:
-    """simple-arithmetic: compute "a op b =" shown on the page and submit the result."""
+    """simple-arithmetic: compute "a op b =" shown on the page ("x" is times), submit it."""
     nodes = widgets(obs)
-    problem = [n for n in nodes if norm(n.name).endswith("=")][0]
-    result = evaluate(norm(problem.name).rstrip("="))
+    problem = next(n for n in nodes if norm(n.name).endswith("="))
+    result = evaluate(norm(problem.name).rstrip("=").replace("x", "*"))
     return fill_then([(textboxes(nodes)[0], number(result))], submit_button(nodes))
 
 
 def simple_algebra(obs: dict[str, Any]) -> str:
     """simple-algebra: solve the linear equation in x shown on the page."""
     nodes = widgets(obs)
-    equation = [n for n in nodes if "x" in n.name and "=" in n.name and n.name.strip() != "x ="][0]
-    left, right = norm(equation.name).split("=")
+    equation = next(n for n in nodes if "x" in n.name and "=" in n.name and norm(n.name) != "x =")
+    left, right = (side.strip() for side in norm(equation.name).split("="))
     at0 = evaluate(left, 0) - evaluate(right, 0)
     at1 = evaluate(left, 1) - evaluate(right, 1)
     x = -at0 / (at1 - at0)
@@ -572,40 +590,31 @@ def text_transform(obs: dict[str, Any]) -> str:
     """text-transform: the distorted letters are separate text spans before the textbox."""
     nodes = widgets(obs)
     box = textboxes(nodes)[0]
-    text = "".join(n.name for n in nodes[: box.index] if n.role == "generic" and n.index > 0)
-    letters = [n.name for n in nodes if n.index < box.index and n.role == "generic"]
-    text = "".join(letters)
+    text = "".join(n.name for n in before(nodes, box) if n.role == "generic")
     return fill_then([(box, text)], submit_button(nodes))
 
 
-def _cut_and_paste(source: Node, target: Node, marked: bool) -> str | None:
-    """Move the source's exact text into the target by cutting and pasting (the tree collapses
-    whitespace, so retyping what it shows could differ from the original)."""
-    if source.value:
-        return press(source, "Control+x") if source.focused else press(source, "Control+a")
-    if not marked and not target.value:
-        return press(target, "Control+v")
-    return None
+def _cut(source: Node) -> str:
+    """Select all of the source, then cut it: cutting moves the exact text (the tree collapses
+    whitespace, so retyping what it shows could differ from the original), and the emptied
+    source shows that the clipboard holds it."""
+    return press(source, "Control+x" if source.focused else "Control+a")
 
 
 def copy_paste(obs: dict[str, Any]) -> str:
     """copy-paste: the textarea and the input come in either order and look alike once the text
-    has moved, so the input first gets a marker '-' that the paste then replaces."""
+    has moved, so the empty input first gets a marker '-' that the paste then replaces."""
     nodes = widgets(obs)
     boxes = textboxes(nodes)
-    submit = submit_button(nodes)
     marked = [b for b in boxes if b.value == "-"]
-    full = [b for b in boxes if b.value and b.value != "-"]
     if not marked:
-        if full and (full[0].focused or not any(b.focused for b in boxes)):
-            if any(b.focused for b in boxes):
-                return click(submit)  # the pasted text, focused after the paste
-            return fill([b for b in boxes if not b.value][0], "-")
-        raise OracleError("unexpected copy-paste state")
-    target = marked[0]
+        if any(b.focused for b in boxes):  # the pasted text, still focused after the paste
+            return click(submit_button(nodes))
+        return fill(next(b for b in boxes if not b.value), "-")
+    full = [b for b in boxes if b.value and b.value != "-"]
     if full:
-        return _cut_and_paste(full[0], target, True) or click(submit)
-    return press(target, "Control+v") if target.focused else press(target, "Control+a")
+        return _cut(full[0])
+    return press(marked[0], "Control+v" if marked[0].focused else "Control+a")
 
 
 def copy_paste_2(obs: dict[str, Any]) -> str:
@@ -615,7 +624,7 @@ def copy_paste_2(obs: dict[str, Any]) -> str:
     source, target = boxes[ordinal(obs["goal"])], boxes[-1]
     if target.value:
         return click(submit_button(nodes))
-    return _cut_and_paste(source, target, False) or click(submit_button(nodes))
+    return _cut(source) if source.value else press(target, "Control+v")
 
 
 def form_sequence_2(obs: dict[str, Any]) -> str:
@@ -662,12 +671,11 @@ def guess_number(obs: dict[str, Any]) -> str:
     """guess-number: start at 5 and walk one step toward the feedback ("higher than 5")."""
     nodes = widgets(obs)
     box = textboxes(nodes)[0]
-    feedback = " ".join(n.name for n in nodes if n.index < box.index)
-    match = re.search(r"(higher|lower) than (-?\d+)", feedback)
+    feedback = " ".join(n.name for n in before(nodes, box))
+    match = re.search(r"(higher|lower) than\D*(-?\d+)", feedback)
+    guess = "5"
     if match:
         guess = str(int(match.group(2)) + (1 if match.group(1) == "higher" else -1))
-    else:
-        guess = "5"
     if norm(box.value) == guess:
         return click(submit_button(nodes))
     return fill(box, guess)
@@ -690,6 +698,320 @@ def odd_or_even(obs: dict[str, Any]) -> str:
         odd, even, value = rows[done + 1]
         return click(odd if value % 2 else even)
     return click(submit_button(nodes))
+
+
+def click_menu(obs: dict[str, Any]) -> str:
+    """click-menu: hover each item of the path "A>B>C" until its submenu shows, click the leaf.
+    Submenus open after a short delay; hovering the same item again just waits for it."""
+    path = [p.strip() for p in obs["goal"].removeprefix("Select ").split(">")]
+    nodes = widgets(obs)
+    for i, name in enumerate(path):
+        if not find(nodes, "menuitem", name):
+            return action("hover", one(nodes, "menuitem", path[i - 1]).bid)
+    return click(one(nodes, "menuitem", path[-1]))
+
+
+def generate_number(obs: dict[str, Any]) -> str:
+    """generate-number: press Generate until the shown number fits the rule, then Submit."""
+    nodes = widgets(obs)
+    generate = one(nodes, "button", "Generate")
+    shown = [n for n in before(nodes, generate) if re.fullmatch(r"-?\d+", norm(n.name))]
+    if not shown:
+        return click(generate)
+    value, goal = int(shown[-1].name), obs["goal"]
+    bound = re.search(r"(less|greater) than (-?\d+)", goal)
+    if bound:
+        limit = int(bound.group(2))
+        ok = value < limit if bound.group(1) == "less" else value > limit
+    else:
+        ok = (value % 2 == 1) == ("odd" in goal)
+    return click(submit_button(nodes) if ok else generate)
+
+
+def buy_ticket(obs: dict[str, Any]) -> str:
+    """buy-ticket: the ticket with the cheapest/most expensive price or shortest/longest trip."""
+    nodes = widgets(obs)
+    tickets = []
+    for button in find(nodes, "button"):
+        price = re.search(r"\$(\d+)", button.name)
+        durations = [n for n in before(nodes, button) if re.fullmatch(r"\d+h \d+m", norm(n.name))]
+        if price and durations:
+            hours, minutes = map(int, re.findall(r"\d+", durations[-1].name))
+            tickets.append((button, int(price.group(1)), hours * 60 + minutes))
+    goal = obs["goal"]
+    key = (lambda t: t[1]) if "cost" in goal else (lambda t: t[2])
+    pick = max if ("longest" in goal or "expensive" in goal) else min
+    return click(pick(tickets, key=key)[0])
+
+
+def _autocomplete(
+    nodes: list[Node], box: Node, typed: str, fits: Callable[[str], bool]
+) -> str | None:
+    """Set an autocomplete field to a suggestion that fits; None once it holds one.
+
+    Type the text, wait for the suggestions (they come after a short delay and cover what is
+    below the field), click the first that fits. A picked suggestion is what the widget's live
+    region ("status") announces, which tells it apart from the same text merely typed.
+    """
+    offered = [n for n in find(nodes, "listitem") if fits(n.name)]
+    if offered:
+        return click(offered[0])
+    announced = {norm(n.name) for s in find(nodes, "status") for n in subtree(nodes, s)}
+    if fits(box.value) and norm(box.value) in announced:
+        return None
+    if norm(box.value) != norm(typed):  # the tree trims values: "New " shows as 'New'
+        return fill(box, typed)
+    return action("noop", 300)
+
+
+def use_autocomplete(obs: dict[str, Any]) -> str:
+    """use-autocomplete(-nodelay): type the start, pick a suggestion that also has the end,
+    then Submit."""
+    parts = quoted(obs["goal"])
+    start, end = parts[0], parts[1] if len(parts) > 1 else ""
+    nodes = widgets(obs)
+
+    def fits(text: str) -> bool:
+        return text.startswith(start) and text.endswith(end)
+
+    picked = _autocomplete(nodes, textboxes(nodes)[0], start, fits)
+    return picked or click(submit_button(nodes))
+
+
+def order_food(obs: dict[str, Any]) -> str:
+    """order-food: "one of each item: A, B" or "N items that are vegan": adjust each dish's
+    quantity with its -/+ controls (its count shows between them), then Order!."""
+    nodes = widgets(obs)
+    dishes = []
+    for plus in find(nodes, None, "+"):
+        minus = [n for n in before(nodes, plus) if norm(n.name) == "-"][-1]
+        title = [n for n in before(nodes, minus) if n.role == "generic" and norm(n.name)][-1]
+        types = {n.name for n in nodes if title.index < n.index < minus.index and n.role == "img"}
+        count = [n for n in nodes if minus.index < n.index < plus.index and n.name.isdigit()]
+        dishes.append((norm(title.name), types, int(count[0].name) if count else 0, minus, plus))
+    goal = obs["goal"]
+    by_name = re.search(r"one of each item: (.*)", goal)
+    wanted: dict[str, int] = {}
+    if by_name:
+        wanted = {norm(item): 1 for item in by_name.group(1).split(",")}
+    else:
+        match = re.search(r"Order (\d+) items that are (\S+)", goal)
+        if not match:
+            raise OracleError(f"no order in {goal!r}")
+        first = next(d for d in dishes if match.group(2) in d[1])
+        wanted = {first[0]: int(match.group(1))}
+    for name, _, count, minus, plus in dishes:
+        if count != wanted.get(name, 0):
+            return click(plus if count < wanted.get(name, 0) else minus)
+    return click(submit_button(nodes, "Order!"))
+
+
+def search_engine(obs: dict[str, Any]) -> str:
+    """search-engine: search the quoted name, then open the result page holding the n-th result
+    (three per page) and click it. The pager hides '<' on the first page and '>' on the last."""
+    query, index = quoted(obs["goal"])[0], ordinal(obs["goal"])
+    nodes = widgets(obs)
+    box = textboxes(nodes)[0]
+    if norm(box.value).lower() != query.lower():
+        return fill(box, query)
+    pager = find(nodes, "list")
+    pages = [n for n in find(subtree(nodes, pager[0]), "link")] if pager else []
+    if not pages:
+        return click(one(nodes, "button", "Search"))
+    names = {norm(p.name) for p in pages}
+    numbers = sorted(int(n) for n in names if n.isdigit())
+    current = numbers[0] if "<" not in names else numbers[-1] if ">" not in names else 2
+    wanted = index // 3 + 1
+    if current != wanted:
+        return click(one(pages, "link", str(wanted)))
+    results = [n for n in find(before(nodes, pager[0]), "link")]
+    return click(results[index % 3])
+
+
+def phone_book(obs: dict[str, Any]) -> str:
+    """phone-book: page with '>' until the contact's card shows, then click the asked detail."""
+    match = re.search(r"Find (.+) in the contact book and click on their (\w+)", obs["goal"])
+    if not match:
+        raise OracleError(f"no contact in {obs['goal']!r}")
+    person, detail = match.groups()
+    nodes = widgets(obs)
+    if any(norm(h.name) == norm(person) for h in find(nodes, "heading")):
+        label = one(nodes, "generic", f"{detail.capitalize()}:")
+        return click(next(n for n in after(nodes, label) if n.bid and n.role == "generic"))
+    return click(one(nodes, "link", ">"))
+
+
+def form_sequence_3(obs: dict[str, Any]) -> str:
+    """form-sequence-3: the styled drop-down shows its choice as text before its arrow; open
+    it, pick the item, then click the quoted button."""
+    match = re.search(r"Choose (.+) from the dropdown", obs["goal"])
+    if not match:
+        raise OracleError(f"no choice in {obs['goal']!r}")
+    choice = norm(match.group(1))
+    nodes = widgets(obs)
+    arrow = one(nodes, "generic", "▾")
+    shown = [n for n in before(nodes, arrow) if n.role == "generic" and n.bid]
+    if shown and norm(shown[-1].name) == choice:
+        return click(one(nodes, "button", quoted(obs["goal"])[-1]))
+    items = find(nodes, "listitem", choice)
+    return click(items[0] if items else arrow)
+
+
+def terminal(obs: dict[str, Any]) -> str:
+    """terminal: type "ls", read the listing, type "rm <file>" for a file with the extension.
+    The terminal echoes the line being typed after the last prompt ("user$"), one text node per
+    key, which the tree joins with spaces: the echo is compared without spaces."""
+    nodes = widgets(obs)
+    box = textboxes(nodes)[0]
+    if not box.focused:
+        return click(box)
+    texts = [n for n in nodes if n.role == "generic" and n.bid and norm(n.name) != "█"]
+    prompts = [i for i, n in enumerate(texts) if norm(n.name) == "user$"]
+    typed = norm(texts[prompts[-1] + 1].name) if prompts[-1] + 1 < len(texts) else ""
+    listing: list[str] = []
+    for i in prompts[:-1]:
+        if norm(texts[i + 1].name) == "ls":
+            listing = norm(texts[i + 2].name).split()
+    if not listing:
+        command = "ls"
+    else:
+        ext = re.search(r"extension (\.\S+)", obs["goal"])
+        match = [f for f in listing if (f.endswith(ext.group(1)) if ext else "." not in f)]
+        command = f"rm {match[0]}"
+    if typed.replace(" ", "") == command.replace(" ", ""):
+        return action("keyboard_press", "Enter")
+    if typed:
+        return action("keyboard_press", "Backspace")
+    return action("keyboard_type", command)
+
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+_DATE = re.compile(r"(\d\d)/(\d\d)/(\d{4})")
+
+
+def _pick_date(nodes: list[Node], box: Node, date: str) -> str | None:
+    """Set a read-only jQuery UI date field to ``date`` (MM/DD/YYYY); None once it holds it.
+
+    Open the picker by clicking the field, step months with Prev/Next until the picker's header
+    shows the month and year, then click the day.
+    """
+    if box.value == date:
+        return None
+    month, day, year = (int(g) for g in _DATE.fullmatch(date).groups())
+    shown_month = [n for n in nodes if norm(n.name) in _MONTHS]
+    shown_year = [n for n in nodes if re.fullmatch(r"\d{4}", norm(n.name))]
+    if not shown_month or not shown_year:
+        return click(box)
+    shown = int(shown_year[0].name) * 12 + _MONTHS.index(norm(shown_month[0].name)) + 1
+    wanted = year * 12 + month
+    if shown != wanted:
+        return click(one(nodes, "generic", "Next" if shown < wanted else "Prev"))
+    return click(one(subtree(nodes, one(nodes, "table")), "link", str(day)))
+
+
+def choose_date(obs: dict[str, Any]) -> str:
+    """choose-date(-easy/-medium/-nodelay): the field is read-only, so the date is picked in
+    the date picker, then Submit."""
+    match = _DATE.search(obs["goal"])
+    if not match:
+        raise OracleError(f"no date in {obs['goal']!r}")
+    nodes = widgets(obs)
+    picked = _pick_date(nodes, textboxes(nodes)[0], match.group(0))
+    return picked or click(submit_button(nodes))
+
+
+def book_flight(obs: dict[str, Any]) -> str:
+    """book-flight(-nodelay): origin and destination from the airport suggestions (which extend
+    the city or code of the utterance), the date from the picker, Search, then book the cheapest
+    or shortest flight of the results."""
+    match = re.search(r"Book the (\w+) one-way flight from: (.+) to: (.+) on (\S+)\.", obs["goal"])
+    if not match:
+        raise OracleError(f"no flight in {obs['goal']!r}")
+    want, origin, destination, date = match.groups()
+    nodes = widgets(obs)
+    flights = []
+    for button in find(nodes, "button"):
+        price = re.search(r"\$(\d+)", button.name)
+        durations = [n for n in before(nodes, button) if re.fullmatch(r"\d+h \d+m", norm(n.name))]
+        if price and durations:
+            hours, minutes = map(int, re.findall(r"\d+", durations[-1].name))
+            flights.append((button, int(price.group(1)), hours * 60 + minutes))
+    if flights:
+        return click(min(flights, key=lambda f: f[1] if want == "cheapest" else f[2])[0])
+    start, end = one(nodes, "textbox", "From:"), one(nodes, "textbox", "To:")
+    when = field_after(nodes, one(nodes, "generic", "Departure Date"))
+    return (
+        _autocomplete(nodes, start, origin, lambda text: origin in text)
+        or _autocomplete(nodes, end, destination, lambda text: destination in text)
+        or _pick_date(nodes, when, date)
+        or click(one(nodes, "button", "Search"))
+    )
+
+
+def _slide(nodes: list[Node], target: int) -> str | None:
+    """Move a jQuery UI slider to ``target`` with its keys; None once it shows the target.
+
+    The handle has no text, so it is in the tree only while it has the focus: Tab gives it the
+    focus (it is the first focusable element of these tasks). Page keys move a fifth of the
+    range, at most 20, so they are used only while 20 or more away; arrows move by one.
+    """
+    shown = next(n for n in nodes if re.fullmatch(r"-?\d+", norm(n.name)))
+    diff = target - int(shown.name)
+    if diff == 0:
+        return None
+    handle = [n for n in nodes if n.role == "generic" and n.focused and not n.name]
+    if not handle:
+        return action("keyboard_press", "Tab")
+    if abs(diff) >= 20:
+        return press(handle[0], "PageUp" if diff > 0 else "PageDown")
+    return press(handle[0], "ArrowRight" if diff > 0 else "ArrowLeft")
+
+
+def use_slider(obs: dict[str, Any]) -> str:
+    """use-slider: set the slider to the number, then Submit."""
+    match = re.search(r"Select (-?\d+) with the slider", obs["goal"])
+    if not match:
+        raise OracleError(f"no number in {obs['goal']!r}")
+    nodes = widgets(obs)
+    return _slide(nodes, int(match.group(1))) or click(submit_button(nodes))
+
+
+def form_sequence(obs: dict[str, Any]) -> str:
+    """form-sequence: the slider to the number, check the n-th checkbox, then Submit."""
+    match = re.search(r"Select (-?\d+) with the slider", obs["goal"])
+    if not match:
+        raise OracleError(f"no number in {obs['goal']!r}")
+    nodes = widgets(obs)
+    moved = _slide(nodes, int(match.group(1)))
+    if moved:
+        return moved
+    box = find(nodes, "checkbox")[ordinal(obs["goal"])]
+    return click(submit_button(nodes)) if box.checked else click(box)
+
+
+def scroll_text_2(obs: dict[str, Any]) -> str:
+    """scroll-text-2: Control+End (or Control+Home) in the textarea moves its caret to the end
+    (start) and scrolls there; the textarea keeps the focus, which shows it is done; Submit."""
+    nodes = widgets(obs)
+    area = textboxes(nodes)[0]
+    if area.focused:
+        return click(submit_button(nodes))
+    return press(area, "Control+End" if "bottom" in obs["goal"] else "Control+Home")
 
 
 # ----- registry and runner ----------------------------------------------------------------------
@@ -745,6 +1067,25 @@ _BY_TASK: dict[str, Callable[[dict[str, Any]], str]] = {
     "multi-orderings": multi_layouts,
     "guess-number": guess_number,
     "odd-or-even": odd_or_even,
+    "click-menu": click_menu,
+    "generate-number": generate_number,
+    "buy-ticket": buy_ticket,
+    "use-autocomplete": use_autocomplete,
+    "use-autocomplete-nodelay": use_autocomplete,
+    "order-food": order_food,
+    "search-engine": search_engine,
+    "phone-book": phone_book,
+    "form-sequence-3": form_sequence_3,
+    "terminal": terminal,
+    "choose-date": choose_date,
+    "choose-date-easy": choose_date,
+    "choose-date-medium": choose_date,
+    "choose-date-nodelay": choose_date,
+    "book-flight": book_flight,
+    "book-flight-nodelay": book_flight,
+    "use-slider": use_slider,
+    "form-sequence": form_sequence,
+    "scroll-text-2": scroll_text_2,
 }
 ORACLES: dict[str, str] = {task: _PREFIX + fn.__name__ for task, fn in _BY_TASK.items()}
 
