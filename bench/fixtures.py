@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from palaestra.envs.base import PalaestraEnv
-from palaestra.verifiers import StateProbe
 
 from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.envs.base import PalaestraEnv
 from palaestra.registry import EnvSpec, register
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task, register_suite
+from palaestra.verifiers import StateProbe
 
 ENV_ID = "palaestra-bench/Overhead-v0"
 SUITE = "palaestra-bench"

@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from palaestra.bench.fixtures import ENV_ID
-from palaestra.server.runner import gateway_process
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
 from palaestra import registry
+from palaestra.bench.fixtures import ENV_ID
 from palaestra.client import RemoteEnv
+from palaestra.server.runner import gateway_process
 
 console = Console()
 ADD = {"name": "add", "args": {"n": 0}}

@@ -22,12 +22,12 @@ import time
 from typing import Any
 
 import httpx
-from palaestra.server.runner import gateway_process
 from rich.console import Console
 from rich.progress import track
 from rich.table import Table
 
 from palaestra.client import RemoteEnv
+from palaestra.server.runner import gateway_process
 
 console = Console()
 TASKS = ["click-button", "click-link", "enter-text", "click-checkboxes", "focus-text"]

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import gymnasium as gym
-from palaestra.verifiers import DeclarativeVerifier, StateProbe, VerifierResult
 
 from palaestra.actions import Action, ActionSet
 from palaestra.errors import ActionError, InvalidRequest, ResetNeeded
 from palaestra.tasks import Task, get_task
+from palaestra.verifiers import DeclarativeVerifier, StateProbe, VerifierResult
 
 DEFAULT_MAX_STEPS = 100
 

@@ -21,11 +21,6 @@ from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
-from palaestra.server import models
-from palaestra.server.metrics import Metrics
-from palaestra.server.pools import PoolManager
-from palaestra.server.sessions import SessionManager, owner_of
-from palaestra.server.settings import Settings
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import palaestra
@@ -37,6 +32,11 @@ from palaestra.errors import (
     PayloadTooLarge,
     Unauthorized,
 )
+from palaestra.server import models
+from palaestra.server.metrics import Metrics
+from palaestra.server.pools import PoolManager
+from palaestra.server.sessions import SessionManager, owner_of
+from palaestra.server.settings import Settings
 from palaestra.workers.base import Backend
 
 PROBLEM = "application/problem+json"

@@ -12,10 +12,9 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
+from palaestra.errors import InvalidRequest, NotFound, PalaestraError
 from palaestra.server.models import CreatePool
 from palaestra.server.sessions import Session, SessionManager
-
-from palaestra.errors import InvalidRequest, NotFound, PalaestraError
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+
 from palaestra.server.app import create_app
 from palaestra.server.settings import Settings
 

@@ -18,10 +18,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra.server.metrics import Metrics
-from palaestra.server.models import CreateSession
-from palaestra.server.settings import Settings
-
 from palaestra import registry, tasks
 from palaestra.errors import (
     CapacityExceeded,
@@ -33,6 +29,9 @@ from palaestra.errors import (
     WorkerError,
 )
 from palaestra.recording import SessionRecorder
+from palaestra.server.metrics import Metrics
+from palaestra.server.models import CreateSession
+from palaestra.server.settings import Settings
 from palaestra.workers.base import Backend, Worker
 
 _CLOSED_MEMORY = 10_000

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from palaestra.envs.base import PalaestraEnv
 
 from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.envs.base import PalaestraEnv
 from palaestra.errors import ActionError
 from palaestra.registry import EnvSpec, register
 from palaestra.spaces import FreeText

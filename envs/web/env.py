@@ -22,13 +22,13 @@ from urllib.parse import urlsplit
 
 import numpy as np
 from gymnasium import spaces
+
+from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.web import sites
 from palaestra.envs.web.browser import BrowserRuntime, runtime
 from palaestra.envs.web.drivers import TaskDriver, driver_for
-
-from palaestra.actions import Action, ActionSet, Param, primitive
-from palaestra.codec import EncodedImage
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task

@@ -17,9 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from palaestra.verifiers import CheckResult, StateProbe, check_kind
-
 from palaestra.tasks import Task
+from palaestra.verifiers import CheckResult, StateProbe, check_kind
 
 ENV_ID = "palaestra/web-v0"
 NO_CLOCK_MS = 10**9

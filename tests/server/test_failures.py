@@ -7,10 +7,10 @@ import time
 
 import httpx
 import pytest
-from palaestra.server.runner import gateway_process, gateway_thread
-from palaestra.server.settings import Settings
 
 from palaestra.recording import read_events
+from palaestra.server.runner import gateway_process, gateway_thread
+from palaestra.server.settings import Settings
 from tests.conftest import BENCH_ENV, FAULTY_ENV
 
 

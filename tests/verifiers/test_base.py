@@ -1,4 +1,5 @@
 import pytest
+
 from palaestra.verifiers import DeclarativeVerifier, check_kind, check_kinds
 from palaestra.verifiers.base import CheckResult
 

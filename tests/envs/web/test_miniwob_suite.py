@@ -23,7 +23,9 @@ def test_every_task_resets_and_steps(gateway):
         kind = "flight" if name.startswith("flight.") else "page"
         if kind not in envs:
             envs[kind] = RemoteEnv(
-                task=f"miniwob/{name}", base_url=gateway, transport="ws",
+                task=f"miniwob/{name}",
+                base_url=gateway,
+                transport="ws",
                 options={"observe": ["axtree", "goal", "url"]},
             )
         env = envs[kind]

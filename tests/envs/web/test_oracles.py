@@ -7,9 +7,9 @@ page, the observation, the action set and the MiniWoB verifier fit together.
 from collections.abc import Iterator
 
 import pytest
-from palaestra.envs.web.oracles import ORACLES, run_oracle
 
 from palaestra import registry
+from palaestra.envs.web.oracles import ORACLES, run_oracle
 
 pytestmark = pytest.mark.browser
 
