@@ -279,6 +279,7 @@ class WebEnv(PalaestraEnv):
             ready = await self._prepare(allowed, start)
         self._b = ready
         self._driver = driver
+        self._next_bid = 1  # ids are unique within an episode; a new episode starts over
         if old is not None:
             self._background(_close_quietly(old.context))
         self._goal = await driver.begin(ready.page, setup, seed) or (

@@ -86,15 +86,18 @@ class MiniWobDriver:
     async def begin(self, page: Any, setup: dict[str, Any], seed: int) -> str:
         episode_ms = int(setup.get("episode_ms", NO_CLOCK_MS))
         started = await page.evaluate(
-            """([seed, ms]) => {
+            """([seed, ms, clockOff]) => {
                 if (typeof core === 'undefined') return null;
                 Math.seedrandom(seed);
                 core.EPISODE_MAX_TIME = ms;
                 core.startEpisodeReal();
+                // with the clock off its countdown means nothing, and would make two runs of
+                // one seed differ in the observation
+                if (clockOff) core.clearTimer();
                 const u = core.getUtterance();
                 return {utterance: typeof u === 'string' ? u : u.utterance, ready: WOB_TASK_READY};
             }""",
-            [seed, episode_ms],
+            [seed, episode_ms, "episode_ms" not in setup],
         )
         if started is None:
             raise RuntimeError(f"{page.url} is not a MiniWoB page (no core.js)")
