@@ -15,6 +15,7 @@ def test_suite_lists_every_packaged_task(gateway):
     assert listed == set(task_names()) and len(listed) >= 100
 
 
+@pytest.mark.timeout(900)
 def test_every_task_resets_and_steps(gateway):
     names = list(task_names())
     envs = {}
