@@ -464,7 +464,11 @@ def _is_closed_error(exc: Exception) -> bool:
 
 
 def _playwright_message(exc: Exception, action: str, notes: list[str]) -> str:
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    lines = str(exc).strip().splitlines() or [type(exc).__name__]
+    first = lines[0]
+    blocked = [line.strip() for line in lines if "intercepts pointer events" in line]
+    if blocked:  # say what covers the element, not only that the click timed out
+        first = f"{first} ({blocked[-1]})"
     if "ERR_PROXY_CONNECTION_FAILED" in first:
         notes.clear()
         url = first.rsplit(" at ", 1)[-1]

@@ -87,7 +87,7 @@ def parse(axtree: str) -> list[Node]:
 
 
 def norm(text: str) -> str:
-    """Text as compared: whitespace collapsed, control characters dropped (the tree drops them)."""
+    """Text as compared: whitespace collapsed, invisible control characters dropped."""
     kept = "".join(c for c in text if unicodedata.category(c) != "Cc")
     return " ".join(kept.split())
 
@@ -173,7 +173,8 @@ def widgets(obs: dict[str, Any]) -> list[Node]:
     anchor = goal_node(nodes, obs.get("goal", ""))
     if anchor is None:
         return nodes
-    return [n for n in after(nodes, anchor) if n not in subtree(nodes, anchor)]
+    inside = {n.index for n in subtree(nodes, anchor)}
+    return [n for n in after(nodes, anchor) if n.index not in inside]
 
 
 def quoted(goal: str) -> list[str]:

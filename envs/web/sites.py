@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import os
 import threading
 from pathlib import Path
 
@@ -20,6 +21,15 @@ _LOCK = threading.Lock()
 class _Handler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass  # a request log per page load would drown the worker's output
+
+    def guess_type(self, path: str | os.PathLike[str]) -> str:
+        """Text is UTF-8: a page without a <meta charset> must not be read as windows-1252."""
+        ctype = super().guess_type(path)
+        return (
+            f"{ctype}; charset=utf-8"
+            if ctype.startswith(("text/", "application/javascript"))
+            else ctype
+        )
 
     def end_headers(self) -> None:
         # pages of a suite do not change while a worker runs; let each context cache them
