@@ -59,16 +59,23 @@ def _pss_mb(root: int) -> float:
     return total
 
 
-def measure_palaestra(url: str, tasks: list[str], resets: int, steps: int) -> dict[str, Any]:
+def measure_palaestra(
+    url: str, tasks: list[str], resets: int, steps: int, think_s: float = 0.0
+) -> dict[str, list[float]]:
+    """Calls back to back (``think_s=0``), or with an agent's thinking pause before each call,
+    during which the next reset's page loads in the background."""
     out: dict[str, list[float]] = {"reset": [], "step": []}
-    for name in track(tasks, description="palaestra web-v0", console=console):
+    label = f"palaestra, think {think_s:g} s"
+    for name in track(tasks, description=label, console=console):
         env = RemoteEnv(task=f"miniwob/{name}", base_url=url, transport="ws")
         env.reset(seed=0)  # the session's first page load is not a reset of a warm session
         for r in range(resets):
+            time.sleep(think_s)
             t0 = time.perf_counter()
             env.reset(seed=r + 1)
             out["reset"].append(time.perf_counter() - t0)
             for _ in range(steps):
+                time.sleep(think_s)
                 t0 = time.perf_counter()
                 env.step(NOOP)
                 out["step"].append(time.perf_counter() - t0)
@@ -119,6 +126,7 @@ def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dic
     tasks = tasks or TASKS
     with gateway_process("--workers", "1", "--no-record", "--log-level", "warning") as (url, _):
         ours = measure_palaestra(url, tasks, resets, steps)
+        thinking = measure_palaestra(url, tasks, resets, steps, think_s=0.5)
         capacity = measure_capacity(url)
     baseline: dict[str, Any] | None = None
     try:
@@ -140,6 +148,15 @@ def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dic
             f"{theirs:.0f}" if theirs else "n/a",
             f"{theirs / mine:.1f}x" if theirs else "n/a",
         )
+    for op in ("reset", "step"):
+        mine = statistics.median(thinking[op]) * 1e3
+        theirs = statistics.median(baseline[op]) * 1e3 if baseline else None
+        table.add_row(
+            f"{op}, agent thinks 0.5 s",
+            f"{mine:.0f}",
+            f"{theirs:.0f}" if theirs else "n/a",
+            f"{theirs / mine:.1f}x" if theirs else "n/a",
+        )
     console.print(table)
     bg_mem = baseline.get("memory_mb_per_env") if baseline else None
     console.print(
@@ -149,7 +166,7 @@ def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dic
         f"by memory; {capacity['concurrent_sessions']} sessions stepping at once made "
         f"{capacity['steps_per_s']:.1f} steps/s on {os.cpu_count()} cores"
     )
-    return {"palaestra": ours, "browsergym": baseline, "capacity": capacity}
+    return {"palaestra": ours, "thinking": thinking, "browsergym": baseline, "capacity": capacity}
 
 
 if __name__ == "__main__":
