@@ -164,14 +164,7 @@ class SessionManager:
         sid = secrets.token_urlsafe(12)
         worker.sessions.add(sid)
         try:
-            made = await worker.call(
-                "make",
-                sid,
-                self.settings.create_timeout_s,
-                spec=spec.to_json(),
-                task=task,
-                options=options,
-            )
+            made = await self._make(worker, sid, spec, task, options)
         except BaseException:
             worker.sessions.discard(sid)
             raise
@@ -208,21 +201,26 @@ class SessionManager:
         finally:
             session.lock.release()
 
+    async def _make(
+        self,
+        worker: Worker,
+        sid: str,
+        spec: registry.EnvSpec,
+        task: str | None,
+        options: dict[str, Any],
+    ) -> dict[str, Any]:
+        timeout = self.settings.create_timeout_s
+        return await worker.call(
+            "make", sid, timeout, spec=spec.to_json(), task=task, options=options
+        )
+
     async def describe(self, spec: registry.EnvSpec) -> dict[str, Any]:
         """Spaces and action text of an env with default options, built once on a worker."""
         if spec.id not in self._described:
             worker = self.backend.pick()
             sid = f"describe-{secrets.token_urlsafe(6)}"
             try:
-                made = await worker.call(
-                    "make",
-                    sid,
-                    self.settings.create_timeout_s,
-                    spec=spec.to_json(),
-                    task=None,
-                    options={},
-                )
-                self._described[spec.id] = made
+                self._described[spec.id] = await self._make(worker, sid, spec, None, {})
             finally:
                 with contextlib.suppress(PalaestraError):
                     await worker.call("close", sid, 10.0)
