@@ -397,8 +397,22 @@ class WebEnv(PalaestraEnv):
                 await b.page.go_back(wait_until="load")
 
     async def _screenshot(self) -> np.ndarray:
-        png = await self._b.page.screenshot(type="png", timeout=self.action_timeout_ms)
-        return EncodedImage.from_bytes(png)
+        """The page as PNG. A page caught mid-navigation cannot be captured: wait for it to
+        settle and try once more, else show a blank frame and say so (never fail the session)."""
+        page = self._b.page
+        for attempt in range(2):
+            try:
+                png = await page.screenshot(type="png", timeout=self.action_timeout_ms)
+                return EncodedImage.from_bytes(png)
+            except Exception as exc:
+                if _is_closed_error(exc):
+                    raise
+                if attempt == 0:
+                    with contextlib.suppress(Exception):
+                        await page.wait_for_load_state("load", timeout=self.action_timeout_ms)
+        self._b.notes.append("the screenshot could not be taken (the page was changing)")
+        w, h = self.viewport
+        return np.zeros((h, w, 3), np.uint8)
 
     async def _async_observe(self) -> dict[str, Any]:
         b = self._b
