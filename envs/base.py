@@ -90,6 +90,11 @@ class PalaestraEnv(gym.Env[dict, Any]):
                     field="options.task",
                 )
             self.task = task
+        if options:
+            raise InvalidRequest(
+                f"unknown reset option(s) {sorted(options)}; reset takes only 'task'",
+                field="options",
+            )
         self._steps = 0
         self._last_score = 0.0
         self.last_action_error = ""

@@ -143,8 +143,14 @@ class Client:
         body = {**_session_body(env, task, options, record), "size": size}
         return self.request("POST", "/v1/pools", body)
 
-    def reset_pool(self, pool_id: str, seed: int | list[int | None] | None = None) -> Any:
-        return self.request("POST", f"/v1/pools/{pool_id}/reset", {"seed": seed})
+    def reset_pool(
+        self,
+        pool_id: str,
+        seed: int | list[int | None] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Any:
+        body = {"seed": seed, "options": dict(options) if options is not None else None}
+        return self.request("POST", f"/v1/pools/{pool_id}/reset", body)
 
     def step_pool(self, pool_id: str, actions: list[Any]) -> Any:
         return self.request("POST", f"/v1/pools/{pool_id}/step", {"actions": actions})
@@ -418,7 +424,7 @@ class RemoteVectorEnv(VectorEnv):
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        r = self.client.request("POST", f"/v1/pools/{self.pool_id}/reset", {"seed": seed})
+        r = self.client.reset_pool(str(self.pool_id), seed, options)
         return self._batch(r["observations"]), {"members": r["infos"]}
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Callable, Iterable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +133,3 @@ def _import(ref: str) -> Any:
     for part in attr.split(".") if attr else []:
         obj = getattr(obj, part)
     return obj
-
-
-def entry_points(group: str) -> list[metadata.EntryPoint]:
-    return list(metadata.entry_points(group=group))

@@ -21,6 +21,7 @@ from fastapi import Depends, FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
+from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import palaestra
@@ -370,14 +371,15 @@ async def _body(request: Request, model: type[models._Body]) -> Any:
         data = orjson.loads(raw) if raw.strip() else {}
     except orjson.JSONDecodeError as exc:
         raise InvalidRequest(f"body is not valid JSON: {exc}", field="body") from None
+    return _validate(model, data)
+
+
+def _validate(model: type[models._Body], data: Any) -> Any:
+    """One validation for REST bodies and WebSocket messages: a 422 naming the field."""
     try:
         return model.model_validate(data)
-    except Exception as exc:
-        from pydantic import ValidationError
-
-        if isinstance(exc, ValidationError):
-            raise _field_errors(RequestValidationError(exc.errors())) from None
-        raise
+    except ValidationError as exc:
+        raise _field_errors(RequestValidationError(exc.errors())) from None
 
 
 def _env_entry(spec: registry.EnvSpec, detail: bool = False) -> dict[str, Any]:
@@ -423,14 +425,11 @@ async def _serve_ws(websocket: WebSocket, manager: SessionManager, session: Any)
             if not isinstance(msg, dict):
                 raise InvalidRequest("a message is a JSON object with an 'op'", field="op")
             op = msg.get("op")
+            fields = {k: v for k, v in msg.items() if k != "op"}
             if op == "step":
-                if "action" not in msg or not isinstance(msg["action"], str | dict):
-                    raise InvalidRequest(
-                        "step needs 'action': a call string or an object", field="action"
-                    )
-                reply: Any = await manager.step(session, msg["action"])
+                reply: Any = await manager.step(session, _validate(models.Step, fields).action)
             elif op == "reset":
-                body = models.Reset.model_validate({k: v for k, v in msg.items() if k != "op"})
+                body = _validate(models.Reset, fields)
                 reply = await manager.reset(session, body.seed, body.options)
             elif op == "close":
                 await manager.close(session)
@@ -443,6 +442,4 @@ async def _serve_ws(websocket: WebSocket, manager: SessionManager, session: Any)
             reply = {"error": exc.to_problem()}
         except orjson.JSONDecodeError as exc:
             reply = {"error": InvalidRequest(f"message is not JSON: {exc}").to_problem()}
-        except Exception as exc:  # pydantic errors on a reset message
-            reply = {"error": InvalidRequest(str(exc), field="reset").to_problem()}
         await websocket.send_text(orjson.dumps(reply).decode())

@@ -12,7 +12,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra.errors import InvalidRequest, NotFound, PalaestraError
+from palaestra.errors import InvalidRequest, NotFound
 from palaestra.server.models import CreatePool
 from palaestra.server.sessions import Session, SessionManager
 
@@ -115,8 +115,6 @@ async def _gather(calls: list[Any]) -> list[dict[str, Any]]:
     """Run all; if any member failed, raise its error (it names the worker and the session)."""
     results = await asyncio.gather(*calls, return_exceptions=True)
     for r in results:
-        if isinstance(r, PalaestraError):
-            raise r
         if isinstance(r, BaseException):
             raise r
     return results  # type: ignore[return-value]

@@ -22,14 +22,13 @@ def test_python_examples(code, gateway, monkeypatch):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(code, "README.md", "exec"), {})
-    # the comments in the examples say what they print
-    for line, printed in zip(
-        [c for c in code.splitlines() if c.startswith("print(")],
-        out.getvalue().splitlines(),
-        strict=True,
-    ):
-        if "#" in line:
-            assert printed.strip() == line.split("#", 1)[1].strip() or printed
+    # a "# -> ..." comment says exactly what that print shows
+    prints = [c for c in code.splitlines() if c.startswith("print(")]
+    printed = out.getvalue().splitlines()
+    assert len(printed) == len(prints)
+    for line, shown in zip(prints, printed, strict=True):
+        if "# -> " in line:
+            assert shown == line.split("# -> ", 1)[1]
 
 
 def test_curl_example(gateway):

@@ -85,7 +85,6 @@ class BrowserRuntime:
         self._browser: Any = None
         self._generation = 0
         self._warm: dict[ContextKey, list[asyncio.Task[Any]]] = {}
-        self.launches = 0
         self._executable = find_chromium()
 
     def _run_loop(self) -> None:
@@ -121,7 +120,6 @@ class BrowserRuntime:
             kwargs["executable_path"] = self._executable
         self._browser = await self._playwright.chromium.launch(**kwargs)
         self._generation += 1
-        self.launches += 1
         self._warm.clear()
 
     async def _new_context(self, key: ContextKey) -> Any:
@@ -157,36 +155,6 @@ class BrowserRuntime:
         while len(pool) < WARM_CONTEXTS:
             pool.append(asyncio.ensure_future(self._new_context(key)))
         return context
-
-    def pids(self) -> list[int]:
-        """Chromium's processes (children of this worker) for memory figures and tests."""
-        me = os.getpid()
-        out = []
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            with contextlib.suppress(OSError):
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                if int(fields[1]) == me or _is_descendant(int(entry), me):
-                    with open(f"/proc/{entry}/comm") as fh:
-                        if "chrom" in fh.read():
-                            out.append(int(entry))
-        return out
-
-
-def _is_descendant(pid: int, ancestor: int) -> bool:
-    for _ in range(6):
-        try:
-            with open(f"/proc/{pid}/stat") as fh:
-                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
-        except OSError:
-            return False
-        if pid == ancestor:
-            return True
-        if pid <= 1:
-            return False
-    return False
 
 
 async def _as_coro(fn: Callable[[], Awaitable[T]]) -> T:

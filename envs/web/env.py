@@ -161,6 +161,8 @@ class WebEnv(PalaestraEnv):
         **kwargs: Any,
     ) -> None:
         super().__init__(task, **kwargs)
+        if isinstance(observe, str):
+            raise TypeError(f"observe must be a list of parts from {PARTS}, not a string")
         unknown = set(observe) - set(PARTS)
         if unknown:
             raise TypeError(f"observe: unknown part(s) {sorted(unknown)}; choose from {PARTS}")

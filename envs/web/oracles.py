@@ -729,16 +729,22 @@ def generate_number(obs: dict[str, Any]) -> str:
     return click(submit_button(nodes) if ok else generate)
 
 
-def buy_ticket(obs: dict[str, Any]) -> str:
-    """buy-ticket: the ticket with the cheapest/most expensive price or shortest/longest trip."""
-    nodes = widgets(obs)
-    tickets = []
+def priced_trips(nodes: list[Node]) -> list[tuple[Node, int, int]]:
+    """(button, price in $, duration in minutes) for each bookable trip on a results page."""
+    trips = []
     for button in find(nodes, "button"):
         price = re.search(r"\$(\d+)", button.name)
         durations = [n for n in before(nodes, button) if re.fullmatch(r"\d+h \d+m", norm(n.name))]
         if price and durations:
             hours, minutes = map(int, re.findall(r"\d+", durations[-1].name))
-            tickets.append((button, int(price.group(1)), hours * 60 + minutes))
+            trips.append((button, int(price.group(1)), hours * 60 + minutes))
+    return trips
+
+
+def buy_ticket(obs: dict[str, Any]) -> str:
+    """buy-ticket: the ticket with the cheapest/most expensive price or shortest/longest trip."""
+    nodes = widgets(obs)
+    tickets = priced_trips(nodes)
     goal = obs["goal"]
     key = (lambda t: t[1]) if "cost" in goal else (lambda t: t[2])
     pick = max if ("longest" in goal or "expensive" in goal) else min
@@ -945,13 +951,7 @@ def book_flight(obs: dict[str, Any]) -> str:
         raise OracleError(f"no flight in {obs['goal']!r}")
     want, origin, destination, date = match.groups()
     nodes = widgets(obs)
-    flights = []
-    for button in find(nodes, "button"):
-        price = re.search(r"\$(\d+)", button.name)
-        durations = [n for n in before(nodes, button) if re.fullmatch(r"\d+h \d+m", norm(n.name))]
-        if price and durations:
-            hours, minutes = map(int, re.findall(r"\d+", durations[-1].name))
-            flights.append((button, int(price.group(1)), hours * 60 + minutes))
+    flights = priced_trips(nodes)
     if flights:
         return click(min(flights, key=lambda f: f[1] if want == "cheapest" else f[2])[0])
     start, end = one(nodes, "textbox", "From:"), one(nodes, "textbox", "To:")

@@ -151,7 +151,8 @@ class SocketWorker(Worker):
             ) from None
         except (asyncio.IncompleteReadError, ConnectionError):
             self.drop(sid)
-            await asyncio.sleep(0.05)  # let the control connection see a death first
+            if self._watch_task is not None:  # a worker death shows on the control connection
+                await asyncio.wait({self._watch_task}, timeout=1.0)
             reason = self._dead_reason or "the session's connection closed"
             raise WorkerCrashed(
                 f"worker {self.name} died ({reason}) while handling {op} on session {sid}; "

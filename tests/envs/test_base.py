@@ -62,3 +62,10 @@ def test_no_task_means_no_verifier_and_bad_task_is_invalid():
     assert term and reward == 0.0 and "no task" in info["verifier"]["error"]
     with pytest.raises(InvalidRequest):
         registry.make(ENV, task={"id": "x"})
+
+
+def test_unknown_reset_options_are_refused():
+    env = registry.make(ENV)
+    with pytest.raises(InvalidRequest) as err:
+        env.reset(options={"taks": "palaestra-bench/count-to-3"})
+    assert "taks" in err.value.detail

@@ -10,7 +10,13 @@ from gymnasium.vector import SyncVectorEnv
 
 import palaestra
 from palaestra.client import AsyncClient, Client, RemoteEnv, RemoteVectorEnv
-from palaestra.errors import EnvNotFound, ResetNeeded, SessionNotFound, TransportError
+from palaestra.errors import (
+    EnvNotFound,
+    InvalidRequest,
+    ResetNeeded,
+    SessionNotFound,
+    TransportError,
+)
 from tests.conftest import BENCH_ENV, FAULTY_ENV
 
 
@@ -64,6 +70,8 @@ def test_remote_vector_env_matches_a_local_sync_vector_env(gateway):
         ["add(1)", "done()", "done()"],
         ["add(1)", "add(1)", "add(1)"],
     ]
+    with pytest.raises(InvalidRequest):  # pool reset options reach every member
+        remote.reset(seed=0, options={"nonsense": 1})
     ro, _ = remote.reset(seed=0)
     lo, _ = local.reset(seed=0)
     assert np.array_equal(ro["count"], lo["count"])

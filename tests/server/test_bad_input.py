@@ -130,6 +130,8 @@ def test_websocket_errors_are_messages_not_disconnects(gateway):
     assert "unknown op" in ws.recv()
     ws.send('{"op": "step", "action": 3}')
     assert "action" in ws.recv()
+    ws.send('{"op": "step", "action": "add(2)", "colour": 1}')
+    assert "colour" in ws.recv()
     ws.send('{"op": "step", "action": "add(2)"}')
     assert '"count":2' in ws.recv()
     ws.close()

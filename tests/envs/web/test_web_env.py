@@ -53,6 +53,8 @@ def test_text_only_agents_skip_the_screenshot(gateway):
     env.close()
     with pytest.raises(InvalidRequest):
         RemoteEnv(task="webtest/home", base_url=gateway, options={"observe": ["smell"]})
+    with pytest.raises(InvalidRequest):
+        RemoteEnv(task="webtest/home", base_url=gateway, options={"observe": "axtree"})
 
 
 def test_actions_verifier_and_bad_bids(home):
