@@ -108,7 +108,12 @@ def test_dialogs_and_popups(home):
     obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button', 'Confirm')}')")
     assert "[confirm] sure?" in obs["chat"] and "paragraph 'no'" in obs["axtree"]
     obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button', 'Popup')}')")
+    for _ in range(20):  # the popup opens just after the click returns, as for a user
+        if obs["title"] == "Second page":
+            break
+        obs, *_ = env.step("noop(100)")
     assert obs["title"] == "Second page" and obs["tabs"].count("\n") == 1
+    assert "a new tab opened" in obs["chat"]
     obs, *_ = env.step("tab_focus(0)")
     assert obs["title"] == "Test home"
     obs, *_ = env.step("tab_focus(7)")
