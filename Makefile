@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS := dev,bench,web
+EXTRAS := dev,bench,web,synth
 
 .PHONY: setup demo serve test lint bench clean
 
@@ -32,6 +32,7 @@ lint: setup
 bench: setup
 	$(VENV)/bin/palaestra bench http
 	$(VENV)/bin/palaestra bench web
+	$(VENV)/bin/palaestra bench synth
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -1,0 +1,640 @@
+"""The renderer: an AppSpec served as a real web app (Starlette + SQLite + Jinja2).
+
+One :class:`AppHost` per worker process serves every session's app on one loopback port. A
+session is an unguessable token in the URL path (``/s/<token>/...``) mapped to its own database
+copy, its spec, its variant and its layout, so parallel episodes never share state and a reset is
+a file copy. The verifier reads that file directly on the worker; no route of the app exposes
+raw data or the file, and nothing secret is in the pages.
+
+Pages: a home page that never reads the database (so a page loaded ahead of a reset stays true),
+list pages with filters and pagination, detail pages with the operations a row offers, and
+operations as multi-step forms ending in a confirmation. Rules are checked when the user
+confirms; a violated rule is shown as an alert and changes nothing. A request that crashes the
+app shows an error page and is logged, and never takes the server down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import logging
+import re
+import secrets
+import shutil
+import socket
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import uvicorn
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from palaestra.synth_apps import data, expr
+from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec
+from palaestra.synth_apps.variants import Variant
+
+log = logging.getLogger("palaestra.synth_apps")
+TEMPLATES = Environment(
+    loader=FileSystemLoader(Path(__file__).parent / "templates"),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+WIDGETS = {
+    "int": "number",
+    "float": "number",
+    "money": "number",
+    "date": "date",
+    "time": "time",
+    "datetime": "datetime-local",
+    "email": "email",
+}
+
+
+@dataclass
+class AppSession:
+    token: str
+    spec: AppSpec
+    variant: Variant
+    template: Path
+    db: Path
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def restore(self) -> None:
+        """Back to the seeded state: the episode's database is a fresh copy of the template."""
+        with self.lock:
+            shutil.copyfile(self.template, self.db)
+
+
+class FormError(Exception):
+    def __init__(self, errors: dict[str, str]) -> None:
+        super().__init__(errors)
+        self.errors = errors
+
+
+class RuleViolation(Exception):
+    pass
+
+
+class AppHost:
+    """Serves every app session of this process on one loopback port."""
+
+    def __init__(self) -> None:
+        self.sessions: dict[str, AppSession] = {}
+        self.folder = Path(tempfile.mkdtemp(prefix="palaestra-apps-"))
+        self.asgi = Starlette(
+            routes=[
+                Route("/s/{token}/", self.home),
+                Route("/s/{token}/list/{entity}", self.listing),
+                Route("/s/{token}/view/{entity}/{rid:int}", self.detail),
+                Route("/s/{token}/do/{op}", self.operation, methods=["GET", "POST"]),
+                Route("/s/{token}/do/{op}/{rid:int}", self.operation, methods=["GET", "POST"]),
+            ]
+        )
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        config = uvicorn.Config(
+            self.asgi, log_level="warning", lifespan="off", access_log=False, ws="none"
+        )
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [sock]}, name="app-host", daemon=True
+        )
+        self._thread.start()
+        while not self.server.started and self._thread.is_alive():
+            threading.Event().wait(0.005)
+
+    # ----- sessions ------------------------------------------------------------------------
+    def open(self, spec: AppSpec, variant: Variant, seed: int) -> AppSession:
+        token = secrets.token_urlsafe(18)
+        session = AppSession(
+            token, spec, variant, data.template(spec, seed), self.folder / f"{token}.sqlite"
+        )
+        session.restore()
+        self.sessions[token] = session
+        return session
+
+    def close(self, token: str) -> None:
+        session = self.sessions.pop(token, None)
+        if session is not None:
+            with session.lock:
+                session.db.unlink(missing_ok=True)
+
+    def url(self, session: AppSession) -> str:
+        return f"{self.origin}/s/{session.token}/"
+
+    # ----- request plumbing ----------------------------------------------------------------
+    async def _page(self, request: Request, build: Any) -> Response:
+        session = self.sessions.get(request.path_params["token"])
+        if session is None:
+            return HTMLResponse("<h1>Not found</h1><p role='alert'>No such app.</p>", 404)
+        form = await request.form() if request.method == "POST" else None
+        try:
+            with session.lock, data.opened(session.db) as conn:
+                view = View(session, conn, request)
+                result = build(view, form)
+                conn.commit()
+            return result
+        except _NotFound as exc:
+            return view.message("Not found", str(exc), error=True, status=404)
+        except Exception:
+            log.exception(
+                "app %s crashed on %s %s", session.spec.name, request.method, request.url.path
+            )
+            return view_error(session, request)
+
+    async def home(self, request: Request) -> Response:
+        return await self._page(request, lambda v, _: v.render("home.html"))
+
+    async def listing(self, request: Request) -> Response:
+        return await self._page(request, lambda v, _: v.listing(request.path_params["entity"]))
+
+    async def detail(self, request: Request) -> Response:
+        p = request.path_params
+        return await self._page(request, lambda v, _: v.detail(p["entity"], p["rid"]))
+
+    async def operation(self, request: Request) -> Response:
+        p = request.path_params
+        return await self._page(request, lambda v, form: v.operation(p["op"], p.get("rid"), form))
+
+    def shutdown(self) -> None:
+        self.server.should_exit = True
+        self._thread.join(5)
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class _NotFound(Exception):
+    pass
+
+
+def view_error(session: AppSession, request: Request) -> Response:
+    html = TEMPLATES.get_template("message.html").render(
+        app=session.spec,
+        v=session.variant,
+        mobile=session.variant.layout == "mobile",
+        base=f"/s/{session.token}",
+        nav=[],
+        heading="Something went wrong",
+        message="The app could not handle this request. Please go back and try again.",
+        error=True,
+        back=f"/s/{session.token}/",
+        back_label=session.variant.label("Home"),
+    )
+    return HTMLResponse(html, 500)
+
+
+class View:
+    """One request's rendering, against one session's database."""
+
+    def __init__(self, session: AppSession, conn: Any, request: Request) -> None:
+        self.s = session
+        self.spec = session.spec
+        self.v = session.variant
+        self.conn = conn
+        self.scope = data.Scope(self.spec, conn)
+        self.request = request
+        self.base = f"/s/{session.token}"
+
+    # ----- shared pieces -------------------------------------------------------------------
+    def nav(self) -> list[dict[str, str]]:
+        items = [
+            {"label": self.v.label(p.label), "href": f"{self.base}/list/{p.entity}"}
+            for p in self.spec.pages
+        ]
+        items += [
+            {"label": self.v.label(op.label), "href": f"{self.base}/do/{name}"}
+            for name, op in self.spec.operations.items()
+            if op.entity is None
+        ]
+        return items
+
+    def render(self, name: str, status: int = 200, **ctx: Any) -> HTMLResponse:
+        html = TEMPLATES.get_template(name).render(
+            app=self.spec,
+            v=self.v,
+            mobile=self.v.layout == "mobile",
+            base=self.base,
+            nav=self.nav(),
+            **ctx,
+        )
+        return HTMLResponse(html, status)
+
+    def message(
+        self,
+        heading: str,
+        message: str,
+        *,
+        error: bool = False,
+        status: int = 200,
+        back: str | None = None,
+        back_label: str | None = None,
+    ) -> HTMLResponse:
+        return self.render(
+            "message.html",
+            status,
+            heading=heading,
+            message=message,
+            error=error,
+            back=back or f"{self.base}/",
+            back_label=back_label or self.v.label("Home"),
+        )
+
+    def label(self, name: str, f: FieldSpec) -> str:
+        return self.v.label(f.title(name))
+
+    def options(self, f: FieldSpec, where: str | None = None) -> list[tuple[Any, str]]:
+        if f.type == "enum":
+            return [(c, c) for c in f.choices or []]
+        if f.type == "bool":
+            return [("1", "yes"), ("0", "no")]
+        if f.type == "ref":
+            rows = self.scope.rows(f.to, where, today=self.spec.today)  # type: ignore[arg-type]
+            return [(r["id"], self.scope.display(f.to, r)) for r in rows]  # type: ignore[arg-type]
+        return []
+
+    def row_or_404(self, entity: str, rid: int) -> dict[str, Any]:
+        if entity not in self.spec.entities:
+            raise _NotFound(f"There is no page for {entity!r}.")
+        row = self.scope.row(entity, rid)
+        if row is None:
+            raise _NotFound(f"There is no {self.spec.entities[entity].label.lower()} {rid}.")
+        return row
+
+    # ----- list pages ----------------------------------------------------------------------
+    def listing(self, entity: str) -> Response:
+        page_spec = self.spec.page_for(entity)
+        if page_spec is None:
+            raise _NotFound(f"There is no page for {entity!r}.")
+        e = self.spec.entities[entity]
+        query = self.request.query_params
+        rows = self.scope.rows(entity, page_spec.where, today=self.spec.today)
+        filters = []
+        for name in self.v.order(page_spec.filters, f"filters:{entity}"):
+            f = e.fields[name]
+            value = query.get(name, "")
+            opts = self.options(f) if f.type in ("enum", "ref", "bool") else None
+            filters.append(
+                {
+                    "name": name,
+                    "label": self.label(name, f),
+                    "value": value,
+                    "options": opts,
+                    "html_type": WIDGETS.get(f.type, "text"),
+                }
+            )
+            if value:
+                rows = [r for r in rows if _matches(f, name, r, value)]
+        cols = [c for c in page_spec.columns or list(e.fields) if not e.fields[c].hidden]
+        first, rest = e.display, [c for c in cols if c != e.display]
+        cols = [first, *self.v.order(rest, f"columns:{entity}")]
+        size = self.v.page_size
+        pages = max(1, -(-len(rows) // size))
+        try:
+            page = min(max(1, int(query.get("page", "1"))), pages)
+        except ValueError:
+            page = 1
+        shown = rows[(page - 1) * size : page * size]
+        args = {k: v for k, v in query.items() if k != "page" and v}
+
+        def href(n: int) -> str:
+            return f"?{urlencode({**args, 'page': n})}"
+
+        heading = self.v.label(page_spec.label)
+        return self.render(
+            "list.html",
+            heading=heading,
+            plural=e.plural_label,
+            filters=filters,
+            columns=[{"name": c, "label": self.label(c, e.fields[c])} for c in cols],
+            rows=[
+                {
+                    "href": f"{self.base}/view/{entity}/{r['id']}",
+                    "cells": [expr.show(r[c]) for c in cols],
+                }
+                for r in shown
+            ],
+            page=page,
+            pages=pages,
+            prev_href=href(page - 1) if page > 1 else None,
+            next_href=href(page + 1) if page < pages else None,
+        )
+
+    # ----- detail pages --------------------------------------------------------------------
+    def detail(self, entity: str, rid: int) -> Response:
+        row = self.row_or_404(entity, rid)
+        e = self.spec.entities[entity]
+        fields = [
+            (self.label(n, f), expr.show(row[n])) for n, f in e.fields.items() if not f.hidden
+        ]
+        ops = [
+            {"label": self.v.label(op.label), "href": f"{self.base}/do/{name}/{rid}"}
+            for name, op in self.spec.operations.items()
+            if op.entity == entity and (not op.when or self._holds(op.when, row))
+        ]
+        page = self.spec.page_for(entity)
+        return self.render(
+            "detail.html",
+            heading=f"{e.label} {expr.show(row[e.display])}",
+            fields=fields,
+            ops=ops,
+            back=f"{self.base}/list/{entity}",
+            back_label=self.v.label(page.label) if page else self.v.label("Home"),
+        )
+
+    def _holds(self, source: str, record: dict[str, Any]) -> bool:
+        return bool(
+            expr.evaluate(
+                source, {"record": record, "today": self.spec.today, "now": _now(self.spec)}
+            )
+        )
+
+    # ----- operations ----------------------------------------------------------------------
+    def operation(self, name: str, rid: int | None, form: Any) -> Response:
+        op = self.spec.operations.get(name)
+        if op is None or (op.entity is None) != (rid is None):
+            raise _NotFound(f"There is no action {name!r} here.")
+        record = self.row_or_404(op.entity, rid) if op.entity else None  # type: ignore[arg-type]
+        if record is not None and op.when and not self._holds(op.when, record):
+            return self.message(self.v.label(op.label), "This action is not available.", error=True)
+        values = {k: str(form.get(k, "")) for k in op.inputs()} if form is not None else {}
+        step = _int(form.get("_step")) if form is not None else None
+        steps = len(op.steps)
+        errors: dict[str, str] = {}
+        if step is None:
+            step = 0
+        elif step < steps:
+            errors = self._check_inputs(op, op.steps[step].inputs, values)
+            if not errors:
+                step += 1
+        elif step == steps:  # the confirmation was submitted
+            errors = self._check_inputs(op, op.inputs(), values)
+            if not errors:
+                return self._execute(name, op, record, values)
+            step = 0
+        if step == steps and not op.confirm and steps:
+            return self._execute(name, op, record, values)
+        return self._form(name, op, record, values, step, errors)
+
+    def _form(
+        self,
+        name: str,
+        op: OperationSpec,
+        record: dict[str, Any] | None,
+        values: dict[str, str],
+        step: int,
+        errors: dict[str, str],
+    ) -> Response:
+        steps = len(op.steps)
+        subject = None
+        if record is not None:
+            e = self.spec.entities[op.entity]  # type: ignore[index]
+            subject = f"{e.label}: {expr.show(record[e.display])}"
+        back = (
+            f"{self.base}/view/{op.entity}/{record['id']}"
+            if record is not None
+            else f"{self.base}/"
+        )
+        ctx: dict[str, Any] = {
+            "heading": self.v.label(op.label),
+            "subject": subject,
+            "steps": steps,
+            "step": step,
+            "back": back,
+            "back_label": "Cancel" if record is None else "Back",
+            "error": "Please correct the highlighted fields." if errors else None,
+        }
+        if step < steps:
+            current = op.steps[step].inputs
+            carry = [(k, v) for k, v in values.items() if k not in current]
+            order = self.v.order(list(current), f"step:{name}:{step}")
+            ctx.update(
+                step_title=self.v.label(op.steps[step].title),
+                carry=carry,
+                inputs=[
+                    self._input(k, current[k], values.get(k, ""), errors.get(k)) for k in order
+                ],
+                summary=[],
+                submit=self.v.label("Continue"),
+            )
+        else:
+            summary = [
+                (self.label(k, f), _shown_input(self, f, values.get(k, "")))
+                for k, f in op.inputs().items()
+            ]
+            ctx.update(
+                step_title=self.v.label("Confirm"),
+                carry=list(values.items()),
+                inputs=[],
+                summary=summary,
+                submit=self.v.label("Confirm"),
+            )
+        return self.render("form.html", **ctx)
+
+    def _input(self, name: str, f: FieldSpec, value: str, error: str | None) -> dict[str, Any]:
+        widget = WIDGETS.get(f.type, "text")
+        options: list[tuple[Any, str]] = []
+        if f.type in ("enum", "ref"):
+            options = self.options(f, f.where)
+            widget = "radio" if self.v.choices == "radio" and len(options) <= 6 else "select"
+        elif f.type == "text":
+            widget = "textarea"
+        elif f.type == "bool":
+            widget = "checkbox"
+        return {
+            "name": name,
+            "label": self.label(name, f),
+            "widget": widget,
+            "value": value,
+            "options": options,
+            "error": error,
+        }
+
+    def _check_inputs(
+        self, op: OperationSpec, inputs: dict[str, FieldSpec], values: dict[str, str]
+    ) -> dict[str, str]:
+        errors = {}
+        for name, f in inputs.items():
+            try:
+                _parse(f, values.get(name, ""), self)
+            except ValueError as exc:
+                errors[name] = str(exc)
+        return errors
+
+    def _execute(
+        self, name: str, op: OperationSpec, record: dict[str, Any] | None, values: dict[str, str]
+    ) -> Response:
+        inputs = self.input_scope(op, values)
+        try:
+            message = apply(self.spec, self.conn, op, record, inputs)
+        except RuleViolation as exc:
+            self.conn.rollback()
+            return self.message(
+                self.v.label(op.label),
+                str(exc),
+                error=True,
+                back=self.request.url.path,
+                back_label="Back",
+            )
+        return self.message(self.v.label(op.label), message)
+
+    def input_scope(self, op: OperationSpec, values: dict[str, str]) -> dict[str, Any]:
+        scope: dict[str, Any] = {}
+        for name, f in op.inputs().items():
+            value = _parse(f, values.get(name, ""), self)
+            if f.type == "ref":
+                scope[f"{name}_id"] = value
+                row = self.scope.row(f.to, value) if value is not None else None  # type: ignore[arg-type]
+                scope[name] = self.scope.display(f.to, row) if row else ""  # type: ignore[arg-type]
+                scope[f"{name}_row"] = row or {}
+            else:
+                scope[name] = data.to_py(f, data.to_db(f, value))
+        return scope
+
+
+def apply(
+    spec: AppSpec,
+    conn: Any,
+    op: OperationSpec,
+    record: dict[str, Any] | None,
+    inputs: dict[str, Any],
+) -> str:
+    """Check the rules and carry out the effects; one function for the app and the planner.
+
+    Raises RuleViolation (nothing changed) or returns the success message.
+    """
+    scope: dict[str, Any] = {"input": inputs, "today": spec.today, "now": _now(spec)}
+    if record is not None:
+        scope["record"] = record
+    for key, source in op.let.items():
+        scope[key] = expr.evaluate(source, scope)
+    for rule in op.rules:
+        if not expr.evaluate(rule.require, scope):
+            raise RuleViolation(rule.message)
+    ds = data.Scope(spec, conn)
+    created: dict[str, Any] = {}
+    for effect in op.effects:
+        target = effect.create or op.entity
+        e = spec.entities[target]  # type: ignore[index]
+        given = {}
+        for col, source in effect.values.items():
+            f = e.fields.get(col) or e.fields[col.removesuffix("_id")]
+            given[col] = data.to_db(
+                f if col in e.fields else FieldSpec(type="int"), expr.evaluate(source, scope)
+            )
+        if effect.create:
+            count = conn.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
+            seed = int(hashlib.sha256(f"{target}:{count}".encode()).hexdigest()[:8], 16)
+            ids = {n: [r[0] for r in conn.execute(f"SELECT id FROM {n}")] for n in spec.entities}
+            row = data.Generator(spec, seed).row(target, given, ds, ids)  # type: ignore[arg-type]
+            rid = data.insert(conn, target, row)  # type: ignore[arg-type]
+            created = ds.row(target, rid) or {}  # type: ignore[arg-type]
+            scope["created"] = created
+        elif effect.update:
+            sets = ", ".join(f"{c} = ?" for c in given)
+            conn.execute(
+                f"UPDATE {target} SET {sets} WHERE id = ?", (*given.values(), record["id"])
+            )  # type: ignore[index]
+        else:
+            conn.execute(f"DELETE FROM {target} WHERE id = ?", (record["id"],))  # type: ignore[index]
+    return expr.render(op.success, scope)
+
+
+def _now(spec: AppSpec) -> dt.datetime:
+    return dt.datetime.combine(spec.today, dt.time(9, 0))
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _parse(f: FieldSpec, raw: str, view: View) -> Any:
+    """A form value checked against its field; ValueError says what is wrong, for the user."""
+    raw = raw.strip()
+    if raw == "":
+        if f.type == "bool":
+            return False
+        if f.required:
+            raise ValueError("this field is required")
+        return None
+    try:
+        if f.type == "int":
+            value: Any = int(raw)
+        elif f.type in ("float", "money"):
+            value = float(raw)
+        elif f.type == "date":
+            value = dt.date.fromisoformat(raw)
+        elif f.type == "time":
+            value = dt.time.fromisoformat(raw).strftime("%H:%M")
+        elif f.type == "datetime":
+            value = dt.datetime.fromisoformat(raw)
+        elif f.type == "bool":
+            value = raw in ("on", "1", "true", "yes")
+        elif f.type == "ref":
+            value = int(raw)
+        else:
+            value = raw
+    except ValueError:
+        raise ValueError(f"{raw!r} is not a valid {f.type}") from None
+    if f.type in ("int", "float", "money"):
+        if f.min is not None and value < f.min:
+            raise ValueError(f"must be at least {f.min:g}")
+        if f.max is not None and value > f.max:
+            raise ValueError(f"must be at most {f.max:g}")
+    if f.type == "enum" and value not in (f.choices or []):
+        raise ValueError(f"choose one of {', '.join(f.choices or [])}")
+    if f.type == "email" and not _EMAIL.match(value):
+        raise ValueError("is not an email address")
+    if f.type == "ref" and value not in {v for v, _ in view.options(f, f.where)}:
+        raise ValueError("choose one of the listed options")
+    return value
+
+
+def _shown_input(view: View, f: FieldSpec, raw: str) -> str:
+    if f.type == "ref":
+        return dict(view.options(f, f.where)).get(_int(raw), raw)  # type: ignore[arg-type]
+    return raw
+
+
+def _matches(f: FieldSpec, name: str, row: dict[str, Any], value: str) -> bool:
+    if f.type == "ref":
+        return str(row[f"{name}_id"]) == value
+    if f.type == "bool":
+        return str(int(bool(row[name]))) == value
+    if f.type in ("str", "text", "email"):
+        return value.casefold() in str(row[name] or "").casefold()
+    return expr.show(row[name]) == value
+
+
+_HOST: AppHost | None = None
+_HOST_LOCK = threading.Lock()
+
+
+def host() -> AppHost:
+    """This process's app host (started on first use)."""
+    global _HOST
+    with _HOST_LOCK:
+        if _HOST is None:
+            _HOST = AppHost()
+        return _HOST
+
+
+def reset_host_for_tests() -> None:
+    global _HOST
+    with _HOST_LOCK, contextlib.suppress(Exception):
+        if _HOST is not None:
+            _HOST.shutdown()
+        _HOST = None

@@ -1,0 +1,344 @@
+"""AppSpec: one declarative file describes an app, its data, its rules and its tasks.
+
+A spec is YAML or JSON validated by pydantic (``extra="forbid"``, so a typo is an error, not a
+silently ignored key). Cross-references (a ``ref`` to an unknown entity, a page column that is not
+a field, an expression naming something that does not exist) are checked when the spec loads, and
+every error names its place, e.g. ``entities.trip.fields.origin: ref to unknown entity
+'stations'``. The format is documented in the README ("App specs").
+
+Values in expressions follow one rule everywhere: a ``ref`` reads as the referenced row's display
+text, and ``<field>_id`` is its id; dates are dates, ``today`` is the spec's fixed date, so tasks
+and rules are reproducible.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from palaestra.synth_apps import expr
+
+TYPES = (
+    "str",
+    "text",
+    "int",
+    "float",
+    "money",
+    "bool",
+    "date",
+    "time",
+    "datetime",
+    "email",
+    "enum",
+    "ref",
+)
+DOMAINS_DIR = Path(__file__).parent / "domains"
+
+
+class SpecError(ValueError):
+    """A spec that cannot become an app; the message names the place."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FieldSpec(_Model):
+    """A column (or a form input): its type, constraints and how seed data is made."""
+
+    type: str
+    label: str | None = None
+    required: bool = True
+    min: float | None = Field(None, description="numbers: lowest; dates: days after today")
+    max: float | None = Field(None, description="numbers: highest; dates: days after today")
+    choices: list[str] | None = Field(None, description="enum values")
+    to: str | None = Field(None, description="ref: the entity referenced")
+    where: str | None = Field(None, description="ref inputs: which rows to offer (expression)")
+    differs_from: str | None = Field(None, description="seed: never equal to this field")
+    faker: str | None = Field(None, description="seed: a Faker provider, e.g. 'city'")
+    pattern: str | None = Field(None, description="seed: '#' digit, '?' letter, e.g. 'IC ###'")
+    values: list[Any] | None = Field(None, description="seed: pick from these")
+    expr: str | None = Field(None, description="seed: computed from the row so far")
+    unique: bool = False
+    default: Any = None
+    hidden: bool = Field(False, description="never shown in pages (internal bookkeeping)")
+
+    def title(self, name: str) -> str:
+        return self.label or name.replace("_", " ").capitalize()
+
+
+class SeedSpec(_Model):
+    count: int = Field(0, ge=0, le=100_000)
+    rows: list[dict[str, Any]] = Field(
+        default_factory=list, description="fixed rows; a ref is given by its display text"
+    )
+
+
+class EntitySpec(_Model):
+    label: str
+    plural: str | None = None
+    display: str = Field(description="the field that names a row (link text, ref text)")
+    fields: dict[str, FieldSpec]
+    seed: SeedSpec = Field(default_factory=SeedSpec)
+    order: str | None = Field(None, description="default sort, e.g. 'date, departs'")
+
+    @property
+    def plural_label(self) -> str:
+        return self.plural or f"{self.label}s"
+
+
+class PageSpec(_Model):
+    """A list page of an entity, with a filter form when ``filters`` are given."""
+
+    entity: str
+    label: str
+    filters: list[str] = Field(default_factory=list)
+    columns: list[str] = Field(default_factory=list)
+    where: str | None = Field(None, description="only rows for which this holds")
+
+
+class StepSpec(_Model):
+    title: str
+    inputs: dict[str, FieldSpec]
+
+
+class RuleSpec(_Model):
+    require: str
+    message: str
+    keywords: list[str] = Field(
+        default_factory=list, description="words an agent's 'infeasible' reason may use"
+    )
+
+
+class EffectSpec(_Model):
+    create: str | None = None
+    update: Literal["record"] | None = None
+    delete: Literal["record"] | None = None
+    values: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EffectSpec:
+        if sum(x is not None for x in (self.create, self.update, self.delete)) != 1:
+            raise ValueError("an effect is exactly one of create, update, delete")
+        return self
+
+
+class OperationSpec(_Model):
+    label: str
+    entity: str | None = Field(None, description="the row it starts from (a detail page)")
+    when: str | None = Field(None, description="offered only when this holds")
+    steps: list[StepSpec] = Field(default_factory=list)
+    let: dict[str, str] = Field(default_factory=dict)
+    rules: list[RuleSpec] = Field(default_factory=list)
+    effects: list[EffectSpec]
+    success: str = "Done."
+    confirm: bool = True
+
+    def inputs(self) -> dict[str, FieldSpec]:
+        return {k: v for step in self.steps for k, v in step.inputs.items()}
+
+
+class TaskTemplate(_Model):
+    """A recipe for tasks; the generator grounds it in seeded rows."""
+
+    kind: Literal["operation", "info", "infeasible"]
+    instruction: str
+    operation: str | None = None
+    entity: str | None = None
+    field: str | None = Field(None, description="info: the field whose value is asked")
+    pick: str | None = Field(None, description="which rows qualify (expression over record)")
+    inputs: dict[str, str] = Field(default_factory=dict, description="input -> generator expr")
+    violate: str | None = Field(None, description="infeasible: a rule's require, or 'missing'")
+    missing: dict[str, str] = Field(
+        default_factory=dict, description="infeasible 'missing': filter -> an absent value expr"
+    )
+    normalize: Literal["text", "number", "date"] = "text"
+    difficulty: Literal["easy", "medium", "hard"] = "medium"
+    weight: float = 1.0
+
+
+class AppSpec(_Model):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    title: str
+    description: str = ""
+    today: dt.date = dt.date(2026, 12, 1)
+    entities: dict[str, EntitySpec]
+    pages: list[PageSpec]
+    operations: dict[str, OperationSpec] = Field(default_factory=dict)
+    tasks: list[TaskTemplate] = Field(default_factory=list)
+    synonyms: dict[str, list[str]] = Field(
+        default_factory=dict, description="label -> alternatives that variants may use"
+    )
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> AppSpec:
+        _check(self)
+        return self
+
+    def page_for(self, entity: str) -> PageSpec | None:
+        return next((p for p in self.pages if p.entity == entity), None)
+
+    def seed_order(self) -> list[str]:
+        """Entities in an order where every ref points to an entity seeded before."""
+        done: list[str] = []
+        pending = list(self.entities)
+        while pending:
+            for name in pending:
+                refs = {f.to for f in self.entities[name].fields.values() if f.type == "ref"}
+                if refs <= {*done, name}:
+                    done.append(name)
+                    pending.remove(name)
+                    break
+            else:
+                raise SpecError(f"entities: refs form a cycle among {pending}")
+        return done
+
+
+def _fail(place: str, message: str) -> None:
+    raise ValueError(f"{place}: {message}")
+
+
+def _check_field(place: str, f: FieldSpec, spec: AppSpec) -> None:
+    if f.type not in TYPES:
+        _fail(place, f"unknown field type {f.type!r}; known: {', '.join(TYPES)}")
+    if f.type == "enum" and not f.choices:
+        _fail(place, "an enum needs choices")
+    if f.type == "ref" and f.to not in spec.entities:
+        _fail(place, f"ref to unknown entity {f.to!r}; entities: {sorted(spec.entities)}")
+    if f.type != "ref" and (f.to or f.where):
+        _fail(place, "'to' and 'where' are for ref fields only")
+    for key in ("expr", "where"):
+        source = getattr(f, key)
+        if source:
+            try:
+                expr.parse(source)
+            except expr.ExprError as exc:
+                _fail(f"{place}.{key}", str(exc))
+
+
+def _check_expr(place: str, source: str, allowed: set[str]) -> None:
+    try:
+        unknown = expr.names(source) - allowed
+    except expr.ExprError as exc:
+        _fail(place, str(exc))
+    if unknown:
+        _fail(place, f"{source!r} names {sorted(unknown)}; it may use {sorted(allowed)}")
+
+
+def _check(spec: AppSpec) -> None:
+    for name, entity in spec.entities.items():
+        place = f"entities.{name}"
+        if entity.display not in entity.fields:
+            _fail(f"{place}.display", f"{entity.display!r} is not a field of {name}")
+        for fname, f in entity.fields.items():
+            _check_field(f"{place}.fields.{fname}", f, spec)
+            if f.differs_from and f.differs_from not in entity.fields:
+                _fail(f"{place}.fields.{fname}.differs_from", f"no field {f.differs_from!r}")
+    spec.seed_order()
+    for i, page in enumerate(spec.pages):
+        place = f"pages.{i}"
+        if page.entity not in spec.entities:
+            _fail(f"{place}.entity", f"unknown entity {page.entity!r}")
+        fields = spec.entities[page.entity].fields
+        for key in ("filters", "columns"):
+            for col in getattr(page, key):
+                if col not in fields:
+                    _fail(f"{place}.{key}", f"{col!r} is not a field of {page.entity}")
+        if page.where:
+            _check_expr(f"{place}.where", page.where, {"record", "today"})
+    for name, op in spec.operations.items():
+        place = f"operations.{name}"
+        if op.entity is not None and op.entity not in spec.entities:
+            _fail(f"{place}.entity", f"unknown entity {op.entity!r}")
+        scope = {"input", "today", "now", *op.let}
+        if op.entity:
+            scope.add("record")
+        for fname, f in op.inputs().items():
+            _check_field(f"{place}.inputs.{fname}", f, spec)
+        if op.when:
+            _check_expr(f"{place}.when", op.when, scope - {"input", *op.let})
+        for key, source in op.let.items():
+            _check_expr(f"{place}.let.{key}", source, scope)
+        for j, rule in enumerate(op.rules):
+            _check_expr(f"{place}.rules.{j}.require", rule.require, scope)
+        for j, effect in enumerate(op.effects):
+            target = effect.create or op.entity
+            if effect.create and effect.create not in spec.entities:
+                _fail(f"{place}.effects.{j}.create", f"unknown entity {effect.create!r}")
+            if target is None:
+                _fail(f"{place}.effects.{j}", "update/delete need the operation's entity")
+            columns = _columns(spec.entities[target])
+            for key, source in effect.values.items():
+                if key not in columns:
+                    _fail(f"{place}.effects.{j}.values.{key}", f"not a column of {target}")
+                _check_expr(f"{place}.effects.{j}.values.{key}", source, scope)
+    for i, t in enumerate(spec.tasks):
+        _check_template(f"tasks.{i}", t, spec)
+
+
+def _columns(entity: EntitySpec) -> set[str]:
+    cols = set(entity.fields)
+    cols |= {f"{k}_id" for k, f in entity.fields.items() if f.type == "ref"}
+    return cols
+
+
+def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
+    if t.kind in ("operation", "infeasible"):
+        if t.operation not in spec.operations:
+            _fail(f"{place}.operation", f"unknown operation {t.operation!r}")
+        op = spec.operations[t.operation]
+        missing = set(op.inputs()) - set(t.inputs)
+        if missing:
+            _fail(f"{place}.inputs", f"no generator for input(s) {sorted(missing)}")
+        entity = op.entity
+    else:
+        entity = t.entity
+        if entity not in spec.entities:
+            _fail(f"{place}.entity", f"unknown entity {entity!r}")
+        if t.field not in spec.entities[entity].fields:
+            _fail(f"{place}.field", f"{t.field!r} is not a field of {entity}")
+    if entity is not None and spec.page_for(entity) is None:
+        _fail(place, f"no page lists {entity}, so an agent could never reach its rows")
+    scope = {"record", "input", "today", "fake", "rng"}
+    if t.pick:
+        _check_expr(f"{place}.pick", t.pick, scope)
+    if t.kind == "infeasible":
+        op = spec.operations[t.operation]  # type: ignore[index]
+        requires = [r.require for r in op.rules]
+        if t.violate != "missing" and t.violate not in requires:
+            _fail(f"{place}.violate", f"must be 'missing' or one of the rules: {requires}")
+        if t.violate == "missing" and not t.missing:
+            _fail(f"{place}.missing", "name the filter(s) and the absent value(s)")
+
+
+def load_spec(source: str | Path | dict[str, Any]) -> AppSpec:
+    """A spec from a dict, a file path, or the name of a built-in domain."""
+    if isinstance(source, dict):
+        data, where = source, "spec"
+    else:
+        path = Path(source)
+        if not path.suffix and (DOMAINS_DIR / f"{source}.yaml").exists():
+            path = DOMAINS_DIR / f"{source}.yaml"
+        if not path.exists():
+            raise SpecError(
+                f"no spec file {path} and no built-in domain {str(source)!r}; "
+                f"domains: {domain_names()}"
+            )
+        data, where = yaml.safe_load(path.read_text()), str(path)
+    try:
+        return AppSpec.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{loc}: {msg}" if loc else msg)
+        raise SpecError(f"{where}: " + "; ".join(lines)) from None
+
+
+def domain_names() -> list[str]:
+    return sorted(p.stem for p in DOMAINS_DIR.glob("*.yaml"))
