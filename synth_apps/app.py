@@ -513,15 +513,16 @@ def apply(
 
     Raises RuleViolation (nothing changed) or returns the success message.
     """
+    ds = data.Scope(spec, conn)
     scope: dict[str, Any] = {"input": inputs, "today": spec.today, "now": _now(spec)}
     if record is not None:
         scope["record"] = record
+    fns = db_functions(ds, scope)
     for key, source in op.let.items():
-        scope[key] = expr.evaluate(source, scope)
+        scope[key] = expr.evaluate(source, scope, fns)
     for rule in op.rules:
-        if not expr.evaluate(rule.require, scope):
+        if not expr.evaluate(rule.require, scope, fns):
             raise RuleViolation(rule.message)
-    ds = data.Scope(spec, conn)
     created: dict[str, Any] = {}
     for effect in op.effects:
         target = effect.create or op.entity
@@ -545,9 +546,33 @@ def apply(
             conn.execute(
                 f"UPDATE {target} SET {sets} WHERE id = ?", (*given.values(), record["id"])
             )  # type: ignore[index]
+        elif effect.clear:
+            for row in ds.rows(target, None):  # type: ignore[arg-type]
+                if effect.where is None or expr.evaluate(effect.where, {**scope, "row": row}, fns):
+                    conn.execute(f"DELETE FROM {target} WHERE id = ?", (row["id"],))
         else:
             conn.execute(f"DELETE FROM {target} WHERE id = ?", (record["id"],))  # type: ignore[index]
-    return expr.render(op.success, scope)
+    return expr.render(op.success, scope, fns)
+
+
+def db_functions(ds: data.Scope, scope: dict[str, Any]) -> dict[str, Any]:
+    """``count(entity, where)`` and ``total(entity, value, where)`` over the session's rows;
+    ``where``/``value`` see the outer scope plus ``row``, e.g. a conflict check
+    ``count('event', "row.date == input.date and row.start < input.end") == 0``."""
+
+    def matching(entity: str, where: str) -> list[dict[str, Any]]:
+        return [r for r in ds.rows(entity) if expr.evaluate(where, {**scope, "row": r})]
+
+    def count(entity: str, where: str = "True") -> int:
+        return len(matching(entity, where))
+
+    def total(entity: str, value: str, where: str = "True") -> float:
+        return round(
+            sum(float(expr.evaluate(value, {**scope, "row": r})) for r in matching(entity, where)),
+            2,
+        )
+
+    return {**expr.FUNCTIONS, "count": count, "total": total}
 
 
 def _now(spec: AppSpec) -> dt.datetime:

@@ -207,7 +207,9 @@ def _get(value: Any, key: Any) -> Any:
     raise ExprError(f"cannot read {key!r} of a {type(value).__name__}")
 
 
-def render(template: str, scope: Mapping[str, Any]) -> str:
+def render(
+    template: str, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] = FUNCTIONS
+) -> str:
     """Fill ``{expr}`` holes of a text template (instructions, messages) with the evaluator."""
     out, i = [], 0
     while i < len(template):
@@ -219,7 +221,7 @@ def render(template: str, scope: Mapping[str, Any]) -> str:
         if end < 0:
             raise ExprError(f"unclosed '{{' in template {template!r}")
         out.append(template[i:start])
-        out.append(show(evaluate(template[start + 1 : end], scope)))
+        out.append(show(evaluate(template[start + 1 : end], scope, functions)))
         i = end + 1
     return "".join(out)
 

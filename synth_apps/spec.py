@@ -118,12 +118,15 @@ class EffectSpec(_Model):
     create: str | None = None
     update: Literal["record"] | None = None
     delete: Literal["record"] | None = None
+    clear: str | None = Field(None, description="delete every row of this entity (cart)")
+    where: str | None = Field(None, description="clear: only rows for which this holds")
     values: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_kind(self) -> EffectSpec:
-        if sum(x is not None for x in (self.create, self.update, self.delete)) != 1:
-            raise ValueError("an effect is exactly one of create, update, delete")
+        kinds = (self.create, self.update, self.delete, self.clear)
+        if sum(x is not None for x in kinds) != 1:
+            raise ValueError("an effect is exactly one of create, update, delete, clear")
         return self
 
 
@@ -266,9 +269,13 @@ def _check(spec: AppSpec) -> None:
         for j, rule in enumerate(op.rules):
             _check_expr(f"{place}.rules.{j}.require", rule.require, scope)
         for j, effect in enumerate(op.effects):
-            target = effect.create or op.entity
-            if effect.create and effect.create not in spec.entities:
-                _fail(f"{place}.effects.{j}.create", f"unknown entity {effect.create!r}")
+            target = effect.create or effect.clear or op.entity
+            for key in ("create", "clear"):
+                name = getattr(effect, key)
+                if name and name not in spec.entities:
+                    _fail(f"{place}.effects.{j}.{key}", f"unknown entity {name!r}")
+            if effect.where:
+                _check_expr(f"{place}.effects.{j}.where", effect.where, scope | {"row"})
             if target is None:
                 _fail(f"{place}.effects.{j}", "update/delete need the operation's entity")
             columns = _columns(spec.entities[target])
@@ -303,7 +310,7 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
             _fail(f"{place}.field", f"{t.field!r} is not a field of {entity}")
     if entity is not None and spec.page_for(entity) is None:
         _fail(place, f"no page lists {entity}, so an agent could never reach its rows")
-    scope = {"record", "input", "today", "fake", "rng"}
+    scope = {"record", "input", "today", "missing"}
     if t.pick:
         _check_expr(f"{place}.pick", t.pick, scope)
     if t.kind == "infeasible":
@@ -313,6 +320,8 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
             _fail(f"{place}.violate", f"must be 'missing' or one of the rules: {requires}")
         if t.violate == "missing" and not t.missing:
             _fail(f"{place}.missing", "name the filter(s) and the absent value(s)")
+        if t.missing and not any(set(t.missing) <= set(p.filters) for p in spec.pages):
+            _fail(f"{place}.missing", f"no page has all of {sorted(t.missing)} as filters")
 
 
 def load_spec(source: str | Path | dict[str, Any]) -> AppSpec:

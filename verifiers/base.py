@@ -139,8 +139,15 @@ def _regex(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 
 
 def _all(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
+    """Every check must pass; the score is the mean of the scored checks. A check marked
+    ``"gate": true`` scores nothing itself but zeroes the score when it fails, so doing nothing
+    does not earn credit for the checks that only forbid things (no rule broken, no row lost)."""
     kids = [evaluate(c, probe) for c in spec["checks"]]
-    score = sum(k.score for k in kids) / len(kids) if kids else 1.0
+    gates = [k for k, c in zip(kids, spec["checks"], strict=True) if c.get("gate")]
+    scored = [k for k, c in zip(kids, spec["checks"], strict=True) if not c.get("gate")]
+    score = sum(k.score for k in scored) / len(scored) if scored else 1.0
+    if not all(g.passed for g in gates):
+        score = 0.0
     return CheckResult("all", all(k.passed for k in kids), score, "", kids)
 
 
@@ -169,7 +176,7 @@ def evaluate(spec: Mapping[str, Any], probe: StateProbe) -> CheckResult:
     fn = _COMPOSITES.get(str(kind)) or _KINDS.get(str(kind))
     if fn is None:
         raise ValueError(f"unknown check kind {kind!r}; known: {check_kinds()}")
-    fields = {k: v for k, v in spec.items() if k != "kind"}
+    fields = {k: v for k, v in spec.items() if k not in ("kind", "gate")}
     return fn(probe, fields)
 
 

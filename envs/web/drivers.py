@@ -3,7 +3,9 @@
 A driver knows how to start a task's page (seed it, read its goal), when the page itself ends
 the episode, and what privileged state the verifier reads. ``setup.driver`` names one; the
 plain driver opens ``setup.start_url`` and leaves ending to the agent. Benchmarks add theirs
-to :data:`DRIVERS` (``"miniwob"`` wraps MiniWoB++'s ``core.js`` protocol).
+to :data:`DRIVERS` (``"miniwob"`` wraps MiniWoB++'s ``core.js`` protocol, ``"synth"`` serves a
+synthesized app). A session keeps one instance per driver for its whole life, so a driver may
+hold per-session resources (an app database) and release them in an optional ``close()``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from typing import Any, Protocol
 DRIVERS: dict[str, str] = {
     "plain": "palaestra.envs.web.drivers:PlainDriver",
     "miniwob": "palaestra.envs.web.miniwob:MiniWobDriver",
+    "synth": "palaestra.synth_apps.driver:SynthDriver",
 }
 
 
 class TaskDriver(Protocol):
     def sites(self, setup: dict[str, Any]) -> dict[str, str]:
-        """Folders this task serves on loopback (name -> folder)."""
+        """What this task serves on loopback: name -> a folder, or the origin of a server."""
         ...
 
     def start_url(self, setup: dict[str, Any], origins: dict[str, str]) -> str | None:
@@ -53,9 +56,12 @@ class PlainDriver:
         return {"title": await page.title()}
 
 
-def driver_for(setup: dict[str, Any]) -> TaskDriver:
+def driver_for(setup: dict[str, Any], cache: dict[str, TaskDriver]) -> TaskDriver:
+    """The session's instance of the task's driver (made on first use)."""
     name = setup.get("driver", "plain")
     if name not in DRIVERS:
         raise ValueError(f"unknown web task driver {name!r}; known: {sorted(DRIVERS)}")
-    module, _, attr = DRIVERS[name].partition(":")
-    return getattr(importlib.import_module(module), attr)()
+    if name not in cache:
+        module, _, attr = DRIVERS[name].partition(":")
+        cache[name] = getattr(importlib.import_module(module), attr)()
+    return cache[name]

@@ -81,6 +81,7 @@ WEB_ACTIONS = ActionSet(
             "send_msg_to_user", "Send a message to the user (answers go here).", Param("text")
         ),
         primitive("report_infeasible", "Say the task cannot be done, and why.", Param("reason")),
+        primitive("done", "Say the task is finished (ends the episode)."),
         primitive(
             "noop",
             "Do nothing, waiting wait_ms milliseconds.",
@@ -190,6 +191,7 @@ class WebEnv(PalaestraEnv):
         self._b: Browsing | None = None
         self._next_bid = 1
         self._driver: TaskDriver | None = None
+        self._drivers: dict[str, TaskDriver] = {}  # a driver lives as long as the session
         self._prepared: tuple[Any, asyncio.Future[Any]] | None = None
         self._prefetch: tuple[frozenset[str], str | None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -246,14 +248,21 @@ class WebEnv(PalaestraEnv):
 
     def close(self) -> None:
         self._discard_context()
+        for driver in self._drivers.values():
+            if hasattr(driver, "close"):
+                driver.close()
+        self._drivers.clear()
 
     # ----- async side ------------------------------------------------------------------
     def _plan(self, task: Task | None) -> tuple[Any, ...]:
         """What a reset needs: driver, allowed origins, start URL and the setup."""
         setup = dict(task.setup) if task else {}
-        driver = driver_for(setup)
+        driver = driver_for(setup, self._drivers)
         folders = {**driver.sites(setup), **setup.get("sites", {})}
-        origins = {name: sites.origin(folder) for name, folder in folders.items()}
+        origins = {
+            name: where if str(where).startswith("http://") else sites.origin(where)
+            for name, where in folders.items()
+        }
         allowed = frozenset([*origins.values(), *setup.get("allowed_origins", [])])
         return driver, allowed, driver.start_url(setup, origins), setup
 
@@ -379,6 +388,8 @@ class WebEnv(PalaestraEnv):
                 b.chat.append(f"assistant: {a['text']}")
             elif name == "report_infeasible":
                 b.chat.append(f"assistant (infeasible): {a['reason']}")
+                return True
+            elif name == "done":
                 return True
             elif name == "noop":
                 await asyncio.sleep(a["wait_ms"] / 1000)

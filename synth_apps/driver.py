@@ -1,0 +1,66 @@
+"""The web family's driver for synthesized apps (``setup.driver = "synth"``).
+
+A task names its app (``app``: a built-in domain or a spec file), the variant, the layout and
+the data seed. The session keeps one app session (token + database copy) for its whole life and
+restores the database at every reset, which is a file copy. The start page is the app's home,
+which never reads the database, so the page the env loads ahead of a reset stays true after the
+restore. The verifier's state is the database path, read on the worker; the page has no route to
+it.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from palaestra.synth_apps.app import AppSession, host
+from palaestra.synth_apps.spec import AppSpec, load_spec
+from palaestra.synth_apps.variants import make_variant
+
+
+@lru_cache(maxsize=64)
+def spec_for(app: str) -> AppSpec:
+    return load_spec(app)
+
+
+class SynthDriver:
+    def __init__(self) -> None:
+        self.session: AppSession | None = None
+        self._key: tuple[Any, ...] | None = None
+
+    def _open(self, setup: dict[str, Any]) -> AppSession:
+        key = (
+            setup["app"],
+            int(setup.get("variant", 0)),
+            setup.get("layout", "desktop"),
+            int(setup.get("data_seed", 0)),
+        )
+        if self.session is None or key != self._key:
+            self.close()
+            spec = spec_for(key[0])
+            self.session = host().open(spec, make_variant(spec, key[1], key[2]), key[3])
+            self._key = key
+        return self.session
+
+    def sites(self, setup: dict[str, Any]) -> dict[str, str]:
+        self._open(setup)
+        return {"app": host().origin}
+
+    def start_url(self, setup: dict[str, Any], origins: dict[str, str]) -> str:
+        return host().url(self._open(setup))
+
+    async def begin(self, page: Any, setup: dict[str, Any], seed: int) -> None:
+        self._open(setup).restore()
+        return None
+
+    async def done(self, page: Any) -> bool:
+        return False
+
+    async def state(self, page: Any) -> dict[str, Any]:
+        assert self.session is not None
+        return {"app_db": str(self.session.db), "app": self.session.spec.name}
+
+    def close(self) -> None:
+        if self.session is not None:
+            host().close(self.session.token)
+            self.session = None

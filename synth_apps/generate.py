@@ -1,0 +1,626 @@
+"""Task generation: templates grounded in seeded rows, with verifiers and planned oracles.
+
+For each task the generator picks rows and inputs, then *simulates* the operation with the app's
+own :func:`~palaestra.synth_apps.app.apply` on an in-memory copy of the seeded database. The
+difference between the seeded and the simulated database becomes the verifier (SQL checks on the
+final database: the created row with its values, exactly one of it, the updated columns), so a
+verifier is derived from what the app really does, not written by hand. The oracle is planned
+from the spec and the variant (which link, which labels, which values) as semantic steps that
+:mod:`palaestra.synth_apps.oracle` resolves against each observation, like an agent would.
+Mutations (a different value, a second booking, nothing done) come with each task, for
+execution validation to prove that the verifier rejects near misses.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from faker import Faker
+
+from palaestra.synth_apps import data, expr
+from palaestra.synth_apps.app import RuleViolation, apply, db_functions
+from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
+from palaestra.synth_apps.variants import Variant, make_variant
+from palaestra.tasks import Task
+
+ENV_ID = "palaestra/web-v0"
+MAX_TRIES = 40
+
+
+class GenerationError(ValueError):
+    """A template that cannot be grounded (no row qualifies, every draw breaks a rule)."""
+
+
+@dataclass
+class Generated:
+    task: Task
+    mutations: list[dict[str, Any]] = field(default_factory=list)
+
+
+class TaskGenerator:
+    """Tasks for one app variant; deterministic for (spec, variant, data seed, seed)."""
+
+    def __init__(
+        self,
+        spec: AppSpec,
+        *,
+        variant: int = 0,
+        layout: str = "desktop",
+        data_seed: int = 0,
+        app_ref: str | None = None,
+    ) -> None:
+        self.spec = spec
+        self.variant: Variant = make_variant(spec, variant, layout)  # type: ignore[arg-type]
+        self.data_seed = data_seed
+        self.app_ref = app_ref or spec.name
+        self.template = data.template(spec, data_seed)
+        self.base = data.connect(self.template, readonly=True)
+        self.scope = data.Scope(spec, self.base)
+        self.counts = self._counts(self.base)
+
+    # ----- public ---------------------------------------------------------------------------
+    def generate(self, count: int, seed: int = 0, prefix: str = "") -> list[Generated]:
+        """``count`` distinct tasks (fewer only if the templates run out of distinct ones)."""
+        if not self.spec.tasks:
+            raise GenerationError(f"{self.spec.name}: the spec has no task templates")
+        rng = random.Random(f"{self.spec.name}:{self.variant.index}:{seed}")
+        fake = Faker()
+        fake.seed_instance(rng.randrange(1 << 30))
+        out: list[Generated] = []
+        seen: set[str] = set()
+        failures: dict[int, str] = {}
+        weights = [t.weight for t in self.spec.tasks]
+        attempts = 0
+        while len(out) < count and attempts < count * 20:
+            attempts += 1
+            index = rng.choices(range(len(self.spec.tasks)), weights)[0]
+            template = self.spec.tasks[index]
+            try:
+                made = self.ground(template, rng, fake)
+            except GenerationError as exc:
+                failures[index] = str(exc)
+                continue
+            if made.task.instruction in seen:
+                continue
+            seen.add(made.task.instruction)
+            made.task.id = f"{prefix}{self.spec.name}-v{self.variant.index}-{len(out):04d}"
+            made.task.metadata["template"] = index
+            out.append(made)
+        if not out and failures:
+            raise GenerationError("; ".join(f"tasks.{i}: {m}" for i, m in failures.items()))
+        return out
+
+    def ground(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
+        if t.kind == "info":
+            return self._info(t, rng)
+        if t.kind == "infeasible" and t.violate == "missing":
+            return self._missing(t, rng, fake)
+        return self._operation(t, rng, fake)
+
+    # ----- kinds ----------------------------------------------------------------------------
+    def _info(self, t: TaskTemplate, rng: random.Random) -> Generated:
+        entity = t.entity
+        rows = self._reachable(entity, t.pick)  # type: ignore[arg-type]
+        if not rows:
+            raise GenerationError(f"no {entity} row qualifies for {t.pick!r}")
+        record, page = rng.choice(rows)
+        answer = expr.show(record[t.field])
+        others = {expr.show(r[t.field]) for r, _ in rows} - {answer}
+        plan = [
+            *self._navigate(entity, record, page),
+            {"op": "say", "text": answer},  # type: ignore[arg-type]
+            {"op": "done"},
+        ]
+        verifier = {
+            "kind": "all",
+            "checks": [
+                {"kind": "answer", "value": answer, "normalize": t.normalize},
+                {"kind": "feasible", "gate": True},
+            ],
+        }
+        wrong = sorted(others)[0] if others else f"{answer} (unsure)"
+        mutations = [
+            {"name": "a different value", "chat": [f"assistant: {wrong}"]},
+            {"name": "no answer", "chat": []},
+        ]
+        scope = {"record": record, "today": self.spec.today}
+        return self._task(t, scope, verifier, plan, mutations)
+
+    def _operation(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
+        op = self.spec.operations[t.operation]  # type: ignore[index]
+        violate = t.violate if t.kind == "infeasible" else None
+        candidates = self._reachable(op.entity, t.pick) if op.entity else [(None, None)]
+        if not candidates:
+            raise GenerationError(f"no {op.entity} row qualifies for {t.pick!r}")
+        last = "no draw"
+        for _ in range(MAX_TRIES):
+            record, page = rng.choice(candidates)
+            try:
+                raw, shown = self._inputs(op, t, record, rng, fake)
+            except (GenerationError, expr.ExprError) as exc:
+                last = str(exc)
+                continue
+            if (
+                record is not None
+                and op.when
+                and not expr.evaluate(op.when, {"record": record, "today": self.spec.today})
+            ):
+                last = "the operation is not offered for the drawn row"
+                continue
+            sim = self._simulate(op, record, raw)
+            if violate is None and isinstance(sim, str):
+                last = f"the draw breaks a rule: {sim}"
+                continue
+            if violate is not None:
+                rule = next(r for r in op.rules if r.require == violate)
+                if sim != rule.message:
+                    last = f"the draw does not break {violate!r}"
+                    continue
+                return self._infeasible_op(t, op, record, page, raw, shown, rule)
+            assert isinstance(sim, sqlite3.Connection)
+            return self._state_task(t, op, record, page, raw, shown, sim)
+        raise GenerationError(f"{MAX_TRIES} draws failed (last: {last})")
+
+    def _state_task(
+        self,
+        t: TaskTemplate,
+        op: OperationSpec,
+        record: Any,
+        page: Any,
+        raw: dict[str, Any],
+        shown: dict[str, Any],
+        sim: sqlite3.Connection,
+    ) -> Generated:
+        checks, mutations = self._diff(sim)
+        if not checks:
+            raise GenerationError("the operation changes nothing, so it cannot be verified")
+        plan = [*self._perform(op, record, page, shown), {"op": "done"}]
+        verifier = {"kind": "all", "checks": [*checks, {"kind": "feasible", "gate": True}]}
+        mutations.append({"name": "nothing done", "restore": True})
+        scope = {"record": record, "input": shown, "today": self.spec.today}
+        return self._task(t, scope, verifier, plan, mutations)
+
+    def _infeasible_op(
+        self,
+        t: TaskTemplate,
+        op: OperationSpec,
+        record: Any,
+        page: Any,
+        raw: dict[str, Any],
+        shown: dict[str, Any],
+        rule: Any,
+    ) -> Generated:
+        unchanged = self._unchanged(op, record)
+        plan = [
+            *self._perform(op, record, page, shown),
+            {"op": "infeasible", "reason": rule.message},
+        ]
+        keywords = rule.keywords or [rule.message]
+        verifier = {
+            "kind": "all",
+            "checks": [{"kind": "infeasible", "keywords": keywords}, *_gates(unchanged)],
+        }
+        mutations = [
+            {"name": "no report", "chat": []},
+            {
+                "name": "a reason that names no cause",
+                "chat": ["assistant (infeasible): I would rather not."],
+            },
+            *self._forced_changes(op),
+        ]
+        scope = {"record": record, "input": shown, "today": self.spec.today}
+        return self._task(t, scope, verifier, plan, mutations)
+
+    def _missing(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
+        op = self.spec.operations[t.operation]  # type: ignore[index]
+        pages = [p for p in self.spec.pages if set(t.missing) <= set(p.filters)]
+        page = next((p for p in pages if p.entity == op.entity), pages[0] if pages else None)
+        if page is None:
+            raise GenerationError(f"no page filters on all of {sorted(t.missing)}")
+        fns = self._gen_functions(rng, fake)
+        missing: dict[str, str] = {}
+        for name, source in t.missing.items():
+            for _ in range(MAX_TRIES):
+                value = expr.show(expr.evaluate(source, {"today": self.spec.today}, fns))
+                if not self._present(page.entity, name, value):
+                    missing[name] = value
+                    break
+            else:
+                raise GenerationError(f"missing.{name}: every drawn value exists")
+        plan: list[dict[str, Any]] = [
+            {"op": "click", "role": "link", "name": self.variant.label(page.label)}
+        ]
+        e = self.spec.entities[page.entity]
+        typed = [n for n in missing if n in page.filters and e.fields[n].type in ("str", "text")]
+        for name in typed:
+            plan.append(
+                {"op": "set", "label": self._label(name, e.fields[name]), "value": missing[name]}
+            )
+        if typed:
+            plan.append({"op": "click", "role": "button", "name": self.variant.label("Search")})
+        what = ", ".join(missing.values())
+        plan.append({"op": "infeasible", "reason": f"There is no {what} here."})
+        verifier = {
+            "kind": "all",
+            "checks": [
+                {"kind": "infeasible", "keywords": list(missing.values())},
+                *_gates(self._counts_unchanged()),
+            ],
+        }
+        mutations = [
+            {"name": "no report", "chat": []},
+            {
+                "name": "a reason that names no cause",
+                "chat": ["assistant (infeasible): I would rather not."],
+            },
+            *self._forced_changes(op),
+        ]
+        scope = {"missing": missing, "today": self.spec.today}
+        return self._task(t, scope, verifier, plan, mutations)
+
+    # ----- grounding helpers ----------------------------------------------------------------
+    def _gen_functions(self, rng: random.Random, fake: Faker) -> dict[str, Any]:
+        return {
+            **expr.FUNCTIONS,
+            "randint": rng.randint,
+            "choice": lambda seq: rng.choice(list(seq)),
+            "uniform": lambda a, b: round(rng.uniform(a, b), 2),
+            "fake": lambda provider, **kw: getattr(fake, provider)(**kw),
+        }
+
+    def _inputs(
+        self, op: OperationSpec, t: TaskTemplate, record: Any, rng: random.Random, fake: Faker
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Draw inputs: ``raw`` as a form would submit them, ``shown`` as the agent reads them."""
+        fns = self._gen_functions(rng, fake)
+        scope = {"record": record, "today": self.spec.today}
+        raw: dict[str, Any] = {}
+        shown: dict[str, Any] = {}
+        for name, f in op.inputs().items():
+            value = expr.evaluate(t.inputs[name], scope, fns)
+            if f.type == "ref":
+                rows = self.scope.rows(f.to, f.where, today=self.spec.today)  # type: ignore[arg-type]
+                ids = [r["id"] for r in rows if self.scope.display(f.to, r) == expr.show(value)]  # type: ignore[arg-type]
+                if len(ids) != 1:
+                    raise GenerationError(f"input {name}: {value!r} names {len(ids)} {f.to} rows")
+                raw[name] = str(ids[0])
+                shown[name] = expr.show(value)
+            else:
+                raw[name] = expr.show(data.to_py(f, data.to_db(f, value)))
+                shown[name] = raw[name]
+        return raw, shown
+
+    def _simulate(
+        self, op: OperationSpec, record: Any, raw: dict[str, Any]
+    ) -> sqlite3.Connection | str:
+        """Run the operation on a copy of the seeded database: its connection, or the message
+        of the rule it breaks."""
+        conn = sqlite3.connect(":memory:")
+        self.base.backup(conn)
+        conn.row_factory = sqlite3.Row
+        inputs = self._input_scope(op, raw, conn)
+        try:
+            apply(self.spec, conn, op, record, inputs)
+        except RuleViolation as exc:
+            conn.close()
+            return str(exc)
+        conn.commit()
+        return conn
+
+    def _input_scope(self, op: OperationSpec, raw: dict[str, Any], conn: Any) -> dict[str, Any]:
+        ds = data.Scope(self.spec, conn)
+        scope: dict[str, Any] = {}
+        for name, f in op.inputs().items():
+            value = raw.get(name, "")
+            if f.type == "ref":
+                row = ds.row(f.to, int(value))  # type: ignore[arg-type]
+                scope[f"{name}_id"], scope[f"{name}_row"] = int(value), row or {}
+                scope[name] = ds.display(f.to, row) if row else ""  # type: ignore[arg-type]
+            else:
+                scope[name] = data.to_py(f, data.to_db(f, _typed(f, value)))
+        return scope
+
+    def _reachable(self, entity: str, pick: str | None) -> list[tuple[dict, PageSpec]]:
+        """Rows an agent can open: on a page, with a link text no other row on it shares."""
+        out = []
+        e = self.spec.entities[entity]
+        rows = self.scope.rows(entity)
+        names: dict[str, int] = {}
+        for r in rows:
+            names[expr.show(r[e.display])] = names.get(expr.show(r[e.display]), 0) + 1
+        for r in rows:
+            if names[expr.show(r[e.display])] != 1:
+                continue
+            if pick and not expr.evaluate(
+                pick,
+                {"record": r, "today": self.spec.today},
+                db_functions(self.scope, {"today": self.spec.today}),
+            ):
+                continue
+            page = next(
+                (
+                    p
+                    for p in self.spec.pages
+                    if p.entity == entity
+                    and (
+                        not p.where
+                        or expr.evaluate(p.where, {"record": r, "today": self.spec.today})
+                    )
+                ),
+                None,
+            )
+            if page is not None:
+                out.append((r, page))
+        return out
+
+    def _present(self, entity: str, name: str, value: str) -> bool:
+        f = self.spec.entities[entity].fields[name]
+        for r in self.scope.rows(entity):
+            have = expr.show(r[name])
+            if (
+                (value.casefold() in have.casefold())
+                if f.type in ("str", "text")
+                else (have == value)
+            ):
+                return True
+        return False
+
+    # ----- plans ----------------------------------------------------------------------------
+    def _label(self, name: str, f: FieldSpec) -> str:
+        return self.variant.label(f.title(name))
+
+    def _navigate(self, entity: str, record: dict[str, Any], page: PageSpec) -> list[dict]:
+        e = self.spec.entities[entity]
+        plan: list[dict[str, Any]] = [
+            {"op": "click", "role": "link", "name": self.variant.label(page.label)}
+        ]
+        for name in page.filters:
+            f = e.fields[name]
+            plan.append(
+                {"op": "set", "label": self._label(name, f), "value": expr.show(record[name])}
+            )
+        if page.filters:
+            plan.append({"op": "click", "role": "button", "name": self.variant.label("Search")})
+        plan.append(
+            {
+                "op": "open",
+                "name": expr.show(record[e.display]),
+                "next": self.variant.label("Next page"),
+            }
+        )
+        return plan
+
+    def _perform(
+        self, op: OperationSpec, record: Any, page: Any, shown: dict[str, Any]
+    ) -> list[dict]:
+        if record is not None:
+            plan = self._navigate(op.entity, record, page)  # type: ignore[arg-type]
+            plan.append({"op": "click", "role": "button", "name": self.variant.label(op.label)})
+        else:
+            plan = [{"op": "click", "role": "link", "name": self.variant.label(op.label)}]
+        for step in op.steps:
+            for name, f in step.inputs.items():
+                plan.append({"op": "set", "label": self._label(name, f), "value": shown[name]})
+            plan.append({"op": "click", "role": "button", "name": self.variant.label("Continue")})
+        if op.confirm or not op.steps:
+            plan.append({"op": "click", "role": "button", "name": self.variant.label("Confirm")})
+        return plan
+
+    # ----- verifiers and mutations ------------------------------------------------------------
+    @staticmethod
+    def _counts(conn: Any) -> dict[str, int]:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+
+    def _counts_unchanged(self) -> list[dict[str, Any]]:
+        return [_count_check(t, n) for t, n in self.counts.items()]
+
+    def _diff(self, sim: sqlite3.Connection) -> tuple[list[dict], list[dict]]:
+        """SQL checks and mutations from the seeded vs the simulated database."""
+        checks: list[dict[str, Any]] = []
+        mutations: list[dict[str, Any]] = []
+        for table, before in self.counts.items():
+            old = {r["id"]: dict(r) for r in self.base.execute(f"SELECT * FROM {table}")}
+            new = {r["id"]: dict(r) for r in sim.execute(f"SELECT * FROM {table}")}
+            if len(new) != before or old.keys() != new.keys():
+                checks.append(_count_check(table, len(new)))
+            for rid in new.keys() - old.keys():
+                row = {k: v for k, v in new[rid].items() if k != "id"}
+                keys = self._asserted(table, row)
+                where = " AND ".join(f"{k} IS ?" for k in keys)
+                params = [row[k] for k in keys]
+                checks.append(
+                    {
+                        "kind": "sql",
+                        "describe": f"new {table} rows like this",
+                        "query": f"SELECT count(*) FROM {table} WHERE {where}",
+                        "params": params,
+                        "expect": 1,
+                    }
+                )
+                pick = f"(SELECT max(id) FROM {table} WHERE {where})"
+                mutations.append(
+                    {
+                        "name": f"a second {table}",
+                        "sql": [
+                            f"INSERT INTO {table} ({', '.join(row)}) SELECT {', '.join(row)} "
+                            f"FROM {table} WHERE id = {pick}"
+                        ],
+                        "params": [params],
+                    }
+                )
+                for k in keys[:3]:
+                    other = self._other_value(table, k, row[k])
+                    mutations.append(
+                        {
+                            "name": f"{table}.{k} differs",
+                            "sql": [f"UPDATE {table} SET {k} = ? WHERE id = {pick}"],
+                            "params": [[other, *params]],
+                        }
+                    )
+            for rid in old.keys() - new.keys():
+                checks.append(
+                    {
+                        "kind": "sql",
+                        "describe": f"{table} {rid} is gone",
+                        "query": f"SELECT count(*) FROM {table} WHERE id = ?",
+                        "params": [rid],
+                        "expect": 0,
+                    }
+                )
+            for rid in old.keys() & new.keys():
+                for k, v in new[rid].items():
+                    if old[rid][k] != v:
+                        checks.append(
+                            {
+                                "kind": "sql",
+                                "describe": f"{table} {rid} {k}",
+                                "query": f"SELECT {k} FROM {table} WHERE id = ?",
+                                "params": [rid],
+                                "expect": v,
+                            }
+                        )
+                        mutations.append(
+                            {
+                                "name": f"{table}.{k} not updated",
+                                "sql": [f"UPDATE {table} SET {k} = ? WHERE id = ?"],
+                                "params": [[old[rid][k], rid]],
+                            }
+                        )
+        sim.close()
+        return checks, mutations
+
+    def _asserted(self, table: str, row: dict[str, Any]) -> list[str]:
+        """Columns a new row is checked on: the ones the task decides, not generated ones."""
+        e = self.spec.entities[table]
+        decided = {
+            col
+            for op in self.spec.operations.values()
+            for eff in op.effects
+            if eff.create == table
+            for col in eff.values
+        }
+        cols = [data.column(n, f) for n, f in e.fields.items()]
+        return [c for c in cols if c in decided and c in row]
+
+    def _other_value(self, table: str, col: str, value: Any) -> Any:
+        e = self.spec.entities[table]
+        f = e.fields.get(col) or e.fields[col.removesuffix("_id")]
+        if f.type == "enum" and f.choices and len(f.choices) > 1:
+            return next(c for c in f.choices if c != value)
+        if f.type == "ref" or isinstance(value, int):
+            return (value or 0) + 1
+        if isinstance(value, float):
+            return round(value + 1.0, 2)
+        return f"{value} (changed)"
+
+    def _unchanged(self, op: OperationSpec, record: Any) -> list[dict[str, Any]]:
+        checks = self._touched_counts(op)
+        if record is not None:
+            for eff in op.effects:
+                if eff.update:
+                    for col in eff.values:
+                        checks.append(
+                            {
+                                "kind": "sql",
+                                "describe": f"{op.entity} unchanged",
+                                "query": f"SELECT {col} FROM {op.entity} WHERE id = ?",
+                                "params": [record["id"]],
+                                "expect": _stored(self.base, op.entity, col, record["id"]),
+                            }
+                        )
+        return checks
+
+    def _touched_counts(self, op: OperationSpec) -> list[dict[str, Any]]:
+        tables = {eff.create or eff.clear or op.entity for eff in op.effects}
+        return [_count_check(t, self.counts[t]) for t in sorted(tables) if t]
+
+    def _forced_changes(self, op: OperationSpec) -> list[dict[str, Any]]:
+        """End states where the operation happened anyway (a row added to what it touches)."""
+        out = []
+        for t in sorted({eff.create or eff.clear or op.entity for eff in op.effects} - {None}):
+            if self.counts.get(t):
+                cols = [c for c in self._columns(t) if c != "id"]
+                out.append(
+                    {
+                        "name": f"a {t} row added anyway",
+                        "sql": [
+                            f"INSERT INTO {t} ({', '.join(cols)}) SELECT {', '.join(cols)} "
+                            f"FROM {t} WHERE id = (SELECT max(id) FROM {t})"
+                        ],
+                        "params": [[]],
+                    }
+                )
+        return out
+
+    def _columns(self, table: str) -> list[str]:
+        return [r[1] for r in self.base.execute(f"PRAGMA table_info({table})")]
+
+    def _task(
+        self,
+        t: TaskTemplate,
+        scope: dict[str, Any],
+        verifier: dict[str, Any],
+        plan: list[dict],
+        mutations: list[dict],
+    ) -> Generated:
+        instruction = " ".join(expr.render(t.instruction, scope).split())
+        setup = {
+            "driver": "synth",
+            "app": self.app_ref,
+            "variant": self.variant.index,
+            "layout": self.variant.layout,
+            "data_seed": self.data_seed,
+            "viewport": list(self.variant.viewport),
+        }
+        steps = sum(1 for p in plan if p["op"] != "open") + 10
+        task = Task(
+            id="pending",
+            family="web",
+            env=ENV_ID,
+            instruction=instruction,
+            setup=setup,
+            verifier=verifier,
+            max_steps=max(15, 2 * steps),
+            metadata={
+                "source": f"synth:{self.spec.name}",
+                "kind": t.kind,
+                "difficulty": t.difficulty,
+                "app": self.spec.name,
+                "variant": self.variant.index,
+                "layout": self.variant.layout,
+            },
+            oracle=plan,
+        )
+        return Generated(task, mutations)
+
+
+def _gates(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**c, "gate": True} for c in checks]
+
+
+def _count_check(table: str, n: int) -> dict[str, Any]:
+    return {
+        "kind": "sql",
+        "describe": f"{table} rows",
+        "query": f"SELECT count(*) FROM {table}",
+        "params": [],
+        "expect": n,
+    }
+
+
+def _stored(conn: Any, table: str, col: str, rid: int) -> Any:
+    return conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (rid,)).fetchone()[0]
+
+
+def _typed(f: FieldSpec, value: Any) -> Any:
+    if f.type in ("int",):
+        return int(value)
+    if f.type in ("float", "money"):
+        return float(value)
+    if f.type == "bool":
+        return value in ("on", "1", "true", "yes", True)
+    return value

@@ -1,0 +1,102 @@
+"""Execution validation, for every family: a task counts only if running it proves its verifier.
+
+:func:`validate` runs, for real, the task's oracle ``repeats`` times (each must pass, and the
+runs must agree check for check), a do-nothing policy (must fail), and re-verifies the oracle's
+end state under each mutation (a near miss, e.g. another seat class or a second booking: each
+must fail). A family supplies how to run a policy and how to mutate its end state; the report
+says what happened and, when the task is rejected, the first reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from palaestra.verifiers.base import DeclarativeVerifier, VerifierResult
+
+#: run("oracle" | "noop") -> the verifier's result and a snapshot of the end state
+Runner = Callable[[str], tuple[VerifierResult, Mapping[str, Any]]]
+#: mutate(end_state, mutation) -> a context giving the mutated state (cleaned up on exit)
+Mutator = Callable[[Mapping[str, Any], Mapping[str, Any]], AbstractContextManager[Mapping]]
+
+
+class StaticProbe:
+    """A probe over a recorded state (a snapshot, possibly mutated)."""
+
+    def __init__(self, state: Mapping[str, Any]) -> None:
+        self.state = state
+
+    def read(self) -> Mapping[str, Any]:
+        return self.state
+
+
+@dataclass
+class ValidationReport:
+    validated: bool
+    reason: str | None = None
+    oracle_scores: list[float] = field(default_factory=list)
+    noop_score: float | None = None
+    mutants: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _signature(result: VerifierResult) -> list[tuple[str, bool, str]]:
+    return [(c.kind, c.passed, c.detail) for c in result.checks]
+
+
+def validate(
+    verifier: Mapping[str, Any],
+    run: Runner,
+    mutations: list[Mapping[str, Any]],
+    mutate: Mutator,
+    repeats: int = 3,
+) -> ValidationReport:
+    started = time.perf_counter()
+    report = ValidationReport(False)
+
+    def reject(reason: str) -> ValidationReport:  # the first failure is the reason
+        report.reason = reason
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    first: tuple[VerifierResult, Mapping[str, Any]] | None = None
+    for i in range(repeats):
+        try:
+            result, state = run("oracle")
+        except Exception as exc:
+            return reject(f"oracle run {i + 1} crashed: {type(exc).__name__}: {exc}")
+        report.oracle_scores.append(result.score)
+        if result.error:
+            return reject(f"verifier error on the oracle's end state: {result.error}")
+        if not result.success:
+            failed = [c.detail for c in result.checks if not c.passed]
+            return reject(f"oracle run {i + 1} failed: {'; '.join(failed)[:300]}")
+        if first is None:
+            first = (result, state)
+        elif _signature(result) != _signature(first[0]):
+            return reject(f"oracle run {i + 1} disagrees with run 1")
+    try:
+        noop, _ = run("noop")
+    except Exception as exc:
+        return reject(f"do-nothing run crashed: {type(exc).__name__}: {exc}")
+    report.noop_score = noop.score
+    if noop.success or noop.score > 0:
+        return reject(f"doing nothing scores {noop.score}")
+    assert first is not None
+    for mutation in mutations:
+        with mutate(first[1], mutation) as state:
+            mutant = DeclarativeVerifier(verifier).verify(StaticProbe(state))
+        report.mutants[str(mutation["name"])] = mutant.score
+        if mutant.error:
+            return reject(f"verifier error on mutant {mutation['name']!r}: {mutant.error}")
+        if mutant.success:
+            return reject(f"mutant {mutation['name']!r} passes the verifier")
+    report.validated = True
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
