@@ -452,7 +452,7 @@ class TaskGenerator:
                         "params": [params],
                     }
                 )
-                for k in keys[:3]:
+                for k in keys:
                     other = self._other_value(table, k, row[k])
                     mutations.append(
                         {
