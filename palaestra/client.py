@@ -11,10 +11,12 @@ same :mod:`palaestra.errors` classes the gateway raised, so ``except EnvNotFound
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -55,6 +57,37 @@ def _result(response: httpx.Response) -> Any:
     if response.headers.get("content-type", "").startswith("image/"):
         return response.content
     return orjson.loads(response.content)
+
+
+#: States a synthesis job ends in.
+JOB_DONE = ("succeeded", "failed")
+
+
+def _synth_body(
+    domains: Sequence[str] | str,
+    variants: int,
+    tasks: int,
+    seed: int,
+    layouts: Sequence[str],
+    name: str | None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "domains": [domains] if isinstance(domains, str) else list(domains),
+        "variants": variants,
+        "tasks": tasks,
+        "seed": seed,
+        "layouts": list(layouts),
+    }
+    if name is not None:
+        body["name"] = name
+    return body
+
+
+def _job_timed_out(job: dict[str, Any], timeout: float) -> TimeoutError:
+    return TimeoutError(
+        f"synthesis job {job['job_id']} is still {job['status']} after {timeout:g} s "
+        f"(progress {job.get('progress')}); it keeps running on the gateway"
+    )
 
 
 def _session_body(
@@ -161,6 +194,48 @@ class Client:
     def runs(self) -> list[dict[str, Any]]:
         return self.request("GET", "/v1/runs")["runs"]
 
+    def synth(
+        self,
+        domains: Sequence[str] | str,
+        *,
+        variants: int,
+        tasks: int,
+        seed: int = 0,
+        layouts: Sequence[str] = ("desktop",),
+        name: str | None = None,
+        wait: bool = True,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        poll_s: float = 1.0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """Start a synthesis job; with ``wait`` poll it to the end and return the final job.
+
+        A failed job is returned, not raised (its ``error`` says why, its ``report`` what was
+        made); on success ``job["suite"]`` is the suite name to use in ``"suite/task_id"``.
+        ``on_progress`` gets the job's ``progress`` dict whenever it changes.
+        """
+        body = _synth_body(domains, variants, tasks, seed, layouts, name)
+        job = self.request("POST", "/v1/synth/jobs", body)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        seen = None
+        while wait:
+            if on_progress is not None and job["progress"] != seen:
+                seen = job["progress"]
+                on_progress(seen)
+            if job["status"] in JOB_DONE:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                raise _job_timed_out(job, float(timeout or 0))
+            time.sleep(poll_s)
+            job = self.synth_job(job["job_id"])
+        return job
+
+    def synth_job(self, job_id: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/synth/jobs/{quote(job_id, safe='')}")
+
+    def synth_jobs(self) -> list[dict[str, Any]]:
+        return self.request("GET", "/v1/synth/jobs")["jobs"]
+
     def recording(self, run_id: str, sid: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/runs/{run_id}/sessions/{sid}")
 
@@ -222,6 +297,43 @@ class AsyncClient:
 
     async def close_session(self, sid: str) -> None:
         await self.request("DELETE", f"/v1/sessions/{sid}")
+
+    async def synth(
+        self,
+        domains: Sequence[str] | str,
+        *,
+        variants: int,
+        tasks: int,
+        seed: int = 0,
+        layouts: Sequence[str] = ("desktop",),
+        name: str | None = None,
+        wait: bool = True,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        poll_s: float = 1.0,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """The asynchronous twin of :meth:`Client.synth`."""
+        body = _synth_body(domains, variants, tasks, seed, layouts, name)
+        job = await self.request("POST", "/v1/synth/jobs", body)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        seen = None
+        while wait:
+            if on_progress is not None and job["progress"] != seen:
+                seen = job["progress"]
+                on_progress(seen)
+            if job["status"] in JOB_DONE:
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                raise _job_timed_out(job, float(timeout or 0))
+            await asyncio.sleep(poll_s)
+            job = await self.synth_job(job["job_id"])
+        return job
+
+    async def synth_job(self, job_id: str) -> dict[str, Any]:
+        return await self.request("GET", f"/v1/synth/jobs/{quote(job_id, safe='')}")
+
+    async def synth_jobs(self) -> list[dict[str, Any]]:
+        return (await self.request("GET", "/v1/synth/jobs"))["jobs"]
 
     async def aclose(self) -> None:
         await self._http.aclose()

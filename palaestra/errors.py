@@ -71,6 +71,17 @@ class SessionNotFound(NotFound):
     title = "Unknown session"
 
 
+class JobNotFound(NotFound):
+    title = "Unknown job"
+
+
+class Conflict(PalaestraError):
+    """The request clashes with something that exists (e.g. a suite name already taken)."""
+
+    status = 409
+    title = "Conflict"
+
+
 class SessionClosed(PalaestraError):
     status = 409
     title = "Session closed"

@@ -1,7 +1,9 @@
 """Tasks are data, not code, and suites are collections of them.
 
 A suite is a directory of JSON/YAML task files or a Python loader (``"module:function"``)
-returning tasks, so established benchmarks can be wrapped without copying their data. The agent
+returning tasks, so established benchmarks can be wrapped without copying their data. Suites can
+also be found on disk through ``PALAESTRA_SUITE_PATH`` (see :func:`add_suite_path`), which is how
+a synthesized suite becomes usable without a restart. The agent
 sees :meth:`Task.agent_view` only: the oracle, the verifier and the validation report stay on the
 worker that scores the episode.
 """
@@ -10,7 +12,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,13 +97,116 @@ def _read_entry_points() -> None:
         load_plugins()
 
 
+#: Folders (``os.pathsep``-separated) whose subfolders holding a ``suite.json`` are suites.
+SUITE_PATH_VAR = "PALAESTRA_SUITE_PATH"
+
+
+@dataclass(frozen=True)
+class _Found:
+    folder: Path
+    description: str
+    stamp: tuple[int, int]
+
+
+#: Suites found on the suite path at the last scan, and the ones loaded since (with the stamp
+#: they were loaded at, so a rewritten folder is read again).
+_FOUND: dict[str, _Found] = {}
+_SCANNED_PATH: str | None = None
+_FOUND_LOADED: dict[str, tuple[_Found, Suite]] = {}
+
+
+def add_suite_path(folder: Path | str) -> None:
+    """Make sure ``folder`` is on ``PALAESTRA_SUITE_PATH`` of this process.
+
+    The variable, not a module global, is the source of truth because worker processes inherit
+    the environment: a gateway that calls this before starting its workers has them find the
+    same suites. It is appended, so folders the user listed first keep winning a name clash.
+    """
+    entries = [e for e in os.environ.get(SUITE_PATH_VAR, "").split(os.pathsep) if e]
+    folder = str(Path(folder).expanduser().resolve())
+    if folder not in entries:
+        os.environ[SUITE_PATH_VAR] = os.pathsep.join([*entries, folder])
+
+
+def _stamp(folder: Path) -> tuple[int, int] | None:
+    """Changes when ``suite.json`` is rewritten or a task file is added or removed."""
+    try:
+        meta = (folder / "suite.json").stat().st_mtime_ns
+    except OSError:
+        return None
+    try:
+        listing = (folder / "tasks").stat().st_mtime_ns
+    except OSError:
+        listing = 0
+    return meta, listing
+
+
+def _scan_suite_path() -> dict[str, _Found]:
+    """Read the suite path now, not at import, so a suite written after start-up is found.
+
+    Hidden folders are skipped: a writer can fill ``.name.partial`` and rename it into place,
+    so readers never see half a suite. The first folder to claim a name wins, as on ``PATH``.
+    """
+    found: dict[str, _Found] = {}
+    for entry in os.environ.get(SUITE_PATH_VAR, "").split(os.pathsep):
+        if not entry:
+            continue
+        try:
+            children = sorted(Path(entry).expanduser().iterdir())
+        except OSError:
+            continue  # a folder that does not exist (yet) is not an error
+        for child in children:
+            stamp = _stamp(child)
+            if child.name.startswith(".") or stamp is None:
+                continue
+            try:
+                meta = json.loads((child / "suite.json").read_text())
+            except (OSError, ValueError):
+                continue  # a suite.json being written, or not ours
+            name = meta.get("name") if isinstance(meta, dict) else None
+            if isinstance(name, str) and name and name not in found:
+                description = str(meta.get("description") or "")
+                found[name] = _Found(child, description, stamp)
+    return found
+
+
+def _rescan() -> dict[str, _Found]:
+    global _FOUND, _SCANNED_PATH
+    _SCANNED_PATH = os.environ.get(SUITE_PATH_VAR, "")
+    _FOUND = _scan_suite_path()
+    return _FOUND
+
+
 def suite_names() -> list[str]:
+    """Registered suites and, freshly scanned, the ones on ``PALAESTRA_SUITE_PATH``."""
     _read_entry_points()
-    return sorted(_SUITES)
+    return sorted(set(_SUITES) | set(_rescan()))
+
+
+def _get_found_suite(name: str) -> Suite | None:
+    """A suite from the suite path, re-scanning when the name is unknown or its folder changed
+    (registered suites win a name clash: they are what the installed packages promise)."""
+    found = _FOUND.get(name)
+    moved = os.environ.get(SUITE_PATH_VAR, "") != _SCANNED_PATH
+    if found is None or moved or _stamp(found.folder) != found.stamp:
+        found = _rescan().get(name)
+    if found is None:
+        _FOUND_LOADED.pop(name, None)
+        return None
+    cached = _FOUND_LOADED.get(name)
+    if cached is not None and cached[0] == found:
+        return cached[1]
+    suite = load_suite_dir(name, found.folder / "tasks", found.description)
+    _FOUND_LOADED[name] = (found, suite)
+    return suite
 
 
 def get_suite(name: str) -> Suite:
     _read_entry_points()
+    if name not in _SUITES:
+        found = _get_found_suite(name)
+        if found is not None:
+            return found
     if name in _LOADED:
         return _LOADED[name]
     if name not in _SUITES:

@@ -38,6 +38,7 @@ from palaestra.server.metrics import Metrics
 from palaestra.server.pools import PoolManager
 from palaestra.server.sessions import SessionManager, owner_of
 from palaestra.server.settings import Settings
+from palaestra.server.synth import SynthJobManager
 from palaestra.workers.base import Backend
 
 PROBLEM = "application/problem+json"
@@ -131,18 +132,23 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     metrics = Metrics()
     manager = SessionManager(settings, backend, metrics)
     pools = PoolManager(manager)
+    synth_jobs = SynthJobManager(settings)
     keys = {k: owner_of(k) for k in settings.api_keys}
     started = time.time()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         registry.load_plugins()
+        # before the workers start, which inherit the variable: they must find new suites too
+        Path(settings.suites_dir).mkdir(parents=True, exist_ok=True)
+        tasks.add_suite_path(settings.suites_dir)
         await backend.start(settings.workers)
         reaper = asyncio.create_task(manager.run_reaper())
         try:
             yield
         finally:
             reaper.cancel()
+            await synth_jobs.close_all()
             await manager.close_all()
             await backend.stop()
 
@@ -155,6 +161,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     app.state.settings = settings
     app.state.manager = manager
     app.state.backend = backend
+    app.state.synth_jobs = synth_jobs
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, metrics=metrics)
 
     @app.exception_handler(PalaestraError)
@@ -306,6 +313,22 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     async def delete_pool(pool_id: str, who: str = Owner) -> Response:
         await pools.close(pools.get(who, pool_id))
         return Response(status_code=204)
+
+    # ----- synthesis jobs ------------------------------------------------------------------
+    @app.post("/v1/synth/jobs", status_code=202, openapi_extra=_schema(models.CreateSynthJob))
+    async def create_synth_job(request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.CreateSynthJob)
+        job = synth_jobs.submit(who, body)
+        headers = {"Location": f"/v1/synth/jobs/{job.id}"}
+        return JSON(job.public(), status_code=202, headers=headers)
+
+    @app.get("/v1/synth/jobs")
+    async def list_synth_jobs(who: str = Owner) -> Response:
+        return JSON({"jobs": [j.public() for j in synth_jobs.owned(who)]})
+
+    @app.get("/v1/synth/jobs/{job_id}")
+    async def get_synth_job(job_id: str, who: str = Owner) -> Response:
+        return JSON(synth_jobs.get(who, job_id).public())
 
     # ----- runs ----------------------------------------------------------------------------
     @app.get("/v1/runs")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Action = str | dict[str, Any]
 
@@ -48,3 +48,39 @@ class PoolReset(_Body):
 
 class PoolStep(_Body):
     actions: list[Action] = Field(description="One action per member, in member order")
+
+
+class CreateSynthJob(_Body):
+    domains: list[str] = Field(
+        min_length=1, max_length=64, description="App domains, e.g. ['train']; 'all' for every one"
+    )
+    variants: int = Field(ge=1, le=50, description="App variants per domain")
+    tasks: int = Field(ge=1, le=5000, description="Tasks to generate (failing ones are dropped)")
+    seed: int = Field(default=0, ge=0, lt=2**63)
+    layouts: list[Literal["desktop", "mobile"]] = Field(
+        default_factory=lambda: ["desktop"], min_length=1, max_length=2
+    )
+    name: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_-]*$",
+        max_length=64,
+        description="Suite name; 'synth-<job_id>' if omitted",
+    )
+
+    @field_validator("domains")
+    @classmethod
+    def _known_domains(cls, value: list[str]) -> list[str]:
+        """Refused up front, so a typo is a 422 now rather than a failed job later."""
+        from palaestra.synth_apps.spec import domain_names
+
+        known = domain_names()
+        out: list[str] = []
+        for item in value:
+            for domain in known if item == "all" else [item]:
+                if domain not in known:
+                    raise ValueError(
+                        f"unknown domain {domain!r}; known: {', '.join(known)} (or 'all')"
+                    )
+                if domain not in out:
+                    out.append(domain)
+        return out

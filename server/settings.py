@@ -33,6 +33,10 @@ class Settings(BaseModel):
     record: bool = True
     runs_dir: Path = Field(default_factory=lambda: default_home() / "runs")
     run_id: str = "live"
+    #: where synthesis jobs write suites; put on PALAESTRA_SUITE_PATH for gateway and workers
+    suites_dir: Path = Field(default_factory=lambda: default_home() / "suites")
+    #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)
+    synth_jobs: int = Field(default=1, ge=1, le=64)
 
     @classmethod
     def from_env(cls, **overrides: object) -> Settings:

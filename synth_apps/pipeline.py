@@ -55,6 +55,7 @@ class SynthReport:
     generated: int = 0
     validated: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
+    skipped: int = field(default=0, metadata={"why": "not validated: enough tasks already"})
     seconds: float = 0.0
     tasks_per_minute: float = 0.0
     seconds_per_task: float = 0.0
@@ -144,9 +145,10 @@ def synthesize(
             for future in as_completed(futures):
                 made, result = future.result()
                 done += 1
-                if result is None:
+                if result is None or (result.validated and len(kept) >= tasks):
+                    report.skipped += 1
                     continue
-                if result.validated and len(kept) < tasks:
+                if result.validated:
                     made.task.validation = result.to_json()
                     kept.append(made.task)
                     report.by_domain[made.task.metadata["app"]] = (

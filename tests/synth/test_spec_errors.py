@@ -47,7 +47,7 @@ def test_unknown_keys_and_missing_generators_are_named(train):
 
 
 def test_unknown_domain_lists_the_known_ones():
-    with pytest.raises(SpecError, match="domains: .*train"):
+    with pytest.raises(SpecError, match=r"domains: .*train"):
         load_spec("atlantis")
 
 

@@ -1,0 +1,128 @@
+"""App synthesis speed: validated tasks per minute, the share dropped, and app reset time.
+
+Reset is what an episode pays to get a synthesized app back to its seeded state: palaestra copies
+the session's database from the seeded template (``AppSession.restore``). The baseline, run in
+the same process, is what a reset costs without that design: start a fresh app (a new server on
+loopback, the database seeded again from the spec) and load its first page. Both are timed to the
+first page served, over HTTP on loopback.
+
+Throughput runs the real pipeline (generation, then execution validation on Chromium: three
+oracle runs, a do-nothing run and the mutants per task) over the built-in domains.
+
+Run: ``palaestra bench synth`` or ``python -m palaestra.bench.synth``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from palaestra.synth_apps import data
+from palaestra.synth_apps.app import AppHost, host
+from palaestra.synth_apps.pipeline import synthesize
+from palaestra.synth_apps.spec import domain_names, load_spec
+from palaestra.synth_apps.variants import make_variant
+
+console = Console()
+
+
+def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[float]]:
+    spec = load_spec(domain)
+    variant = make_variant(spec, 0)
+    client = httpx.Client()
+    session = host().open(spec, variant, 0)
+    page = host().url(session) + "list/trip" if domain == "train" else host().url(session)
+    restore, fresh = [], []
+    folder = Path(tempfile.mkdtemp(prefix="palaestra-bench-"))
+    for i in range(rounds):
+        t = time.perf_counter()
+        session.restore()
+        client.get(page).raise_for_status()
+        restore.append(time.perf_counter() - t)
+
+        t = time.perf_counter()
+        app = AppHost()
+        path = folder / f"fresh-{i}.sqlite"
+        data.build(spec, path, i + 1)
+        other = app.open(spec, variant, 0)
+        other.template = path
+        other.restore()
+        client.get(app.url(other)).raise_for_status()
+        fresh.append(time.perf_counter() - t)
+        app.shutdown()
+    host().close(session.token)
+    return {"restore": restore, "fresh": fresh}
+
+
+def main(
+    domains: list[str] | None = None, variants: int = 2, tasks: int = 60, parallel: int = 2
+) -> dict[str, Any]:
+    domains = domains or domain_names()
+    resets = measure_reset()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        job = bar.add_task("synthesize + validate", total=None)
+
+        def show(p: Any) -> None:
+            bar.update(
+                job,
+                completed=p.done,
+                total=p.total,
+                description=f"{p.phase}: {p.validated} validated, {p.dropped} dropped",
+            )
+
+        with tempfile.TemporaryDirectory(prefix="palaestra-bench-suite-") as out:
+            report = synthesize(
+                domains,
+                variants=variants,
+                tasks=tasks,
+                out=Path(out),
+                parallel=parallel,
+                on_progress=show,
+            )
+    restore = statistics.median(resets["restore"]) * 1e3
+    fresh = statistics.median(resets["fresh"]) * 1e3
+    checked = report.validated + sum(report.dropped.values())
+    dropped_share = sum(report.dropped.values()) / checked if checked else 0.0
+
+    table = Table(title=f"App synthesis ({', '.join(domains)}; {variants} variant(s) each)")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("against", justify="right")
+    table.add_row(
+        "app reset (restore the db + first page), p50",
+        f"{restore:.2f} ms",
+        f"fresh app start {fresh:.1f} ms: {fresh / restore:.0f}x faster",
+    )
+    table.add_row("validated tasks per minute", f"{report.tasks_per_minute:.1f}", "target 60")
+    table.add_row("time per validated task", f"{report.seconds_per_task:.2f} s", "")
+    table.add_row("tasks validated / generated", f"{report.validated} / {report.generated}", "")
+    table.add_row(
+        "share dropped",
+        f"{dropped_share:.1%}",
+        ", ".join(f"{k}: {v}" for k, v in report.dropped.items()) or "none",
+    )
+    console.print(table)
+    return {
+        "restore_ms": restore,
+        "fresh_ms": fresh,
+        "report": report.to_json(),
+        "dropped_share": dropped_share,
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""A stand-in for ``palaestra.synth_apps.pipeline`` with the same API, for fast tests.
+
+It writes a suite folder as the real pipeline does (``suite.json``, ``tasks/*.json``,
+``report.json``) whose tasks are counting tasks on the benchmark fixture, so sessions on them
+work without a browser. ``FAKE_SYNTH_DELAY`` (seconds per task) keeps a job running long enough
+to be seen; ``FAKE_SYNTH_FAIL=1`` makes it raise. :func:`install` puts it in
+``sys.modules`` so ``from palaestra.synth_apps import pipeline`` finds it; a
+``sitecustomize.py`` calling it reaches child processes too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from palaestra.synth_apps.spec import SpecError, domain_names
+
+CALLS: list[dict[str, Any]] = []
+
+
+@dataclass
+class Progress:
+    phase: str
+    done: int
+    total: int
+    validated: int
+    dropped: int
+
+
+@dataclass
+class SynthReport:
+    suite: str
+    out: Path
+    generated: int
+    validated: int
+    dropped: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        per_task = self.seconds / max(1, self.generated)
+        return {
+            "suite": self.suite,
+            "out": str(self.out),
+            "generated": self.generated,
+            "validated": self.validated,
+            "dropped": self.dropped,
+            "seconds": self.seconds,
+            "tasks_per_minute": 60 / per_task if per_task else 0.0,
+            "seconds_per_task": per_task,
+        }
+
+
+def synthesize(
+    domains: list[str],
+    *,
+    variants: int,
+    tasks: int,
+    out: Path,
+    seed: int = 0,
+    layouts: tuple[str, ...] = ("desktop",),
+    parallel: int = 2,
+    name: str | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> SynthReport:
+    CALLS.append({"domains": domains, "variants": variants, "tasks": tasks, "layouts": layouts})
+    for d in domains:
+        if d not in domain_names():
+            raise SpecError(f"unknown domain {d!r}")
+    if os.environ.get("FAKE_SYNTH_FAIL"):
+        raise RuntimeError("the fake pipeline exploded")
+    t0 = time.monotonic()
+    name = name or f"fake-{'-'.join(domains)}"
+    out = Path(out)
+    (out / "tasks").mkdir(parents=True, exist_ok=True)
+    (out / "suite.json").write_text(json.dumps({"name": name, "description": "fake synth"}))
+    delay = float(os.environ.get("FAKE_SYNTH_DELAY", "0"))
+    validated = 0
+    for i in range(tasks):
+        time.sleep(delay)
+        if i % 3 == 2:  # every third task "fails validation", as real ones sometimes do
+            if on_progress:
+                on_progress(Progress("validate", i + 1, tasks, validated, i + 1 - validated))
+            continue
+        target = 1 + (seed + i) % 9
+        task = {
+            "id": f"count-{i}",
+            "family": "bench",
+            "env": "palaestra-bench/Overhead-v0",
+            "instruction": f"Make the counter show {target}, then call done().",
+            "setup": {"start": 0},
+            "verifier": {"kind": "equals", "path": "count", "value": target},
+            "oracle": [f"add({target})", "done()"],
+            "metadata": {"source": "fake-synth", "domain": domains[0]},
+        }
+        (out / "tasks" / f"count-{i}.json").write_text(json.dumps(task))
+        validated += 1
+        if on_progress:
+            on_progress(Progress("validate", i + 1, tasks, validated, i + 1 - validated))
+    dropped = {"oracle_failed": tasks - validated} if tasks > validated else {}
+    report = SynthReport(name, out, tasks, validated, dropped, time.monotonic() - t0)
+    (out / "report.json").write_text(json.dumps(report.to_json()))
+    return report
+
+
+def install() -> None:
+    sys.modules["palaestra.synth_apps.pipeline"] = sys.modules[__name__]
