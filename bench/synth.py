@@ -39,7 +39,7 @@ def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[flo
     variant = make_variant(spec, 0)
     client = httpx.Client()
     session = host().open(spec, variant, 0)
-    page = host().url(session) + "list/trip" if domain == "train" else host().url(session)
+    page = host().url(session) + "list/0"
     restore, fresh = [], []
     folder = Path(tempfile.mkdtemp(prefix="palaestra-bench-"))
     for i in range(rounds):

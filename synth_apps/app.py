@@ -94,7 +94,7 @@ class AppHost:
         self.asgi = Starlette(
             routes=[
                 Route("/s/{token}/", self.home),
-                Route("/s/{token}/list/{entity}", self.listing),
+                Route("/s/{token}/list/{index:int}", self.listing),
                 Route("/s/{token}/view/{entity}/{rid:int}", self.detail),
                 Route("/s/{token}/do/{op}", self.operation, methods=["GET", "POST"]),
                 Route("/s/{token}/do/{op}/{rid:int}", self.operation, methods=["GET", "POST"]),
@@ -158,7 +158,7 @@ class AppHost:
         return await self._page(request, lambda v, _: v.render("home.html"))
 
     async def listing(self, request: Request) -> Response:
-        return await self._page(request, lambda v, _: v.listing(request.path_params["entity"]))
+        return await self._page(request, lambda v, _: v.listing(request.path_params["index"]))
 
     async def detail(self, request: Request) -> Response:
         p = request.path_params
@@ -209,8 +209,8 @@ class View:
     # ----- shared pieces -------------------------------------------------------------------
     def nav(self) -> list[dict[str, str]]:
         items = [
-            {"label": self.v.label(p.label), "href": f"{self.base}/list/{p.entity}"}
-            for p in self.spec.pages
+            {"label": self.v.label(p.label), "href": f"{self.base}/list/{i}"}
+            for i, p in enumerate(self.spec.pages)
         ]
         items += [
             {"label": self.v.label(op.label), "href": f"{self.base}/do/{name}"}
@@ -272,10 +272,11 @@ class View:
         return row
 
     # ----- list pages ----------------------------------------------------------------------
-    def listing(self, entity: str) -> Response:
-        page_spec = self.spec.page_for(entity)
-        if page_spec is None:
-            raise _NotFound(f"There is no page for {entity!r}.")
+    def listing(self, index: int) -> Response:
+        if not 0 <= index < len(self.spec.pages):
+            raise _NotFound(f"There is no page {index}.")
+        page_spec = self.spec.pages[index]
+        entity = page_spec.entity
         e = self.spec.entities[entity]
         query = self.request.query_params
         rows = self.scope.rows(entity, page_spec.where, today=self.spec.today)
@@ -343,12 +344,13 @@ class View:
             if op.entity == entity and (not op.when or self._holds(op.when, row))
         ]
         page = self.spec.page_for(entity)
+        index = self.spec.pages.index(page) if page else None
         return self.render(
             "detail.html",
             heading=f"{e.label} {expr.show(row[e.display])}",
             fields=fields,
             ops=ops,
-            back=f"{self.base}/list/{entity}",
+            back=f"{self.base}/list/{index}" if page else f"{self.base}/",
             back_label=self.v.label(page.label) if page else self.v.label("Home"),
         )
 
@@ -525,13 +527,13 @@ def apply(
             raise RuleViolation(rule.message)
     created: dict[str, Any] = {}
     for effect in op.effects:
-        target = effect.create or op.entity
+        target = effect.create or effect.clear or op.entity
         e = spec.entities[target]  # type: ignore[index]
         given = {}
         for col, source in effect.values.items():
             f = e.fields.get(col) or e.fields[col.removesuffix("_id")]
             given[col] = data.to_db(
-                f if col in e.fields else FieldSpec(type="int"), expr.evaluate(source, scope)
+                f if col in e.fields else FieldSpec(type="int"), expr.evaluate(source, scope, fns)
             )
         if effect.create:
             count = conn.execute(f"SELECT count(*) FROM {target}").fetchone()[0]

@@ -170,15 +170,27 @@ class Generator:
             case "float":
                 return rng.uniform(lo or 0.0, hi if hi is not None else 100.0)
             case "money":
-                return round(rng.uniform(lo or 1.0, hi if hi is not None else 100.0) * 2) / 2
+                return (
+                    round(
+                        rng.uniform(1.0 if lo is None else lo, hi if hi is not None else 100.0) * 2
+                    )
+                    / 2
+                )
             case "bool":
                 return rng.random() < 0.5
             case "date":
-                return today + dt.timedelta(days=rng.randint(int(lo or 0), int(hi or 30)))
+                return today + dt.timedelta(
+                    days=rng.randint(int(lo or 0), int(30 if hi is None else hi))
+                )
             case "time":
-                return dt.time(rng.randint(int(lo or 0), int(hi or 23)), rng.randrange(0, 60, 5))
+                return dt.time(
+                    rng.randint(int(lo or 0), int(23 if hi is None else hi)),
+                    rng.randrange(0, 60, 5),
+                )
             case "datetime":
-                day = today + dt.timedelta(days=rng.randint(int(lo or 0), int(hi or 30)))
+                day = today + dt.timedelta(
+                    days=rng.randint(int(lo or 0), int(30 if hi is None else hi))
+                )
                 return dt.datetime.combine(day, dt.time(rng.randint(8, 19), rng.choice((0, 30))))
             case "enum":
                 return rng.choice(f.choices or [""])

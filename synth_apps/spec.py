@@ -14,6 +14,7 @@ and rules are reproducible.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -232,9 +233,68 @@ def _check_expr(place: str, source: str, allowed: set[str]) -> None:
         _fail(place, f"{source!r} names {sorted(unknown)}; it may use {sorted(allowed)}")
 
 
+#: names SQLite would read as keywords; entities and fields become tables and columns
+SQL_RESERVED = {
+    "order",
+    "group",
+    "select",
+    "where",
+    "from",
+    "table",
+    "transaction",
+    "index",
+    "join",
+    "limit",
+    "offset",
+    "values",
+    "default",
+    "check",
+    "references",
+    "primary",
+    "key",
+    "by",
+    "to",
+    "as",
+    "in",
+    "is",
+    "not",
+    "null",
+    "and",
+    "or",
+    "case",
+    "when",
+    "then",
+    "else",
+    "end",
+    "create",
+    "delete",
+    "update",
+    "insert",
+    "drop",
+    "alter",
+    "unique",
+    "having",
+    "union",
+}
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _check_name(place: str, name: str) -> None:
+    if not _NAME.match(name):
+        _fail(place, f"{name!r} must be lower_snake_case (it becomes an SQL name)")
+    if name in SQL_RESERVED:
+        _fail(place, f"{name!r} is an SQL keyword; pick another name (e.g. {name}s)")
+
+
 def _check(spec: AppSpec) -> None:
+    labels = [p.label for p in spec.pages]
+    if len(set(labels)) != len(labels):
+        _fail("pages", f"page labels must differ (they are the navigation): {labels}")
     for name, entity in spec.entities.items():
         place = f"entities.{name}"
+        _check_name(place, name)
+        for fname in entity.fields:
+            _check_name(f"{place}.fields.{fname}", fname)
         if entity.display not in entity.fields:
             _fail(f"{place}.display", f"{entity.display!r} is not a field of {name}")
         for fname, f in entity.fields.items():
@@ -257,7 +317,7 @@ def _check(spec: AppSpec) -> None:
         place = f"operations.{name}"
         if op.entity is not None and op.entity not in spec.entities:
             _fail(f"{place}.entity", f"unknown entity {op.entity!r}")
-        scope = {"input", "today", "now", *op.let}
+        scope = {"input", "today", "now", "created", *op.let}
         if op.entity:
             scope.add("record")
         for fname, f in op.inputs().items():

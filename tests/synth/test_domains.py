@@ -69,8 +69,8 @@ def test_pages_render(name: str, client: httpx.Client) -> None:
     try:
         assert spec.title in _get(client, url)
         with data.opened(session.db) as conn:
-            for page in spec.pages:
-                html = _get(client, f"{url}list/{page.entity}")
+            for i, page in enumerate(spec.pages):
+                html = _get(client, f"{url}list/{i}")
                 assert spec.entities[page.entity].display  # the link column is there
                 row = conn.execute(f"SELECT id FROM {page.entity} ORDER BY id").fetchone()
                 if row is not None:
@@ -78,7 +78,7 @@ def test_pages_render(name: str, client: httpx.Client) -> None:
                     _get(client, f"{url}view/{page.entity}/{row[0]}")
                 # a filled filter form narrows the list and still renders
                 if page.filters:
-                    _get(client, f"{url}list/{page.entity}?{page.filters[0]}=x&page=2")
+                    _get(client, f"{url}list/{i}?{page.filters[0]}=x&page=2")
             for op_name, op in spec.operations.items():
                 if op.entity is None:
                     _get(client, f"{url}do/{op_name}")
