@@ -3,7 +3,7 @@
 # Families add their packages to PACKAGES as they land (chromium, xvfb, ...).
 set -euo pipefail
 
-PACKAGES=(python3-venv chromium fonts-dejavu-core)
+PACKAGES=(python3-venv chromium chromium-headless-shell fonts-dejavu-core)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -460,6 +460,7 @@ class View:
             "value": value,
             "options": options,
             "error": error,
+            "step": 1 if f.type == "int" else "any",
         }
 
     def _check_inputs(

@@ -57,14 +57,19 @@ def origin_guard(allowed: frozenset[str]) -> dict[str, str]:
 
 
 def find_chromium() -> str | None:
-    """``PALAESTRA_CHROMIUM``, then Playwright's own download, then a system Chromium."""
+    """``PALAESTRA_CHROMIUM``, then Playwright's own download, then a system Chromium.
+
+    Debian's ``chromium-headless-shell`` comes first among system builds: it is the lean
+    headless browser Playwright itself uses for headless runs, and a fresh context costs less
+    than half of what the full browser's costs (about 90 vs 240 ms here).
+    """
     explicit = os.environ.get("PALAESTRA_CHROMIUM")
     if explicit:
         return explicit
     cache = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache/ms-playwright"))
     if any(cache.glob("chromium-*/chrome-linux*/chrome")):
         return None  # Playwright finds its own download
-    for name in ("chromium", "chromium-browser", "google-chrome"):
+    for name in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
         if found:
             return found

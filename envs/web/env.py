@@ -431,6 +431,10 @@ class WebEnv(PalaestraEnv):
         b = self._b
         page = b.page
         obs: dict[str, Any] = {}
+        # an action that started a navigation leaves a document still loading: the agent sees
+        # the page once it has loaded (or as far as it got), never a half-parsed one
+        with contextlib.suppress(Exception):
+            await page.wait_for_load_state("load", timeout=self.navigation_timeout_ms)
         # the screenshot and the tree are requested together: the browser works on both at once
         shot = asyncio.ensure_future(self._screenshot()) if "screenshot" in self.parts else None
         if "axtree" in self.parts:
