@@ -56,6 +56,9 @@ def origin_guard(allowed: frozenset[str]) -> dict[str, str]:
     return {"server": DEAD_PROXY, "bypass": ",".join(["<-loopback>", *hosts])}
 
 
+DEBIAN_HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+
+
 def find_chromium() -> str | None:
     """``PALAESTRA_CHROMIUM``, then Playwright's own download, then a system Chromium.
 
@@ -69,6 +72,10 @@ def find_chromium() -> str | None:
     cache = Path(os.environ.get("PLAYWRIGHT_BROWSERS_PATH", Path.home() / ".cache/ms-playwright"))
     if any(cache.glob("chromium-*/chrome-linux*/chrome")):
         return None  # Playwright finds its own download
+    # Debian's /usr/bin/chromium-headless-shell is a shell script that runs the binary as its
+    # child without exec: Playwright would then kill the script, not the browser
+    if os.access(DEBIAN_HEADLESS_SHELL, os.X_OK):
+        return DEBIAN_HEADLESS_SHELL
     for name in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
         if found:
