@@ -20,11 +20,13 @@ Facts about browsergym-core/-miniwob 0.14.3 that shape this file:
   Playwright's documented ``PLAYWRIGHT_BROWSERS_PATH`` env var pointing at a temporary folder laid
   out like a Playwright install (``chromium-<rev>/chrome-linux/chrome``, revision read from the
   installed Playwright's ``browsers.json``), whose ``chrome`` is a two-line shell script that
-  execs ``/usr/bin/chromium`` with our flags. An empty ``DEPENDENCIES_VALIDATED`` marker skips
+  execs the system Chromium (the headless shell when installed, as palaestra uses) with our
+  flags. An empty ``DEPENDENCIES_VALIDATED`` marker skips
   Playwright's ldd-based host check, which cannot inspect a shell script.
-* Playwright 1.44 was built for Chromium 125 and passes ``--headless``. On the system Chromium
-  (156) that means the "new" headless mode (the old one is gone since 132). This is heavier than
-  the headless build BrowserGym's users get from ``playwright install``, so memory may read high.
+* Playwright 1.44 was built for Chromium 125 and passes ``--headless``. With Debian's
+  ``chromium-headless-shell`` (installed by ``make setup``) that is the lean headless build, as
+  BrowserGym's users get from ``playwright install``; on the full ``/usr/bin/chromium`` (156) it
+  would mean the heavier "new" headless mode.
 * ``MINIWOB_URL`` (BrowserGym's convention) is a ``file://`` URL of the ``miniwob`` PyPI
   package's ``html/miniwob/`` folder, with a trailing slash.
 * A step is ``noop(wait_ms=0)``: BrowserGym's no-op without the 1 s sleep that bare ``noop()``
@@ -46,7 +48,10 @@ import tempfile
 import time
 from pathlib import Path
 
-CHROMIUM = "/usr/bin/chromium"
+#: the same browser build palaestra uses (envs/web/browser.py:find_chromium), so the
+#: comparison is of the platforms, not of two Chromium builds
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
+CHROMIUM = HEADLESS_SHELL if os.access(HEADLESS_SHELL, os.X_OK) else "/usr/bin/chromium"
 CHROMIUM_FLAGS = (
     "--no-sandbox --disable-gpu --disable-background-networking --disable-component-update "
     "--disable-sync --no-first-run"

@@ -141,14 +141,6 @@ class Layout(StrEnum):
 
 @app.command()
 def synth(
-    domain: Annotated[
-        list[str],
-        typer.Option(
-            "--domain",
-            "-d",
-            help="App domain to synthesize (repeatable); 'all' means every built-in domain",
-        ),
-    ],
     variants: Annotated[
         int,
         typer.Option(min=1, max=50, help="App variants per domain (layout, theme, seed data)"),
@@ -162,6 +154,15 @@ def synth(
     out: Annotated[
         Path, typer.Option(help="Suite folder to write: suite.json, tasks/*.json, report.json")
     ],
+    domain: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--domain",
+            "-d",
+            help="App domain to synthesize (repeatable): a built-in name, 'all' for every "
+            "built-in domain, or an AppSpec file (.yaml/.json)",
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same suite")] = 0,
     layout: Annotated[
         list[Layout] | None,
@@ -181,6 +182,21 @@ def synth(
             "(for programs, e.g. the gateway's synthesis jobs)",
         ),
     ] = False,
+    llm_url: Annotated[
+        str | None,
+        typer.Option(help="Optional LLM author: an OpenAI-compatible base URL (…/v1)"),
+    ] = None,
+    llm_key: Annotated[
+        str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
+    ] = None,
+    llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
+    llm_idea: Annotated[
+        list[str] | None,
+        typer.Option(help="Have the LLM author propose an app spec for this idea (repeatable)"),
+    ] = None,
+    reword: Annotated[
+        bool, typer.Option(help="Have the LLM author reword instructions (values kept verbatim)")
+    ] = False,
 ) -> None:
     """Synthesize apps and execution-validated tasks into a suite folder.
 
@@ -188,7 +204,7 @@ def synth(
 
     To use the suite, put the folder's parent on PALAESTRA_SUITE_PATH (os.pathsep-separated).
     """
-    domains = _synth_domains(domain, json_progress)
+    domains = _synth_domains(domain or [], json_progress)
     layouts = tuple(item.value for item in layout or [Layout.desktop])
     try:
         from palaestra.synth_apps import pipeline
@@ -204,6 +220,29 @@ def synth(
         "parallel": parallel,
         "name": name,
     }
+    if (llm_idea or reword) and not llm_url:
+        _synth_fail("--llm-idea and --reword need --llm-url", 2, json_progress)
+    author = None
+    if llm_url:
+        from palaestra.synth_apps.llm import LLMAuthor, LLMError
+
+        author = LLMAuthor(llm_url, llm_key, llm_model)
+        for idea in llm_idea or []:
+            try:
+                proposed = author.propose_spec(idea)
+            except (SpecError, LLMError) as exc:
+                _synth_fail(str(exc), 2, json_progress)
+            path = out / "apps" / f"{proposed.name}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            import yaml
+
+            path.write_text(yaml.safe_dump(proposed.model_dump(mode="json", exclude_none=True)))
+            domains.append(str(path.resolve()))
+        kwargs["author"] = author if reword else None
+    if not domains:
+        _synth_fail(
+            "name a domain (--domain) or an idea for the LLM author (--llm-idea)", 2, json_progress
+        )
     try:
         if json_progress:
             report = _synth_json(pipeline, domains, kwargs)
@@ -234,6 +273,9 @@ def _synth_domains(given: list[str], json_progress: bool) -> list[str]:
     known = domain_names()
     domains: list[str] = []
     for item in given:
+        if Path(item).suffix in (".yaml", ".yml", ".json") and Path(item).is_file():
+            domains.append(str(Path(item).resolve()))  # workers load the spec by this path
+            continue
         for d in known if item == "all" else [item]:
             if d not in known:
                 _synth_fail(

@@ -1,14 +1,18 @@
-"""``make demo``: pools of web sessions on MiniWoB tasks through the gateway, scored.
+"""``make demo``: MiniWoB pools and freshly synthesized apps, through the gateway, scored.
 
-A gateway with two worker processes hosts one pool (a ``RemoteVectorEnv``) per task. The oracle
-agent (scripted reference solutions that read only the goal and the accessibility tree) and a
-random agent (clicks a random element, sometimes types) play the same seeds; the verifier on
-the worker scores every episode. Trajectories, screenshots included, are recorded under
-``runs/demo`` and a contact sheet of final screens is saved as ``runs/demo/final-screens.png``.
+A gateway with two worker processes hosts one pool (a ``RemoteVectorEnv``) per MiniWoB task.
+The oracle agent (scripted reference solutions that read only the goal and the accessibility
+tree) and a random agent (clicks a random element, sometimes types) play the same seeds; the
+verifier on the worker scores every episode. Then a synthesis job on the same gateway builds a
+validated suite over the five built-in app domains (desktop and mobile layouts), and the
+planned oracle and the random agent play every task of it. Trajectories, screenshots included,
+are recorded under ``runs/demo``; contact sheets are saved as ``runs/demo/final-screens.png``
+(MiniWoB) and ``runs/demo/synth-apps.png`` (the synthesized apps).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -20,14 +24,17 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from palaestra.client import Client, RemoteVectorEnv
+from palaestra import tasks as suites
+from palaestra.client import Client, RemoteEnv, RemoteVectorEnv
 from palaestra.envs.web.oracles import ORACLES, oracle_action
 from palaestra.server.runner import gateway_process
+from palaestra.synth_apps.oracle import PlanPolicy
 
 console = Console()
 RUNS = Path("runs/demo")
 POOL = 4
 MAX_STEPS = 15
+RANDOM_STEPS = 12
 #: a spread of MiniWoB's classic tasks (every oracle is exercised by the tests)
 TASKS = (
     "click-button", "click-link", "click-checkboxes", "click-dialog", "click-tab",
@@ -93,9 +100,97 @@ def contact_sheet(screens: dict[str, np.ndarray], path: Path) -> None:
     sheet.save(path)
 
 
+def play_synth(url: str, progress: Progress) -> None:
+    """Synthesize a suite over every domain through the gateway, then play it."""
+    job = progress.add_task("synthesize (generate, then validate on Chromium)", total=None)
+
+    def show(p: dict | None) -> None:
+        if p and p.get("total"):
+            progress.update(job, completed=p["done"], total=p["total"])
+
+    with Client(url) as client:
+        made = client.synth(
+            ["all"],
+            variants=2,
+            tasks=20,
+            layouts=["desktop", "mobile"],
+            name="demo",
+            on_progress=show,
+        )
+    if made["status"] != "succeeded":
+        console.print(f"[red]synthesis failed:[/] {made['error']}")
+        return
+    report = made["report"]
+    suite = suites.get_suite("demo")
+    play_job = progress.add_task(
+        "synthesized tasks: oracle and random agent", total=len(suite.tasks)
+    )
+    rng = random.Random(0)
+    results: dict[str, dict[str, list[float]]] = {}
+    shots: dict[str, np.ndarray] = {}
+    for task in suite.tasks:
+        app = f"{task.metadata['app']} ({task.setup['layout']})"
+        row = results.setdefault(app, {"oracle": [], "random": []})
+        env = RemoteEnv(task=f"demo/{task.id}", base_url=url, transport="ws")
+        for agent in ("oracle", "random"):
+            obs, _ = env.reset(seed=0)
+            policy = PlanPolicy(task.oracle or [])
+            reward = 0.0
+            for step in range(task.max_steps):
+                if agent == "oracle":
+                    action = policy.act(obs)
+                else:  # a random agent gets a budget of clicks, then says it is done
+                    action = random_action(obs, rng) if step < RANDOM_STEPS else "done()"
+                if agent == "oracle" and step == 2 and app not in shots:
+                    shots[app] = obs["screenshot"]
+                obs, reward, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    break
+            row[agent].append(reward)
+        env.close()
+        progress.advance(play_job)
+    table = Table(
+        title=f"Synthesized suite 'demo': {report['validated']} validated tasks "
+        f"({report['tasks_per_minute']:.0f} per minute)"
+    )
+    for col in ("app (layout)", "tasks", "oracle score", "random score"):
+        table.add_column(col)
+    for app, row in sorted(results.items()):
+        table.add_row(
+            app,
+            str(len(row["oracle"])),
+            f"{np.mean(row['oracle']):.2f}",
+            f"{np.mean(row['random']):.2f}",
+        )
+    console.print(table)
+    app_sheet(shots, RUNS / "synth-apps.png")
+
+
+def app_sheet(shots: dict[str, np.ndarray], path: Path) -> None:
+    """The synthesized apps as the agent sees them, scaled to one height, labelled."""
+    height = 360
+    tiles = []
+    for label, img in sorted(shots.items()):
+        im = Image.fromarray(np.asarray(img))
+        im = im.resize((max(1, im.width * height // im.height), height))
+        tiles.append((label, im))
+    if not tiles:
+        return
+    sheet = Image.new("RGB", (sum(t.width + 10 for _, t in tiles), height + 24), "white")
+    draw, x = ImageDraw.Draw(sheet), 0
+    for label, im in tiles:
+        sheet.paste(im, (x, 22))
+        draw.text((x + 4, 4), label, fill="black")
+        x += im.width + 10
+    sheet.save(path)
+
+
 def main() -> None:
     shutil.rmtree(RUNS, ignore_errors=True)
     RUNS.mkdir(parents=True)
+    # the synthesized suite lives with the demo's runs; this process reads its oracles there
+    os.environ["PALAESTRA_SUITES_DIR"] = str((RUNS / "suites").resolve())
+    suites.add_suite_path(RUNS / "suites")
     tasks = [t for t in TASKS if t in ORACLES]
     table = Table(title=f"MiniWoB through the gateway: {POOL} episodes per agent and task")
     for col in ("task", "oracle success", "random success"):
@@ -118,14 +213,18 @@ def main() -> None:
             envs.close()
             table.add_row(*row)
             progress.advance(job)
+        console.print(table)
+        play_synth(url, progress)
         recorded = sum(len(r["sessions"]) for r in Client(url).runs())
     n = len(tasks) * POOL
-    table.add_row("all", f"{totals['oracle'] / n:.0%}", f"{totals['random'] / n:.0%}")
-    console.print(table)
+    console.print(
+        f"MiniWoB overall: oracle {totals['oracle'] / n:.0%}, random {totals['random'] / n:.0%}"
+    )
     contact_sheet(screens, RUNS / "final-screens.png")
     console.print(
         f"{recorded} trajectories with screenshots in {RUNS}/live/ "
-        f"(format palaestra.trajectory/1); final screens: {RUNS}/final-screens.png"
+        f"(format palaestra.trajectory/1); final screens: {RUNS}/final-screens.png, "
+        f"synthesized apps: {RUNS}/synth-apps.png"
     )
 
 

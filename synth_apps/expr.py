@@ -207,23 +207,43 @@ def _get(value: Any, key: Any) -> Any:
     raise ExprError(f"cannot read {key!r} of a {type(value).__name__}")
 
 
-def render(
-    template: str, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] = FUNCTIONS
-) -> str:
-    """Fill ``{expr}`` holes of a text template (instructions, messages) with the evaluator."""
-    out, i = [], 0
+def _holes(template: str) -> list[tuple[str, str | None]]:
+    """A template as (literal text, hole expression or None) pairs."""
+    parts, i = [], 0
     while i < len(template):
         start = template.find("{", i)
         if start < 0:
-            out.append(template[i:])
+            parts.append((template[i:], None))
             break
         end = template.find("}", start)
         if end < 0:
             raise ExprError(f"unclosed '{{' in template {template!r}")
-        out.append(template[i:start])
-        out.append(show(evaluate(template[start + 1 : end], scope, functions)))
+        parts.append((template[i:start], template[start + 1 : end]))
         i = end + 1
-    return "".join(out)
+    return parts
+
+
+def render(
+    template: str, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] = FUNCTIONS
+) -> str:
+    """Fill ``{expr}`` holes of a text template (instructions, messages) with the evaluator."""
+    return "".join(text + filled for text, filled in _filled(template, scope, functions))
+
+
+def holes(
+    template: str, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]] = FUNCTIONS
+) -> list[str]:
+    """What each hole becomes: the grounded values a reworded instruction must keep."""
+    return [filled for _, filled in _filled(template, scope, functions) if filled]
+
+
+def _filled(
+    template: str, scope: Mapping[str, Any], functions: Mapping[str, Callable[..., Any]]
+) -> list[tuple[str, str]]:
+    return [
+        (text, show(evaluate(hole, scope, functions)) if hole is not None else "")
+        for text, hole in _holes(template)
+    ]
 
 
 def show(value: Any) -> str:

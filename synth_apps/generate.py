@@ -38,6 +38,8 @@ class GenerationError(ValueError):
 class Generated:
     task: Task
     mutations: list[dict[str, Any]] = field(default_factory=list)
+    #: the grounded values stated in the instruction (a rewording must keep them)
+    values: list[str] = field(default_factory=list)
 
 
 class TaskGenerator:
@@ -60,6 +62,7 @@ class TaskGenerator:
         self.base = data.connect(self.template, readonly=True)
         self.scope = data.Scope(spec, self.base)
         self.counts = self._counts(self.base)
+        self.failures: dict[int, str] = {}
 
     # ----- public ---------------------------------------------------------------------------
     def generate(self, count: int, seed: int = 0, prefix: str = "") -> list[Generated]:
@@ -89,6 +92,10 @@ class TaskGenerator:
             made.task.id = f"{prefix}{self.spec.name}-v{self.variant.index}-{len(out):04d}"
             made.task.metadata["template"] = index
             out.append(made)
+        #: templates that could not be grounded this time, and why (the pipeline reports them)
+        self.failures = {
+            i: m for i, m in failures.items() if i not in {g.task.metadata["template"] for g in out}
+        }
         if not out and failures:
             raise GenerationError("; ".join(f"tasks.{i}: {m}" for i, m in failures.items()))
         return out
@@ -568,6 +575,7 @@ class TaskGenerator:
         mutations: list[dict],
     ) -> Generated:
         instruction = " ".join(expr.render(t.instruction, scope).split())
+        values = [" ".join(v.split()) for v in expr.holes(t.instruction, scope)]
         setup = {
             "driver": "synth",
             "app": self.app_ref,
@@ -595,7 +603,7 @@ class TaskGenerator:
             },
             oracle=plan,
         )
-        return Generated(task, mutations)
+        return Generated(task, mutations, values)
 
 
 def _gates(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:

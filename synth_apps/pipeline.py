@@ -31,6 +31,7 @@ from typing import Any
 
 from palaestra.synth_apps import data
 from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
+from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.synth_apps.spec import SpecError, load_spec
 from palaestra.tasks import Task
 from palaestra.verifiers.app_state import mutated
@@ -56,6 +57,7 @@ class SynthReport:
     validated: int = 0
     dropped: dict[str, int] = field(default_factory=dict)
     skipped: int = field(default=0, metadata={"why": "not validated: enough tasks already"})
+    reworded: int = 0
     seconds: float = 0.0
     tasks_per_minute: float = 0.0
     seconds_per_task: float = 0.0
@@ -86,8 +88,14 @@ def synthesize(
     parallel: int = 2,
     name: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    author: LLMAuthor | None = None,
 ) -> SynthReport:
-    """Generate and validate ``tasks`` tasks over the domains, variants and layouts."""
+    """Generate and validate ``tasks`` tasks over the domains, variants and layouts.
+
+    ``domains`` are built-in domain names or spec files. With an ``author``, instructions are
+    reworded by the LLM where the rewording keeps every grounded value (see
+    :mod:`palaestra.synth_apps.llm`); validation is the same either way.
+    """
     if not domains:
         raise SpecError("name at least one domain")
     if variants < 1 or tasks < 1:
@@ -109,9 +117,19 @@ def synthesize(
         except GenerationError as exc:
             report.dropped["cannot generate"] = report.dropped.get("cannot generate", 0) + 1
             report.drops.append({"task": f"{domain}-v{variant}", "reason": str(exc)})
+        for index, why in gen.failures.items():
+            report.drops.append({"task": f"{domain}-v{variant} tasks.{index}", "reason": why})
         notify(Progress("generate", i + 1, len(groups), 0, 0))
     candidates = _interleave(candidates)
     report.generated = len(candidates)
+    if author is not None:
+        for i, made in enumerate(candidates):
+            reworded = author.paraphrase(made.task.instruction, made.values)
+            if reworded:
+                made.task.metadata["template_instruction"] = made.task.instruction
+                made.task.instruction = reworded
+                report.reworded += 1
+            notify(Progress("reword", i + 1, len(candidates), 0, 0))
 
     tasks_dir = out / "tasks"
     if tasks_dir.exists():
