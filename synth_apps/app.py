@@ -295,7 +295,7 @@ class View:
                 }
             )
             if value:
-                rows = [r for r in rows if _matches(f, name, r, value)]
+                rows = [r for r in rows if matches(f, name, r, value)]
         cols = [c for c in page_spec.columns or list(e.fields) if not e.fields[c].hidden]
         first, rest = e.display, [c for c in cols if c != e.display]
         cols = [first, *self.v.order(rest, f"columns:{entity}")]
@@ -637,7 +637,7 @@ def _shown_input(view: View, f: FieldSpec, raw: str) -> str:
     return raw
 
 
-def _matches(f: FieldSpec, name: str, row: dict[str, Any], value: str) -> bool:
+def matches(f: FieldSpec, name: str, row: dict[str, Any], value: str) -> bool:
     if f.type == "ref":
         return str(row[f"{name}_id"]) == value
     if f.type == "bool":

@@ -24,6 +24,10 @@ def spec_for(app: str) -> AppSpec:
 
 
 class SynthDriver:
+    #: the app's state is its database, restored at every reset; the browser holds none
+    #: (no cookies or storage), so episodes share one context instead of paying for a new one
+    reuse_context = True
+
     def __init__(self) -> None:
         self.session: AppSession | None = None
         self._key: tuple[Any, ...] | None = None

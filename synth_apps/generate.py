@@ -13,6 +13,7 @@ execution validation to prove that the verifier rejects near misses.
 
 from __future__ import annotations
 
+import itertools
 import random
 import sqlite3
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from typing import Any
 from faker import Faker
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.app import RuleViolation, apply, db_functions
+from palaestra.synth_apps.app import RuleViolation, apply, db_functions, matches
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Task
@@ -380,16 +381,18 @@ class TaskGenerator:
         return self.variant.label(f.title(name))
 
     def _navigate(self, entity: str, record: dict[str, Any], page: PageSpec) -> list[dict]:
+        """Open the row's page, filter only as much as it takes to bring the row onto the first
+        page of results (as a person would), then open the row (turning pages if need be)."""
         e = self.spec.entities[entity]
         plan: list[dict[str, Any]] = [
             {"op": "click", "role": "link", "name": self.variant.label(page.label)}
         ]
-        for name in page.filters:
+        for name in self._filters_needed(entity, record, page):
             f = e.fields[name]
             plan.append(
                 {"op": "set", "label": self._label(name, f), "value": expr.show(record[name])}
             )
-        if page.filters:
+        if len(plan) > 1:
             plan.append({"op": "click", "role": "button", "name": self.variant.label("Search")})
         plan.append(
             {
@@ -399,6 +402,22 @@ class TaskGenerator:
             }
         )
         return plan
+
+    def _filters_needed(self, entity: str, record: dict[str, Any], page: PageSpec) -> list[str]:
+        """The fewest filters (in form order) that put ``record`` on the first result page."""
+        e = self.spec.entities[entity]
+        rows = self.scope.rows(entity, page.where, today=self.spec.today)
+        params = {n: _param(e.fields[n], n, record) for n in page.filters}
+        for size in range(len(page.filters) + 1):
+            for names in itertools.combinations(page.filters, size):
+                shown = [
+                    r["id"]
+                    for r in rows
+                    if all(matches(e.fields[n], n, r, params[n]) for n in names)
+                ]
+                if record["id"] in shown[: self.variant.page_size]:
+                    return list(names)
+        return list(page.filters)
 
     def _perform(
         self, op: OperationSpec, record: Any, page: Any, shown: dict[str, Any]
@@ -622,6 +641,15 @@ def _count_check(table: str, n: int) -> dict[str, Any]:
 
 def _stored(conn: Any, table: str, col: str, rid: int) -> Any:
     return conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (rid,)).fetchone()[0]
+
+
+def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
+    """The filter value the app receives when a user picks the record's own value."""
+    if f.type == "ref":
+        return str(record[f"{name}_id"])
+    if f.type == "bool":
+        return str(int(bool(record[name])))
+    return expr.show(record[name])
 
 
 def _typed(f: FieldSpec, value: Any) -> Any:

@@ -194,6 +194,7 @@ class WebEnv(PalaestraEnv):
         self._drivers: dict[str, TaskDriver] = {}  # a driver lives as long as the session
         self._prepared: tuple[Any, asyncio.Future[Any]] | None = None
         self._prefetch: tuple[frozenset[str], str | None] | None = None
+        self._plan_of_b: tuple[frozenset[str], str | None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._goal = ""
 
@@ -279,6 +280,13 @@ class WebEnv(PalaestraEnv):
     async def _async_setup(self, task: Task | None, seed: int) -> None:
         driver, allowed, start, setup = self._plan(task)
         old = self._b
+        if getattr(driver, "reuse_context", False) and await self._reuse(old, (allowed, start)):
+            self._driver = driver
+            self._next_bid = 1
+            self._goal = await driver.begin(old.page, setup, seed) or (  # type: ignore[union-attr]
+                task.instruction if task else ""
+            )
+            return
         prepared, self._prepared = self._prepared, None
         ready = None
         if prepared is not None and prepared[0] == (allowed, start):
@@ -296,7 +304,26 @@ class WebEnv(PalaestraEnv):
         self._goal = await driver.begin(ready.page, setup, seed) or (
             task.instruction if task else ""
         )
-        self._prefetch = (allowed, start)
+        self._prefetch = None if getattr(driver, "reuse_context", False) else (allowed, start)
+        self._plan_of_b = (allowed, start)
+
+    async def _reuse(self, old: Browsing | None, plan: tuple[Any, ...]) -> bool:
+        """Start the next episode in the same context: for tasks whose state lives on a server
+        (a synthesized app's database), a new context would only cost the CPU of a new renderer
+        process. Extra tabs close, the chat clears, the start page loads again."""
+        if old is None or old.generation != self.rt.generation or self._plan_of_b != plan:
+            return False
+        try:
+            for extra in old.context.pages[1:]:
+                await extra.close()
+            old.page = old.context.pages[0]
+            old.chat.clear()
+            old.notes.clear()
+            if plan[1]:
+                await old.page.goto(plan[1], wait_until="load")
+        except Exception:
+            return False
+        return True
 
     def _background(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
