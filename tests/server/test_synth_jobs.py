@@ -33,6 +33,11 @@ KEY_A, KEY_B = "synth-key-a", "synth-key-b"
 @pytest.fixture
 def fake_pipeline(monkeypatch):
     monkeypatch.setitem(sys.modules, "palaestra.synth_apps.pipeline", fake_synth)
+    # once the real module was imported, ``from palaestra.synth_apps import pipeline`` reads
+    # the package's attribute, not sys.modules
+    import palaestra.synth_apps
+
+    monkeypatch.setattr(palaestra.synth_apps, "pipeline", fake_synth, raising=False)
     fake_synth.CALLS.clear()
     return fake_synth
 
