@@ -15,7 +15,6 @@ app shows an error page and is logged, and never takes the server down.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import logging
@@ -658,11 +657,3 @@ def host() -> AppHost:
         if _HOST is None:
             _HOST = AppHost()
         return _HOST
-
-
-def reset_host_for_tests() -> None:
-    global _HOST
-    with _HOST_LOCK, contextlib.suppress(Exception):
-        if _HOST is not None:
-            _HOST.shutdown()
-        _HOST = None

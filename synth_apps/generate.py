@@ -43,6 +43,16 @@ class Generated:
     values: list[str] = field(default_factory=list)
 
 
+@dataclass
+class Draw:
+    """One grounding of an operation: the row (None for global operations), the page it is
+    reached from, and the inputs as the agent reads them."""
+
+    record: dict[str, Any] | None
+    page: PageSpec | None
+    shown: dict[str, Any]
+
+
 class TaskGenerator:
     """Tasks for one app variant; deterministic for (spec, variant, data seed, seed)."""
 
@@ -167,21 +177,15 @@ class TaskGenerator:
                 if sim != rule.message:
                     last = f"the draw does not break {violate!r}"
                     continue
-                return self._infeasible_op(t, op, record, page, raw, shown, rule)
+                return self._infeasible_op(t, op, Draw(record, page, shown), rule)
             assert isinstance(sim, sqlite3.Connection)
-            return self._state_task(t, op, record, page, raw, shown, sim)
+            return self._state_task(t, op, Draw(record, page, shown), sim)
         raise GenerationError(f"{MAX_TRIES} draws failed (last: {last})")
 
     def _state_task(
-        self,
-        t: TaskTemplate,
-        op: OperationSpec,
-        record: Any,
-        page: Any,
-        raw: dict[str, Any],
-        shown: dict[str, Any],
-        sim: sqlite3.Connection,
+        self, t: TaskTemplate, op: OperationSpec, draw: Draw, sim: sqlite3.Connection
     ) -> Generated:
+        record, page, shown = draw.record, draw.page, draw.shown
         checks, mutations = self._diff(sim)
         if not checks:
             raise GenerationError("the operation changes nothing, so it cannot be verified")
@@ -192,15 +196,9 @@ class TaskGenerator:
         return self._task(t, scope, verifier, plan, mutations)
 
     def _infeasible_op(
-        self,
-        t: TaskTemplate,
-        op: OperationSpec,
-        record: Any,
-        page: Any,
-        raw: dict[str, Any],
-        shown: dict[str, Any],
-        rule: Any,
+        self, t: TaskTemplate, op: OperationSpec, draw: Draw, rule: Any
     ) -> Generated:
+        record, page, shown = draw.record, draw.page, draw.shown
         unchanged = self._unchanged(op, record)
         plan = [
             *self._perform(op, record, page, shown),
