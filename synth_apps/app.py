@@ -37,7 +37,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec
+from palaestra.synth_apps.spec import AppSpec, EffectSpec, FieldSpec, OperationSpec
 from palaestra.synth_apps.variants import Variant
 
 log = logging.getLogger("palaestra.synth_apps")
@@ -527,34 +527,55 @@ def apply(
             raise RuleViolation(rule.message)
     created: dict[str, Any] = {}
     for effect in op.effects:
-        target = effect.create or effect.clear or op.entity
-        e = spec.entities[target]  # type: ignore[index]
-        given = {}
-        for col, source in effect.values.items():
-            f = e.fields.get(col) or e.fields[col.removesuffix("_id")]
-            given[col] = data.to_db(
-                f if col in e.fields else FieldSpec(type="int"), expr.evaluate(source, scope, fns)
-            )
+        target = effect_target(effect, op.entity)
+        if effect.where is not None:  # update/clear of the rows where it holds, one by one
+            for row in ds.rows(target):
+                scope["target"] = row  # the functions read this scope too (count, total)
+                if expr.evaluate(effect.where, scope, fns):
+                    _write(spec, conn, effect, target, row["id"], scope, fns)
+            scope.pop("target", None)
+            continue
         if effect.create:
+            given = _values(spec, effect, target, scope, fns)
             count = conn.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
             seed = int(hashlib.sha256(f"{target}:{count}".encode()).hexdigest()[:8], 16)
             ids = {n: [r[0] for r in conn.execute(f"SELECT id FROM {n}")] for n in spec.entities}
-            row = data.Generator(spec, seed).row(target, given, ds, ids)  # type: ignore[arg-type]
-            rid = data.insert(conn, target, row)  # type: ignore[arg-type]
-            created = ds.row(target, rid) or {}  # type: ignore[arg-type]
+            row = data.Generator(spec, seed).row(target, given, ds, ids)
+            rid = data.insert(conn, target, row)
+            created = ds.row(target, rid) or {}
             scope["created"] = created
-        elif effect.update:
-            sets = ", ".join(f"{c} = ?" for c in given)
-            conn.execute(
-                f"UPDATE {target} SET {sets} WHERE id = ?", (*given.values(), record["id"])
-            )  # type: ignore[index]
         elif effect.clear:
-            for row in ds.rows(target, None):  # type: ignore[arg-type]
-                if effect.where is None or expr.evaluate(effect.where, {**scope, "row": row}, fns):
-                    conn.execute(f"DELETE FROM {target} WHERE id = ?", (row["id"],))
+            conn.execute(f"DELETE FROM {target}")
         else:
-            conn.execute(f"DELETE FROM {target} WHERE id = ?", (record["id"],))  # type: ignore[index]
+            _write(spec, conn, effect, target, record["id"], scope, fns)  # type: ignore[index]
     return expr.render(op.success, scope, fns)
+
+
+def effect_target(effect: EffectSpec, entity: str | None) -> str:
+    """The table an effect writes: what it names, else the operation's own entity."""
+    named = effect.create or effect.clear or effect.update or effect.delete
+    return str(entity if named in (None, "record") else named)
+
+
+def _values(spec: AppSpec, effect: EffectSpec, target: str, scope: dict, fns: dict) -> dict:
+    e = spec.entities[target]
+    given = {}
+    for col, source in effect.values.items():
+        f = e.fields[col] if col in e.fields else FieldSpec(type="int")  # a ref's <name>_id
+        given[col] = data.to_db(f, expr.evaluate(source, scope, fns))
+    return given
+
+
+def _write(
+    spec: AppSpec, conn: Any, effect: EffectSpec, target: str, rid: int, scope: dict, fns: dict
+) -> None:
+    """Update (with the effect's values) or delete one row."""
+    if effect.update:
+        given = _values(spec, effect, target, scope, fns)
+        sets = ", ".join(f"{c} = ?" for c in given)
+        conn.execute(f"UPDATE {target} SET {sets} WHERE id = ?", (*given.values(), rid))
+    else:
+        conn.execute(f"DELETE FROM {target} WHERE id = ?", (rid,))
 
 
 def db_functions(ds: data.Scope, scope: dict[str, Any]) -> dict[str, Any]:

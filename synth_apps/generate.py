@@ -22,7 +22,7 @@ from typing import Any
 from faker import Faker
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.app import RuleViolation, apply, db_functions, matches
+from palaestra.synth_apps.app import RuleViolation, apply, db_functions, effect_target, matches
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Task
@@ -509,7 +509,7 @@ class TaskGenerator:
                         )
                         mutations.append(
                             {
-                                "name": f"{table}.{k} not updated",
+                                "name": f"{table} {rid} {k} not updated",
                                 "sql": [f"UPDATE {table} SET {k} = ? WHERE id = ?"],
                                 "params": [[old[rid][k], rid]],
                             }
@@ -545,7 +545,7 @@ class TaskGenerator:
         checks = self._touched_counts(op)
         if record is not None:
             for eff in op.effects:
-                if eff.update:
+                if eff.update == "record":
                     for col in eff.values:
                         checks.append(
                             {
@@ -559,13 +559,13 @@ class TaskGenerator:
         return checks
 
     def _touched_counts(self, op: OperationSpec) -> list[dict[str, Any]]:
-        tables = {eff.create or eff.clear or op.entity for eff in op.effects}
+        tables = {effect_target(eff, op.entity) for eff in op.effects}
         return [_count_check(t, self.counts[t]) for t in sorted(tables) if t]
 
     def _forced_changes(self, op: OperationSpec) -> list[dict[str, Any]]:
         """End states where the operation happened anyway (a row added to what it touches)."""
         out = []
-        for t in sorted({eff.create or eff.clear or op.entity for eff in op.effects} - {None}):
+        for t in sorted({effect_target(eff, op.entity) for eff in op.effects} - {"None"}):
             if self.counts.get(t):
                 cols = [c for c in self._columns(t) if c != "id"]
                 out.append(

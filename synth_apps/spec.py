@@ -116,11 +116,15 @@ class RuleSpec(_Model):
 
 
 class EffectSpec(_Model):
+    """One write. ``update``/``delete`` name ``record`` (the operation's row) or an entity whose
+    rows where ``where`` holds are written one by one, each bound as ``target`` (stock of every
+    product in the cart); ``clear`` empties an entity (or, with ``where``, deletes those rows)."""
+
     create: str | None = None
-    update: Literal["record"] | None = None
-    delete: Literal["record"] | None = None
-    clear: str | None = Field(None, description="delete every row of this entity (cart)")
-    where: str | None = Field(None, description="clear: only rows for which this holds")
+    update: str | None = None
+    delete: str | None = None
+    clear: str | None = None
+    where: str | None = None
     values: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
@@ -329,20 +333,27 @@ def _check(spec: AppSpec) -> None:
         for j, rule in enumerate(op.rules):
             _check_expr(f"{place}.rules.{j}.require", rule.require, scope)
         for j, effect in enumerate(op.effects):
-            target = effect.create or effect.clear or op.entity
-            for key in ("create", "clear"):
+            ep = f"{place}.effects.{j}"
+            for key in ("create", "clear", "update", "delete"):
                 name = getattr(effect, key)
-                if name and name not in spec.entities:
-                    _fail(f"{place}.effects.{j}.{key}", f"unknown entity {name!r}")
+                if name and name != "record" and name not in spec.entities:
+                    _fail(f"{ep}.{key}", f"unknown entity {name!r}")
+            if (effect.update or effect.delete) not in (None, "record") and not effect.where:
+                _fail(ep, "an update/delete of an entity's rows needs 'where'")
+            if "record" in (effect.update, effect.delete) and op.entity is None:
+                _fail(ep, "'record' needs the operation's entity")
+            if effect.create and effect.where:
+                _fail(f"{ep}.where", "a create has no 'where'")
+            rows = {"target"} if effect.where else set()
             if effect.where:
-                _check_expr(f"{place}.effects.{j}.where", effect.where, scope | {"row"})
-            if target is None:
-                _fail(f"{place}.effects.{j}", "update/delete need the operation's entity")
-            columns = _columns(spec.entities[target])
+                _check_expr(f"{ep}.where", effect.where, scope | rows)
+            named = effect.create or effect.clear or effect.update or effect.delete
+            target = op.entity if named == "record" else named
+            columns = _columns(spec.entities[target])  # type: ignore[index]
             for key, source in effect.values.items():
                 if key not in columns:
-                    _fail(f"{place}.effects.{j}.values.{key}", f"not a column of {target}")
-                _check_expr(f"{place}.effects.{j}.values.{key}", source, scope)
+                    _fail(f"{ep}.values.{key}", f"not a column of {target}")
+                _check_expr(f"{ep}.values.{key}", source, scope | rows)
     for i, t in enumerate(spec.tasks):
         _check_template(f"tasks.{i}", t, spec)
 

@@ -243,22 +243,29 @@ def _expected(
         scope[key] = expr.evaluate(source, scope, fns)
     out = []
     for effect in op.effects:
-        target = effect.create or effect.clear or op.entity
+        named = effect.create or effect.clear or effect.update or effect.delete
+        target = op.entity if named == "record" else named
         e = spec.entities[target]  # type: ignore[index]
-        values = {}
-        for col, source in effect.values.items():
-            f = e.fields.get(col) or FieldSpec(type="int")
-            values[col] = data.to_db(f, expr.evaluate(source, scope, fns))
-        if effect.clear:
-            gone = [
-                r["id"]
-                for r in ds.rows(target)  # type: ignore[arg-type]
-                if effect.where is None or expr.evaluate(effect.where, {**scope, "row": r}, fns)
-            ]
-            out.append(("clear", target, {"ids": gone}))
+
+        def values_now(e=e, effect=effect) -> dict[str, Any]:
+            values = {}
+            for col, source in effect.values.items():
+                f = e.fields.get(col) or FieldSpec(type="int")
+                values[col] = data.to_db(f, expr.evaluate(source, scope, fns))
+            return values
+
+        if effect.where is not None or effect.clear:
+            rows = {}
+            for r in ds.rows(target):  # type: ignore[arg-type]
+                scope["target"] = r
+                if effect.where is None or expr.evaluate(effect.where, scope, fns):
+                    rows[r["id"]] = values_now()
+            scope.pop("target", None)
+            kind = "update rows" if effect.update else "clear"
+            out.append((kind, target, {"ids": list(rows), "rows": rows}))
         else:
             kind = "create" if effect.create else "update" if effect.update else "delete"
-            out.append((kind, target, values))
+            out.append((kind, target, values_now()))
     return out
 
 
@@ -297,6 +304,13 @@ def test_operation_applies_its_effects(name: str, op_name: str, client: httpx.Cl
                     row = dict(row.fetchone())
                     for col, value in values.items():
                         assert row[col] == value, (table, col, row[col], value)
+                elif kind == "update rows":
+                    assert values["rows"], (table, "no row to update")
+                    for rid, cols in values["rows"].items():
+                        row = dict(
+                            conn.execute(f"SELECT * FROM {table} WHERE id = ?", (rid,)).fetchone()
+                        )
+                        assert all(row[c] == v for c, v in cols.items()), (table, rid, cols, row)
                 elif kind == "delete":
                     gone = conn.execute(f"SELECT 1 FROM {table} WHERE id = ?", (record["id"],))
                     assert gone.fetchone() is None
