@@ -3,14 +3,15 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS := dev,bench,web,synth
+EXTRAS := dev,bench,web,synth,mobile
 
 .PHONY: setup demo serve test lint bench clean
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py scripts/setup-system.sh
+$(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh
 	bash scripts/setup-system.sh
+	bash scripts/setup-appium.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"

@@ -164,6 +164,12 @@ def synth(
         ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same suite")] = 0,
+    family: Annotated[
+        str,
+        typer.Option(
+            help="web: palaestra/web-v0 tasks; mobile: phone tasks on palaestra/mobile-v0"
+        ),
+    ] = "web",
     layout: Annotated[
         list[Layout] | None,
         typer.Option(help="Page layout to render apps for (repeatable) \\[default: desktop]"),
@@ -211,7 +217,10 @@ def synth(
         from palaestra.synth_apps.spec import SpecError
     except ImportError as exc:
         _synth_fail(f"the synthesis pipeline is not available: {exc}", 1, json_progress)
+    if family not in ("web", "mobile"):
+        _synth_fail(f"--family must be web or mobile, not {family!r}", 2, json_progress)
     kwargs: dict[str, Any] = {
+        "family": family,
         "variants": variants,
         "tasks": n_tasks,
         "out": out,

@@ -70,6 +70,7 @@ def _synth_body(
     seed: int,
     layouts: Sequence[str],
     name: str | None,
+    family: str = "web",
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "domains": [domains] if isinstance(domains, str) else list(domains),
@@ -77,6 +78,7 @@ def _synth_body(
         "tasks": tasks,
         "seed": seed,
         "layouts": list(layouts),
+        "family": family,
     }
     if name is not None:
         body["name"] = name
@@ -203,6 +205,7 @@ class Client:
         seed: int = 0,
         layouts: Sequence[str] = ("desktop",),
         name: str | None = None,
+        family: str = "web",
         wait: bool = True,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
         poll_s: float = 1.0,
@@ -214,7 +217,7 @@ class Client:
         made); on success ``job["suite"]`` is the suite name to use in ``"suite/task_id"``.
         ``on_progress`` gets the job's ``progress`` dict whenever it changes.
         """
-        body = _synth_body(domains, variants, tasks, seed, layouts, name)
+        body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
         job = self.request("POST", "/v1/synth/jobs", body)
         deadline = None if timeout is None else time.monotonic() + timeout
         seen = None
@@ -307,13 +310,14 @@ class AsyncClient:
         seed: int = 0,
         layouts: Sequence[str] = ("desktop",),
         name: str | None = None,
+        family: str = "web",
         wait: bool = True,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
         poll_s: float = 1.0,
         timeout: float | None = None,
     ) -> dict[str, Any]:
         """The asynchronous twin of :meth:`Client.synth`."""
-        body = _synth_body(domains, variants, tasks, seed, layouts, name)
+        body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
         job = await self.request("POST", "/v1/synth/jobs", body)
         deadline = None if timeout is None else time.monotonic() + timeout
         seen = None

@@ -60,6 +60,9 @@ class CreateSynthJob(_Body):
     layouts: list[Literal["desktop", "mobile"]] = Field(
         default_factory=lambda: ["desktop"], min_length=1, max_length=2
     )
+    family: Literal["web", "mobile"] = Field(
+        default="web", description="web: palaestra/web-v0 tasks; mobile: phone tasks"
+    )
     name: str | None = Field(
         default=None,
         pattern=r"^[a-z][a-z0-9_-]*$",

@@ -134,6 +134,7 @@ class SynthJobManager:
             cmd += ["--domain", domain]
         for layout in req.layouts:
             cmd += ["--layout", layout]
+        cmd += ["--family", req.family]
         cmd += ["--variants", str(req.variants), "--tasks", str(req.tasks)]
         cmd += ["--seed", str(req.seed), "--name", job.name, "--out", str(out)]
         return [*cmd, "--json-progress"]

@@ -97,8 +97,10 @@ class AppHost:
                 Route("/s/{token}/view/{entity}/{rid:int}", self.detail),
                 Route("/s/{token}/do/{op}", self.operation, methods=["GET", "POST"]),
                 Route("/s/{token}/do/{op}/{rid:int}", self.operation, methods=["GET", "POST"]),
+                Route("/launcher/{token}", self.launcher),
             ]
         )
+        self.launchers: dict[str, list[dict[str, str]]] = {}
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -132,6 +134,24 @@ class AppHost:
 
     def url(self, session: AppSession) -> str:
         return f"{self.origin}/s/{session.token}/"
+
+    def open_launcher(self, apps: list[AppSession]) -> str:
+        """A phone's home screen listing ``apps``; its URL is as unguessable as an app's."""
+        token = secrets.token_urlsafe(18)
+        self.launchers[token] = [
+            {"name": a.spec.title, "href": self.url(a), "accent": a.variant.theme["accent"]}
+            for a in apps
+        ]
+        return f"{self.origin}/launcher/{token}"
+
+    def close_launcher(self, url: str) -> None:
+        self.launchers.pop(url.rsplit("/", 1)[-1], None)
+
+    async def launcher(self, request: Request) -> Response:
+        apps = self.launchers.get(request.path_params["token"])
+        if apps is None:
+            return HTMLResponse("<h1>Not found</h1>", 404)
+        return HTMLResponse(TEMPLATES.get_template("launcher.html").render(apps=apps))
 
     # ----- request plumbing ----------------------------------------------------------------
     async def _page(self, request: Request, build: Any) -> Response:

@@ -76,11 +76,21 @@ def set_field(nodes: list[Node], label: str, value: str) -> str:
     raise OracleError(f"no field labelled {label!r} (to set to {value!r})")
 
 
-def run_plan(env: Any, plan: list[dict[str, Any]], obs: dict[str, Any], max_steps: int) -> tuple:
-    """Step the plan to the end; ``(reward, steps, terminated, last_info)``."""
-    policy = PlanPolicy(plan)
+def policy_for(task: Any) -> Any:
+    """The planned oracle of a synthesized task, played the way its family acts."""
+    if task.family == "mobile":
+        from palaestra.envs.mobile.oracle import MobilePlanPolicy
+        from palaestra.synth_apps.driver import spec_for
+
+        return MobilePlanPolicy(task.oracle or [], app=spec_for(task.setup["app"]).title)
+    return PlanPolicy(task.oracle or [])
+
+
+def run_plan(env: Any, task: Any, obs: dict[str, Any]) -> tuple:
+    """Step the task's oracle to the end; ``(reward, steps, terminated, last_info)``."""
+    policy = policy_for(task)
     reward, steps, info, terminated = 0.0, 0, {}, False
-    while steps < max_steps:
+    while steps < task.max_steps:
         obs, reward, terminated, truncated, info = env.step(policy.act(obs))
         steps += 1
         if obs.get("last_action_error"):

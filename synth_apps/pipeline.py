@@ -37,7 +37,12 @@ from palaestra.tasks import Task
 from palaestra.verifiers.app_state import mutated
 from palaestra.verifiers.validation import ValidationReport, validate
 
-OVERSHOOT = 1.2  # candidates per wanted task: some are dropped by validation
+OVERSHOOT = 1.2
+#: the action that ends an episode at once, per family (the do-nothing policy)
+FINISH = {
+    "web": "done()",
+    "mobile": {"action_type": "status", "goal_status": "complete"},
+}  # candidates per wanted task: some are dropped by validation
 
 
 @dataclass
@@ -89,13 +94,20 @@ def synthesize(
     name: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
     author: LLMAuthor | None = None,
+    family: str = "web",
 ) -> SynthReport:
     """Generate and validate ``tasks`` tasks over the domains, variants and layouts.
 
     ``domains`` are built-in domain names or spec files. With an ``author``, instructions are
     reworded by the LLM where the rewording keeps every grounded value (see
-    :mod:`palaestra.synth_apps.llm`); validation is the same either way.
+    :mod:`palaestra.synth_apps.llm`); validation is the same either way. ``family="mobile"``
+    makes phone tasks (``palaestra/mobile-v0``, the apps' mobile layouts, AndroidWorld actions),
+    validated on the embedded phone.
     """
+    if family not in ("web", "mobile"):
+        raise ValueError(f"family must be 'web' or 'mobile', not {family!r}")
+    if family == "mobile":
+        layouts = ("mobile",)
     if not domains:
         raise SpecError("name at least one domain")
     if variants < 1 or tasks < 1:
@@ -111,7 +123,7 @@ def synthesize(
     candidates: list[Generated] = []
     for i, (domain, variant, layout) in enumerate(groups):
         gen = TaskGenerator(specs[domain], variant=variant, layout=layout, app_ref=domain)
-        prefix = "m-" if layout == "mobile" else ""
+        prefix = {"mobile": "phone-"}.get(family) or ("m-" if layout == "mobile" else "")
         try:
             candidates += gen.generate(per_group, seed=seed, prefix=prefix)
         except GenerationError as exc:
@@ -121,6 +133,10 @@ def synthesize(
             report.drops.append({"task": f"{domain}-v{variant} tasks.{index}", "reason": why})
         notify(Progress("generate", i + 1, len(groups), 0, 0))
     candidates = _interleave(candidates)
+    if family == "mobile":
+        for made in candidates:
+            made.task.family, made.task.env = "mobile", "palaestra/mobile-v0"
+            made.task.max_steps += 10  # a phone scrolls to reach what a desktop shows at once
     report.generated = len(candidates)
     if author is not None:
         for i, made in enumerate(candidates):
@@ -144,9 +160,14 @@ def synthesize(
 
     def env() -> Any:
         if not hasattr(local, "env"):
-            from palaestra.envs.web.env import WebEnv
+            if family == "mobile":
+                from palaestra.envs.mobile.env import MobileEnv
 
-            local.env = WebEnv(observe=("axtree", "url", "goal", "chat"))
+                local.env = MobileEnv()
+            else:
+                from palaestra.envs.web.env import WebEnv
+
+                local.env = WebEnv(observe=("axtree", "url", "goal", "chat"))
             with lock:
                 envs.append(local.env)
         return local.env
@@ -231,9 +252,9 @@ def validate_task(env: Any, made: Generated, repeats: int = 3) -> ValidationRepo
         runs += 1
         obs, _ = env.reset(seed=0, options={"task": task})
         if kind == "oracle":
-            run_plan(env, task.oracle or [], obs, task.max_steps)
-        else:
-            env.step("done()")
+            run_plan(env, task, obs)
+        else:  # do nothing, then say "finished"
+            env.step(FINISH[task.family])
         result = env.last_verification
         state = dict(env.state_probe().read())
         snapshot = folder / f"run{runs}.sqlite"

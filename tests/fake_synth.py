@@ -67,8 +67,18 @@ def synthesize(
     parallel: int = 2,
     name: str | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    author: Any = None,
+    family: str = "web",
 ) -> SynthReport:
-    CALLS.append({"domains": domains, "variants": variants, "tasks": tasks, "layouts": layouts})
+    CALLS.append(
+        {
+            "domains": domains,
+            "variants": variants,
+            "tasks": tasks,
+            "layouts": layouts,
+            "family": family,
+        }
+    )
     for d in domains:
         if d not in domain_names():
             raise SpecError(f"unknown domain {d!r}")

@@ -1,0 +1,330 @@
+"""The embedded phone: Chromium with touch emulation, a launcher, system bars, synthesized apps.
+
+No emulator image is needed. A session gets a mobile browser context (``is_mobile``,
+``has_touch``, the device profile's size and pixel ratio) and its own copy of every installed
+app: the task's app plus the other built-in synthesized domains, in their mobile layouts, each
+with its own database. The screen is the page framed by a status bar and a navigation bar
+(back, home) drawn around the page's screenshot; taps on the bars act as Android's do. Gestures
+are real touch events sent through the Chrome DevTools Protocol (``Input.dispatchTouchEvent``):
+a long press holds, a swipe moves in steps over its duration, so pages scroll as a finger
+would scroll them. The app state lives in the apps' databases, so a reset restores the files and
+shows the launcher again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+from palaestra.envs.mobile.phone import PhoneError, UIElement
+from palaestra.envs.web.browser import origin_guard, runtime
+from palaestra.synth_apps.app import AppSession, host
+from palaestra.synth_apps.driver import spec_for
+from palaestra.synth_apps.spec import domain_names
+from palaestra.synth_apps.variants import make_variant
+
+HERE = Path(__file__).parent
+SYSTEM_UI_JS = (HERE / "system_ui.js").read_text()
+ELEMENTS_JS = (HERE / "elements.js").read_text()
+STATUS_BAR, NAV_BAR = 24, 48  # CSS px, as on Android
+
+
+@dataclass(frozen=True)
+class DeviceProfile:
+    name: str
+    width: int  # CSS px, the whole screen
+    height: int
+    pixel_ratio: float
+
+
+PROFILES = {
+    "phone": DeviceProfile("phone", 390, 844, 1.0),
+    "pixel-7": DeviceProfile("pixel-7", 412, 915, 2.0),
+    "small": DeviceProfile("small", 360, 740, 1.0),
+}
+
+
+class EmbeddedPhone:
+    def __init__(self, profile: str = "phone", timeout_s: float = 15.0) -> None:
+        if profile not in PROFILES:
+            raise PhoneError(f"unknown device profile {profile!r}; known: {sorted(PROFILES)}")
+        self.profile = PROFILES[profile]
+        p = self.profile
+        self.page_size = (p.width, p.height - STATUS_BAR - NAV_BAR)
+        self.size = (round(p.width * p.pixel_ratio), round(p.height * p.pixel_ratio))
+        self.top = round(STATUS_BAR * p.pixel_ratio)
+        self.bottom = self.size[1] - round(NAV_BAR * p.pixel_ratio)
+        self.rt = runtime()
+        self.timeout_s = timeout_s
+        self._context: Any = None
+        self._page: Any = None
+        self._cdp: Any = None
+        self._apps: dict[str, AppSession] = {}
+        self._main: AppSession | None = None
+        self._launcher = ""
+        self._key: tuple[Any, ...] | None = None
+        self._navigating = False
+
+    # ----- plumbing --------------------------------------------------------------------------
+    def _call(self, coro: Any) -> Any:
+        try:
+            return self.rt.call(lambda: coro, self.timeout_s)
+        except TimeoutError:
+            raise PhoneError(f"the phone did not answer within {self.timeout_s:g} s") from None
+
+    async def _ensure_page(self) -> None:
+        if self._context is not None and self._page is not None and not self._page.is_closed():
+            return
+        browser = await self.rt.browser()
+        p = self.profile
+        self._context = await browser.new_context(
+            viewport={"width": self.page_size[0], "height": self.page_size[1]},
+            device_scale_factor=p.pixel_ratio,
+            is_mobile=True,
+            has_touch=True,
+            service_workers="block",
+            proxy=origin_guard(frozenset([host().origin])),
+        )
+        await self._context.add_init_script(SYSTEM_UI_JS)
+        self._page = await self._context.new_page()
+        self._page.on("request", self._on_request)
+        self._page.on("dialog", lambda d: asyncio.ensure_future(d.dismiss()))
+        self._cdp = await self._context.new_cdp_session(self._page)
+
+    def _on_request(self, request: Any) -> None:
+        if request.is_navigation_request() and request.frame == self._page.main_frame:
+            self._navigating = True
+
+    async def _settle(self) -> None:
+        """After a gesture: if it started a page load, wait for the new page."""
+        for _ in range(5):
+            if self._navigating:
+                break
+            await asyncio.sleep(0.01)
+        if self._navigating:
+            self._navigating = False
+            with contextlib.suppress(Exception):
+                await self._page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
+
+    def _page_point(self, x: float, y: float) -> tuple[float, float]:
+        r = self.profile.pixel_ratio
+        return x / r, (y - self.top) / r
+
+    async def _touch(self, kind: str, points: list[tuple[float, float]]) -> None:
+        await self._cdp.send(
+            "Input.dispatchTouchEvent",
+            {"type": kind, "touchPoints": [{"x": x, "y": y} for x, y in points]},
+        )
+
+    # ----- Phone -----------------------------------------------------------------------------
+    def start(self, setup: dict[str, Any], seed: int) -> None:
+        key = (setup.get("app"), setup.get("variant", 0), setup.get("data_seed", 0))
+        if key != self._key:
+            self._close_apps()
+            self._open_apps(setup)
+            self._key = key
+        for app in self._apps.values():
+            app.restore()
+        self._call(self._start())
+
+    def _open_apps(self, setup: dict[str, Any]) -> None:
+        wanted = setup.get("app")
+        names = [wanted] if wanted else []
+        names += [d for d in domain_names() if d != wanted and spec_for(d).name != wanted]
+        for name in names:
+            spec = spec_for(name)
+            variant = int(setup.get("variant", 0)) if name == wanted else 0
+            seed = int(setup.get("data_seed", 0)) if name == wanted else 0
+            session = host().open(spec, make_variant(spec, variant, "mobile"), seed)
+            self._apps[spec.title] = session
+            if name == wanted:
+                self._main = session
+        self._launcher = host().open_launcher(list(self._apps.values()))
+
+    def _close_apps(self) -> None:
+        for app in self._apps.values():
+            host().close(app.token)
+        self._apps.clear()
+        self._main = None
+        if self._launcher:
+            host().close_launcher(self._launcher)
+            self._launcher = ""
+
+    async def _start(self) -> None:
+        await self._ensure_page()
+        await self._page.goto(self._launcher, wait_until="load")
+        self._navigating = False
+
+    async def _png(self) -> bytes:
+        """A page caught mid-navigation cannot be captured: let it load, then try again."""
+        try:
+            return await self._page.screenshot(type="png")
+        except Exception:
+            with contextlib.suppress(Exception):
+                await self._page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
+            return await self._page.screenshot(type="png")
+
+    def screenshot(self) -> np.ndarray:
+        png = self._call(self._png())
+        page = Image.open(io.BytesIO(png)).convert("RGB")
+        screen = Image.new("RGB", self.size, "#111827")
+        screen.paste(page, (0, self.top))
+        draw = ImageDraw.Draw(screen)
+        r = self.profile.pixel_ratio
+        draw.text((12 * r, 5 * r), "9:41", fill="white")
+        draw.text((self.size[0] - 44 * r, 5 * r), "5G 87%", fill="white")
+        mid = (self.bottom + self.size[1]) / 2
+        for cx, glyph in ((self.size[0] / 6, "back"), (self.size[0] / 2, "home")):
+            if glyph == "home":
+                draw.ellipse((cx - 9 * r, mid - 9 * r, cx + 9 * r, mid + 9 * r), outline="white")
+            else:
+                draw.polygon(
+                    [(cx + 7 * r, mid - 9 * r), (cx + 7 * r, mid + 9 * r), (cx - 8 * r, mid)],
+                    outline="white",
+                )
+        return np.asarray(screen)
+
+    def elements(self) -> list[UIElement]:
+        raw = self._call(self._page.evaluate(ELEMENTS_JS, [self.top, self.profile.pixel_ratio]))
+        package = self.foreground()
+        out = [UIElement(index=i, package_name=package, **item) for i, item in enumerate(raw)]
+        w = self.size[0]
+        for label, x0, x1 in (("Back", 0, w // 3), ("Home", w // 3, 2 * w // 3)):
+            out.append(
+                UIElement(
+                    index=len(out),
+                    content_description=label,
+                    class_name="android.widget.ImageButton",
+                    resource_id=f"com.android.systemui:id/{label.lower()}",
+                    package_name="com.android.systemui",
+                    x_min=x0,
+                    y_min=self.bottom,
+                    x_max=x1,
+                    y_max=self.size[1],
+                    is_clickable=True,
+                )
+            )
+        return out
+
+    def foreground(self) -> str:
+        url = self._page.url if self._page is not None else ""
+        if url.startswith(self._launcher) and self._launcher:
+            return "launcher"
+        for title, app in self._apps.items():
+            if f"/s/{app.token}/" in url:
+                return title
+        return "launcher" if not url or url == "about:blank" else url
+
+    def tap(self, x: float, y: float) -> None:
+        if y >= self.bottom:
+            return (
+                self.back()
+                if x < self.size[0] / 3
+                else (self.home() if x < 2 * self.size[0] / 3 else None)
+            )
+        if y < self.top:
+            return None  # the status bar does nothing
+        self._call(self._tap(*self._page_point(x, y)))
+
+    async def _tap(self, x: float, y: float, count: int = 1) -> None:
+        for _ in range(count):
+            await self._touch("touchStart", [(x, y)])
+            await self._touch("touchEnd", [])
+        await self._settle()
+
+    def double_tap(self, x: float, y: float) -> None:
+        self._call(self._tap(*self._page_point(x, y), count=2))
+
+    def long_press(self, x: float, y: float, ms: float = 800) -> None:
+        self._call(self._long_press(*self._page_point(x, y), ms))
+
+    async def _long_press(self, x: float, y: float, ms: float) -> None:
+        await self._touch("touchStart", [(x, y)])
+        await asyncio.sleep(ms / 1000)
+        await self._touch("touchEnd", [])
+        await self._settle()
+
+    def swipe(self, x1: float, y1: float, x2: float, y2: float, ms: float = 300) -> None:
+        self._call(self._swipe(self._page_point(x1, y1), self._page_point(x2, y2), ms))
+
+    async def _swipe(self, a: tuple[float, float], b: tuple[float, float], ms: float) -> None:
+        steps = max(4, int(ms / 16))  # one move per frame: the speed is the finger's
+        await self._touch("touchStart", [a])
+        for i in range(1, steps + 1):
+            t = i / steps
+            await self._touch("touchMove", [(a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t)])
+            await asyncio.sleep(ms / 1000 / steps)
+        await self._touch("touchEnd", [])
+        await self._settle()
+        # a swipe flings: wait for the content to come to rest, as a user would before tapping
+        await self._page.wait_for_function(
+            """() => new Promise((done) => {
+                let last = -1, still = 0;
+                const look = () => {
+                    const y = window.scrollY + window.scrollX * 1e6;
+                    still = y === last ? still + 1 : 0;
+                    last = y;
+                    if (still >= 3) done(true); else requestAnimationFrame(look);
+                };
+                look();
+            })""",
+            timeout=2000,
+        )
+
+    def type_text(self, text: str) -> None:
+        self._call(self._type(text))
+
+    async def _type(self, text: str) -> None:
+        # replaces what the field holds, as input_text does; insert_text takes any Unicode
+        await self._page.keyboard.press("ControlOrMeta+a")
+        await self._page.keyboard.insert_text(text)
+
+    def enter(self) -> None:
+        self._call(self._enter())
+
+    async def _enter(self) -> None:
+        await self._page.keyboard.press("Enter")
+        await self._settle()
+
+    def back(self) -> None:
+        self._call(self._back())
+
+    async def _back(self) -> None:
+        picker = await self._page.query_selector("#__palaestra_picker")
+        if picker is not None:  # back closes a dialog first, as on Android
+            await picker.evaluate("e => e.remove()")
+            return
+        if self.foreground() == "launcher":
+            return
+        response = await self._page.go_back(wait_until="load")
+        if response is None and self._page.url.startswith("about:"):
+            await self._page.goto(self._launcher, wait_until="load")
+
+    def home(self) -> None:
+        self._call(self._page.goto(self._launcher, wait_until="load"))
+
+    def apps(self) -> list[str]:
+        return list(self._apps)
+
+    def open_app(self, name: str) -> None:
+        match = next((t for t in self._apps if t.casefold() == name.strip().casefold()), None)
+        if match is None:
+            raise PhoneError(f"no app named {name!r} on this phone; installed: {self.apps()}")
+        self._call(self._page.goto(host().url(self._apps[match]), wait_until="load"))
+
+    def state(self) -> dict[str, Any]:
+        return {"app_db": str(self._main.db) if self._main else "", "foreground": self.foreground()}
+
+    def close(self) -> None:
+        context, self._context = self._context, None
+        if context is not None:
+            with contextlib.suppress(Exception):
+                self._call(context.close())
+        self._close_apps()

@@ -1,0 +1,109 @@
+"""A synthesized task's planned oracle, played on a phone: plan steps -> AndroidWorld actions.
+
+The plan is the one the web family plays (``palaestra.synth_apps.generate``); here each step is
+found in the observation's element list, as a phone agent must: off-screen targets are brought
+into view by scrolling, a choice list opens its picker sheet and then taps the option, answers
+go through ``answer`` and the episode ends with ``status``. It reads only the observation.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from palaestra.envs.web.oracles import OracleError, norm
+
+MAX_SCROLLS = 12
+
+
+class MobilePlanPolicy:
+    def __init__(self, plan: list[dict[str, Any]], app: str | None = None) -> None:
+        self.plan = ([{"op": "open_app", "name": app}] if app else []) + list(plan)
+        self.index = 0
+        self.scrolls = 0
+        self.last_scroll_view: str | None = None
+
+    def act(self, obs: dict[str, Any]) -> dict[str, Any]:
+        if self.index >= len(self.plan):
+            return {"action_type": "status", "goal_status": "complete"}
+        step = self.plan[self.index]
+        elements = json.loads(obs["ui_elements"])
+        op = step["op"]
+        if op == "open_app":
+            return self._next({"action_type": "open_app", "app_name": step["name"]})
+        if op == "say":
+            return self._next({"action_type": "answer", "text": step["text"]})
+        if op == "infeasible":
+            if not any(c == f"assistant: {step['reason']}" for c in obs["chat"].splitlines()):
+                return {"action_type": "answer", "text": step["reason"]}
+            return self._next({"action_type": "status", "goal_status": "infeasible"})
+        if op == "done":
+            return self._next({"action_type": "status", "goal_status": "complete"})
+        if op == "set":
+            return self._set(step, elements)
+        if op in ("click", "open"):
+            target = _find(elements, step["name"])
+            if target is not None:
+                return self._next({"action_type": "click", "index": target["index"]})
+            if op == "open":  # the pager comes after the rows: the row is on a later page
+                more = _find(elements, step["next"])
+                if more is not None:
+                    self.scrolls, self.last_scroll_view = 0, None
+                    return {"action_type": "click", "index": more["index"]}
+            return self._scroll(elements, step["name"])
+        raise OracleError(f"unknown plan step {op!r}")
+
+    def _next(self, action: dict[str, Any]) -> dict[str, Any]:
+        self.index += 1
+        self.scrolls = 0
+        self.last_scroll_view = None
+        return action
+
+    def _set(self, step: dict[str, Any], elements: list[dict]) -> dict[str, Any]:
+        label, value = step["label"], str(step["value"])
+        sheet = [e for e in elements if e["class_name"] == "android.widget.CheckedTextView"]
+        if sheet:  # the picker of a choice list is open: tap the option
+            option = next((e for e in sheet if norm(e["text"]) == norm(value)), None)
+            if option is None:
+                raise OracleError(f"{label!r} offers no option {value!r}")
+            return self._next({"action_type": "click", "index": option["index"]})
+        for e in elements:
+            if norm(e["content_description"]) != norm(label):
+                continue
+            if e["class_name"] == "android.widget.EditText":
+                return self._next({"action_type": "input_text", "text": value, "index": e["index"]})
+            if e["class_name"] == "android.widget.CheckBox":
+                wanted = value in ("yes", "True", "true", "1", "on")
+                if e["is_checked"] == wanted:
+                    return self._next({"action_type": "wait", "seconds": 0})
+                return self._next({"action_type": "click", "index": e["index"]})
+            if e["class_name"] == "android.widget.Spinner":
+                if norm(e["text"]) == norm(value):  # already chosen
+                    return self._next({"action_type": "wait", "seconds": 0})
+                return {"action_type": "click", "index": e["index"]}  # opens the picker
+        legend = next((e for e in elements if norm(e["text"]) == norm(label)), None)
+        if legend is not None:  # a radio group: its options follow the legend
+            for e in elements[legend["index"] + 1 :]:
+                if e["class_name"] == "android.widget.RadioButton" and norm(
+                    e["content_description"]
+                ) == norm(value):
+                    return self._next({"action_type": "click", "index": e["index"]})
+        return self._scroll(elements, label)
+
+    def _scroll(self, elements: list[dict], what: str) -> dict[str, Any]:
+        view = json.dumps([(e["text"], e["bbox_pixels"]) for e in elements])
+        if self.scrolls >= MAX_SCROLLS or (view == self.last_scroll_view and self.scrolls):
+            raise OracleError(f"{what!r} is not on the screen, even after scrolling")
+        self.scrolls += 1
+        self.last_scroll_view = view
+        return {"action_type": "scroll", "direction": "down"}
+
+
+def _find(elements: list[dict], name: str) -> dict | None:
+    """The first clickable element showing or described by ``name``."""
+    for e in elements:
+        if not e["is_clickable"]:
+            continue
+        if norm(e["text"]) == norm(name) or norm(e["content_description"]) == norm(name):
+            return e
+    return None
