@@ -37,12 +37,12 @@ from palaestra.tasks import Task
 from palaestra.verifiers.app_state import mutated
 from palaestra.verifiers.validation import ValidationReport, validate
 
-OVERSHOOT = 1.2
+OVERSHOOT = 1.2  # candidates per wanted task: some are dropped by validation
 #: the action that ends an episode at once, per family (the do-nothing policy)
 FINISH = {
     "web": "done()",
     "mobile": {"action_type": "status", "goal_status": "complete"},
-}  # candidates per wanted task: some are dropped by validation
+}
 
 
 @dataclass

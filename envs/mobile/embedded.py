@@ -282,9 +282,21 @@ class EmbeddedPhone:
         self._call(self._type(text))
 
     async def _type(self, text: str) -> None:
-        # replaces what the field holds, as input_text does; insert_text takes any Unicode
-        await self._page.keyboard.press("ControlOrMeta+a")
-        await self._page.keyboard.insert_text(text)
+        # a date or time field takes its value as a phone's picker would set it
+        picked = await self._page.evaluate(
+            """(text) => {
+                const e = document.activeElement;
+                if (!e || !["date", "time", "datetime-local"].includes(e.type)) return false;
+                e.value = text;
+                e.dispatchEvent(new Event("input", {bubbles: true}));
+                e.dispatchEvent(new Event("change", {bubbles: true}));
+                return true;
+            }""",
+            text,
+        )
+        if not picked:  # replaces what the field holds; insert_text takes any Unicode
+            await self._page.keyboard.press("ControlOrMeta+a")
+            await self._page.keyboard.insert_text(text)
 
     def enter(self) -> None:
         self._call(self._enter())

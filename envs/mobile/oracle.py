@@ -100,9 +100,9 @@ class MobilePlanPolicy:
 
 
 def _find(elements: list[dict], name: str) -> dict | None:
-    """The first clickable element showing or described by ``name``."""
+    """The first clickable element (not a text field) showing or described by ``name``."""
     for e in elements:
-        if not e["is_clickable"]:
+        if not e["is_clickable"] or e["is_editable"]:
             continue
         if norm(e["text"]) == norm(name) or norm(e["content_description"]) == norm(name):
             return e
