@@ -34,6 +34,7 @@ bench: setup
 	$(VENV)/bin/palaestra bench http
 	$(VENV)/bin/palaestra bench web
 	$(VENV)/bin/palaestra bench synth
+	$(VENV)/bin/palaestra bench mobile
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

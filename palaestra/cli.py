@@ -409,5 +409,15 @@ def bench_synth(
     main(domains=domain, variants=variants, tasks=tasks, parallel=parallel)
 
 
+@bench_app.command("mobile")
+def bench_mobile(
+    resets: Annotated[int, typer.Option(help="Timed resets (each followed by 4 steps)")] = 10,
+) -> None:
+    """Phone reset/step: embedded in-process and through the gateway, beside Appium."""
+    from palaestra.bench.mobile import main
+
+    main(resets=resets)
+
+
 if __name__ == "__main__":
     app()

@@ -20,7 +20,8 @@
       item.setAttribute("role", "option");
       item.textContent = option.text || "(none)";
       item.style.cssText = "display:block;width:100%;text-align:left;padding:14px 20px;" +
-        "font:16px sans-serif;border:0;background:" + (option.selected ? "#e0e7ff" : "#fff");
+        "font:16px sans-serif;border:0;border-radius:0;min-height:0;color:#111827;" +
+        "background:" + (option.selected ? "#e0e7ff" : "#fff");
       item.addEventListener("click", (e) => {
         e.stopPropagation();
         select.value = option.value;

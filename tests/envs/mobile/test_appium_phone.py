@@ -8,12 +8,9 @@ into ``MockInputField`` elements, and has no back, home, keycodes or app managem
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
 import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,69 +22,30 @@ from palaestra.envs.mobile.phone import Phone, PhoneError
 
 pytest.importorskip("appium", reason="needs the mobile extra (Appium-Python-Client)")
 from palaestra.envs.mobile.appium_phone import AppiumPhone, parse_page_source
+from palaestra.envs.mobile.appium_server import (
+    FAKE_APP,
+    FAKE_CAPS,
+    _free_port,
+    installed,
+    local_appium,
+    stop,
+)
 
 pytestmark = pytest.mark.appium
 
-ROOT = Path(__file__).resolve().parents[3]
-APPIUM_HOME = ROOT / ".appium"
-APPIUM = APPIUM_HOME / "node_modules" / ".bin" / "appium"
-APP = Path(__file__).with_name("fake_app.xml")
-CAPS = {
-    "platformName": "Fake",
-    "appium:automationName": "Fake",
-    "appium:deviceName": "Fake",
-    "appium:app": str(APP),
-}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+APP = FAKE_APP
+CAPS = FAKE_CAPS
 
 
 @contextmanager
 def appium_server(log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
-    """A real Appium server from .appium on 127.0.0.1 and a free port, stopped by its PID."""
-    if not APPIUM.exists():
+    if not installed():
         pytest.skip("Appium is not installed: run scripts/setup-appium.sh")
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = dict(os.environ, APPIUM_HOME=str(APPIUM_HOME))
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(APPIUM), "server", "--address", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/status", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Appium did not start:\n{log.read_text()[-2000:]}")
-            time.sleep(0.2)
-        yield url, proc
-    finally:
-        _stop(proc)
+    with local_appium(log) as running:
+        yield running
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is not None:
-        return
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+_stop = stop
 
 
 @pytest.fixture(scope="module")
