@@ -79,6 +79,14 @@ def test_cli_summary_table(fake_pipeline, tmp_path):
     assert json.loads((tmp_path / "s" / "suite.json").read_text())["name"] == "mine"
 
 
+def test_cli_family_mobile_and_a_bad_family(fake_pipeline, tmp_path):
+    args = ["-d", "train", "--variants", "1", "--tasks", "1", "--out", str(tmp_path / "s")]
+    assert _synth(*args, "--family", "mobile").exit_code == 0
+    assert fake_pipeline.CALLS[-1]["family"] == "mobile"
+    bad = _synth(*args, "--family", "tablet")
+    assert bad.exit_code == 2 and "--family must be web or mobile" in bad.output
+
+
 def test_cli_all_domains(fake_pipeline, tmp_path):
     r = _synth(
         "-d", "all", "-d", "train", "--variants", "1", "--tasks", "1", "--out", str(tmp_path)
