@@ -163,7 +163,7 @@ def synthesize(
             if family == "mobile":
                 from palaestra.envs.mobile.env import MobileEnv
 
-                local.env = MobileEnv()
+                local.env = MobileEnv(observe=("ui_elements", "foreground_app", "goal", "chat"))
             else:
                 from palaestra.envs.web.env import WebEnv
 

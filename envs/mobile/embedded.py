@@ -159,7 +159,15 @@ class EmbeddedPhone:
 
     async def _start(self) -> None:
         await self._ensure_page()
-        await self._page.goto(self._launcher, wait_until="load")
+        for attempt in range(2):  # a navigation the last episode started may still be landing
+            try:
+                await self._page.goto(self._launcher, wait_until="load")
+                break
+            except Exception as exc:
+                if attempt or "interrupted by another navigation" not in str(exc):
+                    raise
+                with contextlib.suppress(Exception):
+                    await self._page.wait_for_load_state("load")
         self._navigating = False
 
     async def _png(self) -> bytes:
@@ -191,8 +199,20 @@ class EmbeddedPhone:
                 )
         return np.asarray(screen)
 
+    async def _read(self, script: str, arg: Any) -> Any:
+        """Evaluate on the loaded page; a navigation that started late is waited for once."""
+        for attempt in range(2):
+            with contextlib.suppress(Exception):
+                await self._page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
+            try:
+                return await self._page.evaluate(script, arg)
+            except Exception as exc:
+                if attempt or "context was destroyed" not in str(exc):
+                    raise
+        return None
+
     def elements(self) -> list[UIElement]:
-        raw = self._call(self._page.evaluate(ELEMENTS_JS, [self.top, self.profile.pixel_ratio]))
+        raw = self._call(self._read(ELEMENTS_JS, [self.top, self.profile.pixel_ratio]))
         package = self.foreground()
         out = [UIElement(index=i, package_name=package, **item) for i, item in enumerate(raw)]
         w = self.size[0]
@@ -283,7 +303,7 @@ class EmbeddedPhone:
 
     async def _type(self, text: str) -> None:
         # a date or time field takes its value as a phone's picker would set it
-        picked = await self._page.evaluate(
+        picked = await self._read(
             """(text) => {
                 const e = document.activeElement;
                 if (!e || !["date", "time", "datetime-local"].includes(e.type)) return false;

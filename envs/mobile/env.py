@@ -66,6 +66,7 @@ MOBILE_ACTIONS = ActionSet(
     name="mobile",
 )
 MAX_TEXT = 20_000
+PARTS = ("screenshot", "ui_elements", "foreground_app", "goal", "chat")
 
 
 def from_android_world(action: Any) -> Any:
@@ -93,20 +94,24 @@ class MobileEnv(PalaestraEnv):
         profile: str = "phone",
         appium_url: str | None = None,
         capabilities: dict[str, Any] | None = None,
+        observe: tuple[str, ...] | list[str] = PARTS,
         **kwargs: Any,
     ) -> None:
         super().__init__(task, **kwargs)
+        if isinstance(observe, str) or set(observe) - set(PARTS):
+            raise TypeError(f"observe must be a list of parts from {PARTS}, got {observe!r}")
+        self.parts = tuple(p for p in PARTS if p in observe)
         self.phone: Phone = _make_phone(backend, profile, appium_url, capabilities)
         w, h = self.phone.size
+        space: dict[str, spaces.Space] = {
+            "screenshot": spaces.Box(0, 255, (h, w, 3), np.uint8),
+            "ui_elements": FreeText(1_000_000),
+            "foreground_app": FreeText(200),
+            "goal": FreeText(MAX_TEXT),
+            "chat": FreeText(MAX_TEXT),
+        }
         self.observation_space = spaces.Dict(
-            {
-                "screenshot": spaces.Box(0, 255, (h, w, 3), np.uint8),
-                "ui_elements": FreeText(1_000_000),
-                "foreground_app": FreeText(200),
-                "goal": FreeText(MAX_TEXT),
-                "chat": FreeText(MAX_TEXT),
-                "last_action_error": FreeText(2000),
-            }
+            {**{p: space[p] for p in self.parts}, "last_action_error": FreeText(2000)}
         )
         self._elements: list[UIElement] = []
         self._chat: list[str] = []
@@ -209,15 +214,17 @@ class MobileEnv(PalaestraEnv):
         return x1, y1, x2, y2
 
     def _observe(self) -> dict[str, Any]:
-        shot = self._guard(self.phone.screenshot)
+        # the element list is read every step: actions by index refer to it
         self._elements = self._guard(self.phone.elements)
-        return {
-            "screenshot": shot,
+        obs = {
             "ui_elements": json.dumps([e.to_json() for e in self._elements], ensure_ascii=False),
             "foreground_app": self.phone.foreground()[:200],
             "goal": self._goal[:MAX_TEXT],
             "chat": "\n".join(self._chat)[-MAX_TEXT:],
         }
+        if "screenshot" in self.parts:
+            obs["screenshot"] = self._guard(self.phone.screenshot)
+        return {p: obs[p] for p in self.parts}
 
     def _guard(self, fn: Any, *args: Any) -> Any:
         try:

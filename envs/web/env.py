@@ -37,6 +37,7 @@ PARTS = ("screenshot", "axtree", "url", "title", "goal", "chat", "tabs")
 OBSERVE_JS = (Path(__file__).parent / "observe.js").read_text()
 MAX_AXTREE = 200_000
 MAX_TEXT = 20_000
+NOOP_MAX_MS = 10_000
 _B = Param("bid", "str", "element id from the accessibility tree")
 _BUTTON = Param("button", "str", choices=("left", "middle", "right"), default="left")
 
@@ -85,7 +86,7 @@ WEB_ACTIONS = ActionSet(
         primitive(
             "noop",
             "Do nothing, waiting wait_ms milliseconds.",
-            Param("wait_ms", "float", minimum=0, maximum=30_000, default=1000.0),
+            Param("wait_ms", "float", minimum=0, maximum=NOOP_MAX_MS, default=1000.0),
         ),
     ],
     name="web",
@@ -173,7 +174,8 @@ class WebEnv(PalaestraEnv):
         self.action_timeout_ms = action_timeout_s * 1000
         self.navigation_timeout_ms = navigation_timeout_s * 1000
         self.axtree_max_chars = min(axtree_max_chars, MAX_AXTREE)
-        self._guard_s = action_timeout_s + navigation_timeout_s + 5
+        # a hung page is told from a slow action only after the longest legitimate one
+        self._guard_s = max(action_timeout_s + navigation_timeout_s, NOOP_MAX_MS / 1000) + 5
         space: dict[str, spaces.Space] = {}
         if "screenshot" in self.parts:
             w, h = self.viewport
