@@ -74,12 +74,6 @@ class AppSession:
             shutil.copyfile(self.template, self.db)
 
 
-class FormError(Exception):
-    def __init__(self, errors: dict[str, str]) -> None:
-        super().__init__(errors)
-        self.errors = errors
-
-
 class RuleViolation(Exception):
     pass
 
@@ -273,14 +267,7 @@ class View:
         return self.v.label(f.title(name))
 
     def options(self, f: FieldSpec, where: str | None = None) -> list[tuple[Any, str]]:
-        if f.type == "enum":
-            return [(c, c) for c in f.choices or []]
-        if f.type == "bool":
-            return [("1", "yes"), ("0", "no")]
-        if f.type == "ref":
-            rows = self.scope.rows(f.to, where, today=self.spec.today)  # type: ignore[arg-type]
-            return [(r["id"], self.scope.display(f.to, r)) for r in rows]  # type: ignore[arg-type]
-        return []
+        return options(self.scope, f, where)
 
     def row_or_404(self, entity: str, rid: int) -> dict[str, Any]:
         if entity not in self.spec.entities:
@@ -488,7 +475,7 @@ class View:
         errors = {}
         for name, f in inputs.items():
             try:
-                _parse(f, values.get(name, ""), self)
+                _parse(f, values.get(name, ""), self.scope)
             except ValueError as exc:
                 errors[name] = str(exc)
         return errors
@@ -496,7 +483,7 @@ class View:
     def _execute(
         self, name: str, op: OperationSpec, record: dict[str, Any] | None, values: dict[str, str]
     ) -> Response:
-        inputs = self.input_scope(op, values)
+        inputs = input_scope(self.scope, op, values)
         try:
             message = apply(self.spec, self.conn, op, record, inputs)
         except RuleViolation as exc:
@@ -510,18 +497,37 @@ class View:
             )
         return self.message(self.v.label(op.label), message)
 
-    def input_scope(self, op: OperationSpec, values: dict[str, str]) -> dict[str, Any]:
-        scope: dict[str, Any] = {}
-        for name, f in op.inputs().items():
-            value = _parse(f, values.get(name, ""), self)
-            if f.type == "ref":
-                scope[f"{name}_id"] = value
-                row = self.scope.row(f.to, value) if value is not None else None  # type: ignore[arg-type]
-                scope[name] = self.scope.display(f.to, row) if row else ""  # type: ignore[arg-type]
-                scope[f"{name}_row"] = row or {}
-            else:
-                scope[name] = data.to_py(f, data.to_db(f, value))
-        return scope
+
+def options(ds: data.Scope, f: FieldSpec, where: str | None = None) -> list[tuple[Any, str]]:
+    """What a choice field offers: (submitted value, shown text) pairs."""
+    if f.type == "enum":
+        return [(c, c) for c in f.choices or []]
+    if f.type == "bool":
+        return [("1", "yes"), ("0", "no")]
+    if f.type == "ref":
+        rows = ds.rows(f.to, where, today=ds.spec.today)  # type: ignore[arg-type]
+        return [(r["id"], ds.display(f.to, r)) for r in rows]  # type: ignore[arg-type]
+    return []
+
+
+def input_scope(ds: data.Scope, op: OperationSpec, values: dict[str, str]) -> dict[str, Any]:
+    """Submitted form values, checked as the form checks them (ValueError names the problem),
+    as the ``input`` an operation's rules and effects read: one reading for the app and for
+    the task generator's simulation."""
+    scope: dict[str, Any] = {}
+    for name, f in op.inputs().items():
+        try:
+            value = _parse(f, values.get(name, ""), ds)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        if f.type == "ref":
+            row = ds.row(f.to, value) if value is not None else None  # type: ignore[arg-type]
+            scope[f"{name}_id"] = value
+            scope[name] = ds.display(f.to, row) if row else ""  # type: ignore[arg-type]
+            scope[f"{name}_row"] = row or {}
+        else:
+            scope[name] = data.to_py(f, data.to_db(f, value))
+    return scope
 
 
 def apply(
@@ -629,7 +635,7 @@ def _int(value: Any) -> int | None:
         return None
 
 
-def _parse(f: FieldSpec, raw: str, view: View) -> Any:
+def _parse(f: FieldSpec, raw: str, ds: data.Scope) -> Any:
     """A form value checked against its field; ValueError says what is wrong, for the user."""
     raw = raw.strip()
     if raw == "":
@@ -666,7 +672,7 @@ def _parse(f: FieldSpec, raw: str, view: View) -> Any:
         raise ValueError(f"choose one of {', '.join(f.choices or [])}")
     if f.type == "email" and not _EMAIL.match(value):
         raise ValueError("is not an email address")
-    if f.type == "ref" and value not in {v for v, _ in view.options(f, f.where)}:
+    if f.type == "ref" and value not in {v for v, _ in options(ds, f, f.where)}:
         raise ValueError("choose one of the listed options")
     return value
 

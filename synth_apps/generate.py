@@ -22,7 +22,14 @@ from typing import Any
 from faker import Faker
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.app import RuleViolation, apply, db_functions, effect_target, matches
+from palaestra.synth_apps.app import (
+    RuleViolation,
+    apply,
+    db_functions,
+    effect_target,
+    input_scope,
+    matches,
+)
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Task
@@ -168,7 +175,11 @@ class TaskGenerator:
             ):
                 last = "the operation is not offered for the drawn row"
                 continue
-            sim = self._simulate(op, record, raw)
+            try:
+                sim = self._simulate(op, record, raw)
+            except GenerationError as exc:
+                last = str(exc)
+                continue
             if violate is None and isinstance(sim, str):
                 last = f"the draw breaks a rule: {sim}"
                 continue
@@ -307,7 +318,11 @@ class TaskGenerator:
         conn = sqlite3.connect(":memory:")
         self.base.backup(conn)
         conn.row_factory = sqlite3.Row
-        inputs = self._input_scope(op, raw, conn)
+        try:
+            inputs = input_scope(data.Scope(self.spec, conn), op, raw)
+        except ValueError as exc:
+            conn.close()
+            raise GenerationError(f"the form refuses the drawn input ({exc})") from None
         try:
             apply(self.spec, conn, op, record, inputs)
         except RuleViolation as exc:
@@ -315,19 +330,6 @@ class TaskGenerator:
             return str(exc)
         conn.commit()
         return conn
-
-    def _input_scope(self, op: OperationSpec, raw: dict[str, Any], conn: Any) -> dict[str, Any]:
-        ds = data.Scope(self.spec, conn)
-        scope: dict[str, Any] = {}
-        for name, f in op.inputs().items():
-            value = raw.get(name, "")
-            if f.type == "ref":
-                row = ds.row(f.to, int(value))  # type: ignore[arg-type]
-                scope[f"{name}_id"], scope[f"{name}_row"] = int(value), row or {}
-                scope[name] = ds.display(f.to, row) if row else ""  # type: ignore[arg-type]
-            else:
-                scope[name] = data.to_py(f, data.to_db(f, _typed(f, value)))
-        return scope
 
     def _reachable(self, entity: str, pick: str | None) -> list[tuple[dict, PageSpec]]:
         """Rows an agent can open: on a page, with a link text no other row on it shares."""
@@ -648,13 +650,3 @@ def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
     if f.type == "bool":
         return str(int(bool(record[name])))
     return expr.show(record[name])
-
-
-def _typed(f: FieldSpec, value: Any) -> Any:
-    if f.type in ("int",):
-        return int(value)
-    if f.type in ("float", "money"):
-        return float(value)
-    if f.type == "bool":
-        return value in ("on", "1", "true", "yes", True)
-    return value

@@ -15,45 +15,14 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# the real report and progress types, so the fake's output has exactly the real shape
+from palaestra.synth_apps.pipeline import Progress, SynthReport
 from palaestra.synth_apps.spec import SpecError, domain_names
 
 CALLS: list[dict[str, Any]] = []
-
-
-@dataclass
-class Progress:
-    phase: str
-    done: int
-    total: int
-    validated: int
-    dropped: int
-
-
-@dataclass
-class SynthReport:
-    suite: str
-    out: Path
-    generated: int
-    validated: int
-    dropped: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        per_task = self.seconds / max(1, self.generated)
-        return {
-            "suite": self.suite,
-            "out": str(self.out),
-            "generated": self.generated,
-            "validated": self.validated,
-            "dropped": self.dropped,
-            "seconds": self.seconds,
-            "tasks_per_minute": 60 / per_task if per_task else 0.0,
-            "seconds_per_task": per_task,
-        }
 
 
 def synthesize(
@@ -113,10 +82,25 @@ def synthesize(
         if on_progress:
             on_progress(Progress("validate", i + 1, tasks, validated, i + 1 - validated))
     dropped = {"oracle_failed": tasks - validated} if tasks > validated else {}
-    report = SynthReport(name, out, tasks, validated, dropped, time.monotonic() - t0)
+    seconds = time.monotonic() - t0
+    report = SynthReport(
+        suite=name,
+        out=str(out),
+        generated=tasks,
+        validated=validated,
+        dropped=dropped,
+        seconds=round(seconds, 3),
+        tasks_per_minute=round(60 * validated / seconds, 1) if seconds else 0.0,
+        seconds_per_task=round(seconds / validated, 3) if validated else 0.0,
+    )
     (out / "report.json").write_text(json.dumps(report.to_json()))
     return report
 
 
 def install() -> None:
+    """Stand in for the pipeline: in ``sys.modules`` and as the package's attribute (which
+    ``from palaestra.synth_apps import pipeline`` reads once the real module was imported)."""
+    import palaestra.synth_apps
+
     sys.modules["palaestra.synth_apps.pipeline"] = sys.modules[__name__]
+    palaestra.synth_apps.pipeline = sys.modules[__name__]

@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from palaestra.envs.mobile.phone import PhoneError, UIElement
-from palaestra.envs.web.browser import origin_guard, runtime
+from palaestra.envs.web.browser import origin_guard, runtime, when_loaded
 from palaestra.synth_apps.app import AppSession, host
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.spec import domain_names
@@ -63,6 +63,7 @@ class EmbeddedPhone:
         self.bottom = self.size[1] - round(NAV_BAR * p.pixel_ratio)
         self.rt = runtime()
         self.timeout_s = timeout_s
+        self._ms = timeout_s * 1000
         self._context: Any = None
         self._page: Any = None
         self._cdp: Any = None
@@ -170,17 +171,10 @@ class EmbeddedPhone:
                     await self._page.wait_for_load_state("load")
         self._navigating = False
 
-    async def _png(self) -> bytes:
-        """A page caught mid-navigation cannot be captured: let it load, then try again."""
-        try:
-            return await self._page.screenshot(type="png")
-        except Exception:
-            with contextlib.suppress(Exception):
-                await self._page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-            return await self._page.screenshot(type="png")
-
     def screenshot(self) -> np.ndarray:
-        png = self._call(self._png())
+        png = self._call(
+            when_loaded(self._page, lambda: self._page.screenshot(type="png"), self._ms)
+        )
         page = Image.open(io.BytesIO(png)).convert("RGB")
         screen = Image.new("RGB", self.size, "#111827")
         screen.paste(page, (0, self.top))
@@ -200,16 +194,7 @@ class EmbeddedPhone:
         return np.asarray(screen)
 
     async def _read(self, script: str, arg: Any) -> Any:
-        """Evaluate on the loaded page; a navigation that started late is waited for once."""
-        for attempt in range(2):
-            with contextlib.suppress(Exception):
-                await self._page.wait_for_load_state("load", timeout=self.timeout_s * 1000)
-            try:
-                return await self._page.evaluate(script, arg)
-            except Exception as exc:
-                if attempt or "context was destroyed" not in str(exc):
-                    raise
-        return None
+        return await when_loaded(self._page, lambda: self._page.evaluate(script, arg), self._ms)
 
     def elements(self) -> list[UIElement]:
         raw = self._call(self._read(ELEMENTS_JS, [self.top, self.profile.pixel_ratio]))

@@ -183,3 +183,24 @@ def runtime() -> BrowserRuntime:
         if _RUNTIME is None:
             _RUNTIME = BrowserRuntime()
         return _RUNTIME
+
+
+def is_closed_error(exc: Exception) -> bool:
+    """The page, its context or the browser is gone (retrying cannot help)."""
+    text = str(exc)
+    return "has been closed" in text or "Target crashed" in text or "Browser closed" in text
+
+
+async def when_loaded(page: Any, read: Callable[[], Awaitable[T]], timeout_ms: float) -> T:
+    """``read()`` on the page once it has loaded. A page caught mid-navigation (the load began
+    after we looked) cannot be captured or evaluated: wait for the new page and read once more."""
+    with contextlib.suppress(Exception):
+        await page.wait_for_load_state("load", timeout=timeout_ms)
+    try:
+        return await read()
+    except Exception as exc:
+        if is_closed_error(exc):
+            raise
+        with contextlib.suppress(Exception):
+            await page.wait_for_load_state("load", timeout=timeout_ms)
+        return await read()

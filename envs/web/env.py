@@ -27,7 +27,7 @@ from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.web import sites
-from palaestra.envs.web.browser import BrowserRuntime, runtime
+from palaestra.envs.web.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.web.drivers import TaskDriver, driver_for
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.spaces import FreeText
@@ -214,7 +214,7 @@ class WebEnv(PalaestraEnv):
         except ActionError:
             raise
         except Exception as exc:
-            if _is_closed_error(exc) or self._context_dead():
+            if is_closed_error(exc) or self._context_dead():
                 raise EnvCrashed(
                     "Chromium crashed or closed this session's page; the session is failed "
                     "(new sessions get a new browser)"
@@ -425,7 +425,7 @@ class WebEnv(PalaestraEnv):
         except ActionError:
             raise
         except Exception as exc:
-            if _is_closed_error(exc):
+            if is_closed_error(exc):
                 raise
             raise ActionError(_playwright_message(exc, name, b.notes)) from None
         finally:
@@ -439,19 +439,19 @@ class WebEnv(PalaestraEnv):
                 await b.page.go_back(wait_until="load")
 
     async def _screenshot(self) -> np.ndarray:
-        """The page as PNG. A page caught mid-navigation cannot be captured: wait for it to
-        settle and try once more, else show a blank frame and say so (never fail the session)."""
+        """The page as PNG; a page that keeps changing shows a blank frame and says so (a
+        screenshot never fails the session)."""
         page = self._b.page
-        for attempt in range(2):
-            try:
-                png = await page.screenshot(type="png", timeout=self.action_timeout_ms)
-                return EncodedImage.from_bytes(png)
-            except Exception as exc:
-                if _is_closed_error(exc):
-                    raise
-                if attempt == 0:
-                    with contextlib.suppress(Exception):
-                        await page.wait_for_load_state("load", timeout=self.action_timeout_ms)
+        try:
+            png = await when_loaded(
+                page,
+                lambda: page.screenshot(type="png", timeout=self.action_timeout_ms),
+                self.action_timeout_ms,
+            )
+            return EncodedImage.from_bytes(png)
+        except Exception as exc:
+            if is_closed_error(exc):
+                raise
         self._b.notes.append("the screenshot could not be taken (the page was changing)")
         w, h = self.viewport
         return np.zeros((h, w, 3), np.uint8)
@@ -474,7 +474,7 @@ class WebEnv(PalaestraEnv):
                 if "title" in self.parts:
                     obs["title"] = title[:MAX_TEXT]
             except Exception as exc:
-                if _is_closed_error(exc):
+                if is_closed_error(exc):
                     if shot is not None:
                         shot.cancel()
                     raise
@@ -516,11 +516,6 @@ class WebEnv(PalaestraEnv):
 
 def _css(value: str) -> str:
     return value.replace("\\", "\\\\").replace('"', '\\"')
-
-
-def _is_closed_error(exc: Exception) -> bool:
-    text = str(exc)
-    return "has been closed" in text or "Target crashed" in text or "Browser closed" in text
 
 
 def _playwright_message(exc: Exception, action: str, notes: list[str]) -> str:
