@@ -33,6 +33,8 @@ class SynthDriver:
         self._key: tuple[Any, ...] | None = None
 
     def _open(self, setup: dict[str, Any]) -> AppSession:
+        if not setup.get("app"):
+            raise ValueError("a synthesized task's setup must name its app (a domain or a spec)")
         key = (
             setup["app"],
             int(setup.get("variant", 0)),

@@ -365,6 +365,15 @@ def _columns(entity: EntitySpec) -> set[str]:
 
 
 def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
+    # keys of the other kind would be ignored: say so instead
+    stray = {
+        "info": ("operation", "inputs", "violate", "missing"),
+        "operation": ("entity", "field", "violate", "missing"),
+        "infeasible": ("entity", "field"),
+    }[t.kind]
+    for key in stray:
+        if getattr(t, key):
+            _fail(f"{place}.{key}", f"{t.kind} templates do not take {key!r}")
     if t.kind in ("operation", "infeasible"):
         if t.operation not in spec.operations:
             _fail(f"{place}.operation", f"unknown operation {t.operation!r}")

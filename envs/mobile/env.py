@@ -101,6 +101,11 @@ class MobileEnv(PalaestraEnv):
         if isinstance(observe, str) or set(observe) - set(PARTS):
             raise TypeError(f"observe must be a list of parts from {PARTS}, got {observe!r}")
         self.parts = tuple(p for p in PARTS if p in observe)
+        if backend == "embedded":
+            from palaestra.envs.mobile.embedded import PROFILES
+
+            if profile not in PROFILES:
+                raise TypeError(f"profile must be one of {sorted(PROFILES)}, not {profile!r}")
         self.phone: Phone = _make_phone(backend, profile, appium_url, capabilities)
         w, h = self.phone.size
         space: dict[str, spaces.Space] = {
@@ -178,6 +183,8 @@ class MobileEnv(PalaestraEnv):
         return False
 
     def _point(self, name: str, a: dict[str, Any]) -> tuple[float, float]:
+        if "index" in a and ("x" in a or "y" in a):
+            raise ActionError(f"{name}: give an index or x and y, not both")
         if "index" in a:
             if a["index"] >= len(self._elements):
                 raise ActionError(
@@ -197,6 +204,8 @@ class MobileEnv(PalaestraEnv):
 
     def _swipe_line(self, a: dict[str, Any]) -> tuple[float, float, float, float]:
         w, h = self.phone.size
+        if "direction" in a and any(k in a for k in ("x1", "y1", "x2", "y2")):
+            raise ActionError("swipe: give a direction or x1, y1, x2, y2, not both")
         if "direction" in a:
             cx, cy = w / 2, h / 2
             dx, dy = {"up": (0, -1), "down": (0, 1), "left": (-1, 0), "right": (1, 0)}[

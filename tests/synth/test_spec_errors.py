@@ -60,3 +60,8 @@ def test_rules_that_make_every_task_infeasible_are_reported(train):
     gen = TaskGenerator(load_spec(spec))
     with pytest.raises(GenerationError, match=r"tasks\.0: .*breaks a rule: Closed\."):
         gen.generate(3)
+
+
+def test_keys_of_another_template_kind_are_refused(train):
+    msg = broken(train, lambda s: s["tasks"][2].update(operation="book"))
+    assert "tasks.2.operation: info templates do not take 'operation'" in msg

@@ -87,6 +87,8 @@ def test_typing_emoji_and_rtl_text(phone):
         ({"action_type": "scroll"}, "scroll needs a direction"),
         ({"action_type": "fly"}, "fly"),
         ({"action_type": "click"}, "needs an index, or x and y"),
+        ({"action_type": "click", "index": 0, "x": 5, "y": 5}, "an index or x and y, not both"),
+        ({"action_type": "swipe", "direction": "up", "x1": 5}, "a direction or x1"),
     ],
 )
 def test_bad_actions_are_agent_mistakes(phone, action, error):
@@ -157,3 +159,8 @@ def test_both_backends_give_the_same_observation_schema(tmp_path):
         finally:
             appium.close()
             embedded.close()
+
+
+def test_an_unknown_device_profile_is_refused():
+    with pytest.raises(TypeError, match="profile must be one of"):
+        MobileEnv(profile="tablet-9000")
