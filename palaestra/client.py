@@ -63,6 +63,29 @@ def _result(response: httpx.Response) -> Any:
 JOB_DONE = ("succeeded", "failed")
 
 
+class _JobWatch:
+    """One poll's verdict on a job, for the sync and the async client alike: report new
+    progress, say whether the job ended, raise once the caller's timeout has passed."""
+
+    def __init__(
+        self, on_progress: Callable[[dict[str, Any]], None] | None, timeout: float | None
+    ) -> None:
+        self.on_progress = on_progress
+        self.timeout = timeout
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.seen: Any = None
+
+    def finished(self, job: dict[str, Any]) -> bool:
+        if self.on_progress is not None and job["progress"] != self.seen:
+            self.seen = job["progress"]
+            self.on_progress(self.seen)
+        if job["status"] in JOB_DONE:
+            return True
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _job_timed_out(job, float(self.timeout or 0))
+        return False
+
+
 def _synth_body(
     domains: Sequence[str] | str,
     variants: int,
@@ -219,16 +242,8 @@ class Client:
         """
         body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
         job = self.request("POST", "/v1/synth/jobs", body)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        seen = None
-        while wait:
-            if on_progress is not None and job["progress"] != seen:
-                seen = job["progress"]
-                on_progress(seen)
-            if job["status"] in JOB_DONE:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                raise _job_timed_out(job, float(timeout or 0))
+        watch = _JobWatch(on_progress, timeout)
+        while wait and not watch.finished(job):
             time.sleep(poll_s)
             job = self.synth_job(job["job_id"])
         return job
@@ -319,16 +334,8 @@ class AsyncClient:
         """The asynchronous twin of :meth:`Client.synth`."""
         body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
         job = await self.request("POST", "/v1/synth/jobs", body)
-        deadline = None if timeout is None else time.monotonic() + timeout
-        seen = None
-        while wait:
-            if on_progress is not None and job["progress"] != seen:
-                seen = job["progress"]
-                on_progress(seen)
-            if job["status"] in JOB_DONE:
-                break
-            if deadline is not None and time.monotonic() > deadline:
-                raise _job_timed_out(job, float(timeout or 0))
+        watch = _JobWatch(on_progress, timeout)
+        while wait and not watch.finished(job):
             await asyncio.sleep(poll_s)
             job = await self.synth_job(job["job_id"])
         return job

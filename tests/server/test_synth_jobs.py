@@ -8,6 +8,7 @@ import path the gateway hands to its children). The real pipeline runs in
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -19,7 +20,7 @@ from typer.testing import CliRunner
 
 from palaestra import tasks
 from palaestra.cli import app as cli_app
-from palaestra.client import Client
+from palaestra.client import AsyncClient, Client
 from palaestra.server.runner import gateway_thread
 from palaestra.server.settings import Settings
 from palaestra.synth_apps.spec import domain_names
@@ -294,6 +295,31 @@ def test_one_job_at_a_time_then_429(http, monkeypatch):
     r = http.post("/v1/synth/jobs", json={**body, "tasks": 1})
     assert r.status_code == 202, r.text
     assert _wait(http, r.json()["job_id"])["status"] == "succeeded"
+
+
+def test_async_client_waits_for_a_job_and_gives_up_at_its_timeout(synth_gateway, http, monkeypatch):
+    async def go() -> None:
+        async with AsyncClient(synth_gateway[0], api_key=KEY_A) as client:
+            seen: list = []
+            job = await client.synth(
+                ["train"],
+                variants=1,
+                tasks=3,
+                name="fake-async",
+                poll_s=0.05,
+                on_progress=seen.append,
+            )
+            assert job["status"] == "succeeded" and job["report"]["validated"] == 2
+            assert seen and seen[-1] == job["progress"]
+            monkeypatch.setenv("FAKE_SYNTH_DELAY", "0.2")
+            with pytest.raises(TimeoutError, match=r"is still (queued|running) after 0.3 s"):
+                await client.synth(["train"], variants=1, tasks=12, poll_s=0.05, timeout=0.3)
+
+    asyncio.run(go())
+    jobs = http.get("/v1/synth/jobs").json()["jobs"]
+    running = [j for j in jobs if j["status"] in ("queued", "running")]
+    assert len(running) == 1  # a client's timeout leaves the job running on the gateway
+    assert _wait(http, running[0]["job_id"])["status"] == "succeeded"
 
 
 def test_a_failing_job_reports_why_and_leaves_nothing(http, monkeypatch, synth_gateway):
