@@ -97,7 +97,6 @@ class AppHost:
         self.launchers: dict[str, list[dict[str, str]]] = {}
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
         config = uvicorn.Config(
             self.asgi, log_level="warning", lifespan="off", access_log=False, ws="none"

@@ -456,6 +456,8 @@ class TaskGenerator:
             for rid in new.keys() - old.keys():
                 row = {k: v for k, v in new[rid].items() if k != "id"}
                 keys = self._asserted(table, row)
+                if not keys:  # nothing the task decides: the row count above is the check
+                    continue
                 where = " AND ".join(f"{k} IS ?" for k in keys)
                 params = [row[k] for k in keys]
                 checks.append(

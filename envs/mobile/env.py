@@ -15,6 +15,7 @@ well as palaestra's ``{"name": ..., "args": ...}`` and call strings (``click(ind
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -166,8 +167,6 @@ class MobileEnv(PalaestraEnv):
         elif name == "open_app":
             p.open_app(a["app_name"])
         elif name == "wait":
-            import time
-
             time.sleep(a["seconds"])
         elif name == "answer":
             self._chat.append(f"assistant: {a['text']}")
