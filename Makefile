@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS := dev,bench,web,synth,mobile
+EXTRAS := dev,bench,web,synth,mobile,cad
 
 .PHONY: setup demo serve test lint bench clean
 
@@ -35,6 +35,8 @@ bench: setup
 	$(VENV)/bin/palaestra bench web
 	$(VENV)/bin/palaestra bench synth
 	$(VENV)/bin/palaestra bench mobile
+	$(VENV)/bin/palaestra bench cad
+	$(VENV)/bin/palaestra bench usersim
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

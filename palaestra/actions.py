@@ -19,15 +19,29 @@ import numpy as np
 
 from palaestra.errors import ActionError
 
-_TYPES: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "strs": list}
-_JSON_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
+_TYPES: dict[str, type] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "strs": list,
+    "object": dict,
+}
+_JSON_TYPES = {
+    "str": "string",
+    "int": "integer",
+    "float": "number",
+    "bool": "boolean",
+    "object": "object",
+}
 _MISSING: Any = object()
 
 
 @dataclass(frozen=True)
 class Param:
-    """A typed parameter. ``type`` is ``str``, ``int``, ``float``, ``bool`` or ``strs`` (a list
-    of strings, also given as one string, as BrowserGym's ``select_option`` takes)."""
+    """A typed parameter. ``type`` is ``str``, ``int``, ``float``, ``bool``, ``strs`` (a list
+    of strings, also given as one string, as BrowserGym's ``select_option`` takes) or ``object``
+    (a JSON object, also given as JSON text, as tool-calling models often send arguments)."""
 
     name: str
     type: str = "str"
@@ -55,6 +69,11 @@ class Param:
             if not all(isinstance(v, str) for v in value):
                 raise ActionError(f"{where} must be a string or a list of strings", action=action)
             value = list(value)
+        if self.type == "object" and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ActionError(f"{where} is not valid JSON: {exc}", action=action) from None
         if self.type == "float" and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         expected = _TYPES[self.type]
@@ -109,6 +128,8 @@ class Param:
             return float(rng.uniform(lo, hi))
         if self.type == "bool":
             return bool(rng.integers(2))
+        if self.type == "object":
+            return {}
         if self.type == "strs":
             return [Param("x").sample(rng) for _ in range(int(rng.integers(1, 3)))]
         length = int(rng.integers(1, min(self.max_length or 12, 12) + 1))

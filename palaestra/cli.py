@@ -419,5 +419,25 @@ def bench_mobile(
     main(resets=resets)
 
 
+@bench_app.command("cad")
+def bench_cad(
+    resets: Annotated[int, typer.Option(help="Timed resets (one per part family)")] = 8,
+) -> None:
+    """CAD: step p50 per action kind, IoU, render and reset time; semantic actions vs scripts."""
+    from palaestra.bench.cad import main
+
+    main(resets=resets)
+
+
+@bench_app.command("usersim")
+def bench_usersim(
+    episodes: Annotated[int, typer.Option(help="Timed episodes per domain")] = 20,
+) -> None:
+    """User simulator: reset and step in-process vs through the gateway, sessions per worker."""
+    from palaestra.bench.usersim import main
+
+    main(episodes=episodes)
+
+
 if __name__ == "__main__":
     app()

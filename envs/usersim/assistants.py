@@ -1,0 +1,158 @@
+"""Scripted assistants: the competent one (the oracle) and three bad ones for the fidelity test.
+
+The competent assistant follows a task's reference plan but learns every value it needs from the
+user, as a real agent must: it asks for a slot, reads the value out of the user's reply with the
+domain's slot reader, and uses that value in its tool calls and confirmations. So when the
+simulated user fails to give a fact (or gives a wrong one), the competent assistant fails too:
+that is what makes "the competent assistant solves >= 95%" a measurement of the user.
+
+The bad assistants stress the user the ways tau-bench saw users break:
+
+- ``irrelevant`` asks about things the goal does not contain (a good user says it does not
+  know, and never invents one), and never asks what it needs;
+- ``early`` says goodbye after the first reply and ends (a good user protests, never closes);
+- ``wrong`` offers a wrong option (a decoy value) and acts on it (a good user says no).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from palaestra.envs.usersim import acts as A
+from palaestra.envs.usersim.domain import Domain
+from palaestra.envs.usersim.world import domain
+
+KINDS = ("competent", "irrelevant", "early", "wrong")
+CLOSING = "Is there anything else I can help you with today?"
+
+
+class ScriptedAssistant:
+    """A policy over observations (dict) for one task: ``act(obs) -> action``."""
+
+    def __init__(self, task: Any, kind: str = "competent", seed: int = 0) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown assistant {kind!r}; kinds: {list(KINDS)}")
+        self.kind = kind
+        self.setup = task.setup
+        self.dom: Domain = domain(task.setup["domain"])
+        self.plan: list[dict[str, Any]] = list(task.oracle or [])
+        self.decoys: dict[str, str] = dict(task.setup.get("decoys", {}))
+        self.heard: dict[str, str] = {}
+        self.rng = random.Random(seed)
+        self._steps = self._script()
+        self._pending: str | None = None  # the slot the last question asked for
+        self._disagreed = False  # the user's last reply said no
+
+    def act(self, obs: dict[str, Any]) -> dict[str, Any]:
+        if self._pending:
+            found = self.dom.slots[self._pending].find(obs.get("user_message", ""))
+            if found:
+                self.heard[self._pending] = found[0]
+            self._pending = None
+        reply = obs.get("user_message", "")
+        self._disagreed = A.user_agrees(reply) is False
+        if self._disagreed:  # corrected: learn the values the user insists on
+            for slot, found in self.dom.slot_values(reply).items():
+                self.heard[slot] = found[0]
+        try:
+            return next(self._steps)
+        except StopIteration:
+            return {"name": "end_conversation", "args": {}}
+
+    # ----- the scripts --------------------------------------------------------------------
+    def _script(self) -> Any:
+        if self.kind == "early":
+            yield _say("I think that's sorted now. Have a nice day, goodbye!")
+            yield {"name": "end_conversation", "args": {}}
+            return
+        if self.kind == "irrelevant":
+            yield from self._irrelevant()
+            return
+        for step in self.plan:
+            if "ask" in step:
+                self._pending = step["ask"]
+                label = self.dom.slots[step["ask"]].label
+                yield _say(f"Could you please tell me the {label}?")
+            elif "call" in step:
+                yield {
+                    "name": "call_tool",
+                    "args": {"name": step["call"], "arguments": self._bind(step["args"])},
+                }
+            elif "confirm" in step or "offer" in step:
+                text = self._fill(step.get("confirm") or step["offer"])
+                yield _say(text)
+                if self.kind == "competent" and self._disagreed:
+                    # the correction was learned in act(): ask once more with it
+                    yield _say(self._fill(step.get("confirm") or step["offer"]))
+            elif "tell" in step:
+                yield _say(self._tell(step))
+        yield _say(CLOSING)
+
+    def _irrelevant(self) -> Any:
+        goal_slots = set(self.setup["goal"].get("facts", {}))
+        others = [s for s in self.dom.slots.values() if s.name not in goal_slots]
+        for slot in self.rng.sample(others, min(3, len(others))):
+            yield _say(f"Before we start, could you tell me your {slot.label}?")
+        yield _say("Thanks. Is there anything else you need?")
+        for step in self.plan:
+            if "call" in step:
+                yield {"name": "call_tool", "args": {"name": step["call"], "arguments": {}}}
+        yield {"name": "end_conversation", "args": {}}
+
+    def _tell(self, step: dict[str, Any]) -> str:
+        """The wrong assistant misreports: other figures, and success instead of a refusal."""
+        text = self._fill(step["tell"])
+        if self.kind != "wrong":
+            return text
+        if not self.setup["goal"].get("grantable", True):
+            return "Done: your request has been processed."
+        for fact in step.get("facts", []):
+            text = text.replace(fact, _wrong(fact))
+        return text
+
+    def _value(self, slot: str) -> str:
+        if self.kind == "wrong" and slot in self.decoys:
+            return self.decoys[slot]
+        return self.heard.get(slot, "")
+
+    def _fill(self, text: str) -> str:
+        slots = {name: self._value(name) for name in self.dom.slots}
+        return text.format(**slots)
+
+    def _bind(self, args: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in args.items():
+            if isinstance(value, str) and value.startswith("$"):
+                slot, _, cast = value[1:].partition(":")
+                value = self._value(slot)
+                if cast == "int":
+                    value = int(value) if value.isdigit() else value
+            out[key] = value
+        return out
+
+
+def _wrong(fact: str) -> str:
+    """A plausible wrong version of a fact: another amount, time or code."""
+    try:
+        return f"{float(fact) + 7:.2f}"
+    except ValueError:
+        pass
+    if len(fact) == 5 and fact[2] == ":":
+        return f"{(int(fact[:2]) + 1) % 24:02d}{fact[2:]}"
+    return fact[:-1] + ("0" if fact[-1] != "0" else "1")
+
+
+def _say(text: str) -> dict[str, Any]:
+    return {"name": "send_message", "args": {"text": text}}
+
+
+def run(env: Any, task: Any, kind: str = "competent", seed: int = 0) -> dict[str, Any]:
+    """Play one episode; the end state's verifier result and the transcript."""
+    policy = ScriptedAssistant(task, kind, seed)
+    obs, _ = env.reset(seed=seed, options={"task": task})
+    reward, done, info = 0.0, False, {}
+    while not done:
+        obs, reward, terminated, truncated, info = env.step(policy.act(obs))
+        done = terminated or truncated
+    return {"reward": reward, "info": info, "obs": obs}

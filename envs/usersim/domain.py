@@ -1,0 +1,212 @@
+"""What a customer-service domain is: a seeded SQLite world, tools over it, rules, and slots.
+
+A domain is data plus small functions. Its tools take JSON arguments checked against their JSON
+Schema before they run, so an agent's malformed call is answered with the schema's own complaint
+and never reaches the database. A tool refuses what the written policy forbids by raising
+:class:`RuleBroken` (the episode goes on, the refusal is logged as a violation for the verifier)
+and reports lookups that fail with :class:`DomainError` (an honest miss, not a violation).
+
+Slots are the vocabulary the simulated user and the dialogue-act reader share: a slot names a
+fact ("reservation_id"), the words people use for it, and how its values look in text, so the
+reader can find "ZFA04Y" in "your reservation ZFA04Y is cancelled" and tell which fact it is.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import jsonschema
+
+
+class DomainError(Exception):
+    """A tool's answer that is an error for the agent to read (unknown id, nothing found)."""
+
+
+class RuleBroken(DomainError):
+    """The call would break a written rule of the domain; the verifier counts the attempt."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    fn: Callable[[sqlite3.Connection, dict[str, Any]], Any]
+    writes: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        """The OpenAI-style function definition the agent sees."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "writes": self.writes,
+        }
+
+    def check(self, arguments: Any) -> dict[str, Any]:
+        if not isinstance(arguments, Mapping):
+            raise DomainError(f"{self.name}: arguments must be a JSON object")
+        validator = jsonschema.Draft202012Validator(self.parameters)
+        errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+        if errors:
+            err = errors[0]
+            where = ".".join(str(p) for p in err.path) or "arguments"
+            raise DomainError(f"{self.name}: {where}: {err.message}")
+        return dict(arguments)
+
+
+def params(required: Iterable[str] = (), **props: dict[str, Any]) -> dict[str, Any]:
+    """A JSON Schema object of the given properties; no other keys accepted."""
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+STR: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A kind of fact. ``pattern`` finds its values in text; ``values`` lists a closed set."""
+
+    name: str
+    label: str
+    words: tuple[str, ...]
+    pattern: str | None = None
+    values: tuple[str, ...] = ()
+    #: how a user states a value when the pattern needs context ("{value} passengers")
+    phrase: str = ""
+
+    def find(self, text: str) -> list[str]:
+        """Values in ``text``; a pattern's first group is the value when it has one, and a
+        longer listed value hides the shorter ones inside it ("basic economy", not "economy")."""
+        found: list[str] = []
+        if self.pattern:
+            for m in re.finditer(self.pattern, text):
+                found.append(m.group(1) if m.groups() else m.group(0))
+        low = text.lower()
+        for value in sorted(self.values, key=len, reverse=True):
+            hit = re.search(rf"(?<![\w-]){re.escape(value.lower())}(?![\w-])", low)
+            if hit:
+                found.append(value)
+                low = low[: hit.start()] + " " * len(value) + low[hit.end() :]
+        return found
+
+    def asked(self, text: str) -> bool:
+        low = text.lower()
+        return any(re.search(rf"\b{re.escape(w)}\b", low) for w in self.words)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Values as people say them: case, spacing and a trailing '.00' do not matter."""
+    return _norm(a) == _norm(b)
+
+
+def _norm(value: Any) -> str:
+    text = str(value).strip().lower().replace(",", "")
+    text = re.sub(r"^\$|\s+", "", text)
+    return re.sub(r"\.0+$", "", text)
+
+
+@dataclass(frozen=True)
+class Intent:
+    """Something a user comes for; ``phrase`` completes "I'd like to ..."."""
+
+    name: str
+    phrase: str
+
+
+@dataclass
+class Domain:
+    """A domain's world and language. Subclasses fill the class attributes and ``build``."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    policy: ClassVar[str] = ""
+    slots: ClassVar[dict[str, Slot]] = {}
+    requests: ClassVar[dict[str, str]] = {}  # request slot -> how the user asks for it
+    tools: dict[str, Tool] = field(default_factory=dict)
+
+    def build(self, conn: sqlite3.Connection, seed: int) -> None:
+        """Create and seed the tables, reproducibly from ``seed``."""
+        raise NotImplementedError
+
+    def tasks(self, seed: int, count: int) -> list[dict[str, Any]]:
+        """Task drafts (goal, reference plan, facts) drawn from the world seeded with ``seed``."""
+        raise NotImplementedError
+
+    # ----- shared helpers -------------------------------------------------------------------
+    def call(self, conn: sqlite3.Connection, name: str, arguments: Any) -> Any:
+        """Run a tool inside a savepoint: a tool that fails changes nothing."""
+        tool = self.tools.get(name)
+        if tool is None:
+            raise DomainError(f"unknown tool {name!r}; tools: {', '.join(self.tools)}")
+        args = tool.check(arguments)
+        conn.execute("SAVEPOINT tool")
+        try:
+            result = tool.fn(conn, args)
+        except BaseException:
+            conn.execute("ROLLBACK TO tool")
+            conn.execute("RELEASE tool")
+            raise
+        conn.execute("RELEASE tool")
+        return result
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [t.schema() for t in self.tools.values()]
+
+    def slot_values(self, text: str) -> dict[str, list[str]]:
+        """Every slot value found in ``text``, by slot."""
+        out = {}
+        for slot in self.slots.values():
+            found = slot.find(text)
+            if found:
+                out[slot.name] = found
+        return out
+
+
+def rows(conn: sqlite3.Connection, query: str, *args: Any) -> list[dict[str, Any]]:
+    cur = conn.execute(query, args)
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+
+def one(conn: sqlite3.Connection, query: str, *args: Any, missing: str) -> dict[str, Any]:
+    found = rows(conn, query, *args)
+    if not found:
+        raise DomainError(missing)
+    return found[0]
+
+
+def money(value: float) -> float:
+    return round(float(value) + 1e-9, 2)
+
+
+def dump(conn: sqlite3.Connection, skip: Iterable[str] = ()) -> dict[str, list[tuple]]:
+    """Every table's rows in a stable order: what the verifier compares with the gold world."""
+    out = {}
+    tables = [
+        r[0]
+        for r in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        )
+    ]
+    for table in tables:
+        if table not in skip:
+            found = [tuple(r) for r in conn.execute(f"SELECT * FROM {table}").fetchall()]
+            out[table] = sorted(found, key=json.dumps)
+    return out
+
+
+def rng(seed: int, *salt: Any) -> random.Random:
+    return random.Random(f"{seed}:{':'.join(map(str, salt))}")

@@ -1,0 +1,1 @@
+"""The built-in domains, one module each."""

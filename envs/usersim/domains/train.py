@@ -1,0 +1,396 @@
+"""Train ticketing on the synthesized RailWay app's own world, so GUI and dialogue tasks share it.
+
+The database is the one ``synth_apps`` builds for the ``train`` spec and a seed (same stations,
+trains and bookings as the web and phone app of that seed), and the write tools are the spec's
+own operations run by :func:`palaestra.synth_apps.app.apply`: a booking over the seats left or a
+cancellation after departure is refused here with the very message the app shows.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from typing import Any
+
+from palaestra.envs.usersim.domain import (
+    STR,
+    Domain,
+    DomainError,
+    RuleBroken,
+    Slot,
+    Tool,
+    params,
+    rng,
+    rows,
+)
+
+NAMES = ("Ada Moreau", "Ben Okafor", "Chloe Varga", "Dan Ibsen", "Eva Lindqvist", "Femi Adeyemi")
+_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+
+
+@functools.cache
+def spec() -> Any:
+    from palaestra.synth_apps.spec import load_spec
+
+    return load_spec("train")
+
+
+def _policy() -> str:
+    return f"""You are the RailWay train ticketing assistant. Today is {spec().today.isoformat()}.
+- Find the train by its code (e.g. IC 123) and date; never guess codes or booking references.
+- Before booking or cancelling, state what you will do and get the user's explicit yes in their
+  reply to that message.
+- A booking needs the lead passenger's name, the number of passengers (at most the seats left),
+  the class (Standard or First) and a 16-digit card number. Tell the user the total.
+- A confirmed booking can be cancelled until the train leaves; within 24 hours of departure a
+  25% fee is kept. Tell the user the refund. Trains that have left cannot be cancelled.
+"""
+
+
+class Train(Domain):
+    name = "train"
+    title = "RailWay"
+    slots = {
+        "reference": Slot(
+            "reference",
+            "booking reference",
+            ("booking reference", "reference", "booking number"),
+            r"\bBK-\d{5}\b",
+        ),
+        "train": Slot(
+            "train", "train code", ("train code", "which train", "train number"), r"\bIC \d{3}\b"
+        ),
+        "passenger": Slot(
+            "passenger",
+            "lead passenger",
+            ("lead passenger", "passenger's name", "name of the passenger"),
+            r"(?:lead passenger is|for) ([A-Z][a-z]+ [A-Z][a-z]+)\b",
+            phrase="The lead passenger is {value}.",
+        ),
+        "passengers": Slot(
+            "passengers",
+            "number of passengers",
+            ("how many passengers", "number of passengers", "how many people"),
+            r"\b(\d+) (?:passengers?|people|seats?)\b",
+            phrase="We are {value} passengers.",
+        ),
+        "seat_class": Slot(
+            "seat_class",
+            "class",
+            ("class", "standard or first"),
+            r"\b(Standard|First) class\b",
+            phrase="{value} class, please.",
+        ),
+        "card": Slot("card", "card number", ("card number", "card", "payment"), r"\b(\d{16})\b"),
+        "total": Slot("total", "total", ("total", "price", "cost"), _MONEY),
+        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
+        "departs": Slot(
+            "departs", "departure time", ("depart", "departs", "leaves"), r"\b(\d{2}:\d{2})\b"
+        ),
+    }
+    requests = {
+        "total": "What is the total price?",
+        "refund": "How much will be refunded?",
+        "departs": "What time does it leave?",
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.policy = _policy()
+        t = [
+            Tool(
+                "find_trains",
+                "Trains between two stations on a date (YYYY-MM-DD).",
+                params(["origin", "destination", "date"], origin=STR, destination=STR, date=STR),
+                _find,
+            ),
+            Tool("get_train", "A train by its code.", params(["code"], code=STR), _train),
+            Tool(
+                "get_booking",
+                "A booking by its reference.",
+                params(["reference"], reference=STR),
+                _booking,
+            ),
+            Tool(
+                "book_train",
+                "Book seats on a train.",
+                params(
+                    ["code", "passenger", "passengers", "seat_class", "card"],
+                    code=STR,
+                    passenger=STR,
+                    passengers={"type": "integer", "minimum": 1, "maximum": 6},
+                    seat_class={"type": "string", "enum": ["Standard", "First"]},
+                    card={"type": "string", "pattern": "^[0-9]{16}$"},
+                ),
+                _book,
+                writes=True,
+            ),
+            Tool(
+                "cancel_booking",
+                "Cancel a confirmed booking; the refund follows the fee rule.",
+                params(["reference"], reference=STR),
+                _cancel,
+                writes=True,
+            ),
+        ]
+        self.tools = {tool.name: tool for tool in t}
+
+    def build(self, conn: sqlite3.Connection, seed: int) -> None:
+        from palaestra.synth_apps import data
+
+        source = sqlite3.connect(data.template(spec(), seed))
+        try:
+            source.backup(conn)
+        finally:
+            source.close()
+
+    def tasks(self, seed: int, count: int) -> list[dict[str, Any]]:
+        from palaestra.envs.usersim.world import fresh
+
+        conn = fresh(self.name, seed)
+        r = rng(seed, "train-tasks")
+        makers = (_book_task, _cancel_task, _departs_task)
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for i in range(count * 50):
+            if len(out) >= count:
+                break
+            draft = makers[i % len(makers)](self, conn, r)
+            if draft and draft["key"] not in seen:
+                seen.add(draft["key"])
+                out.append(draft)
+        return out
+
+
+# ----- tools: reads in SQL, writes through the app spec's operations ---------------------
+def _scope(conn: sqlite3.Connection) -> Any:
+    from palaestra.synth_apps import data
+
+    return data.Scope(spec(), conn)
+
+
+def _public(trip: dict[str, Any]) -> dict[str, Any]:
+    keys = ("code", "origin", "destination", "date", "departs", "duration_min")
+    out = {k: str(trip[k]) if k == "date" else trip[k] for k in keys}
+    out |= {
+        "standard_price": trip["standard_price"],
+        "first_price": trip["first_price"],
+        "seats_left": trip["seats_left"],
+    }
+    return out
+
+
+def _trip(conn: sqlite3.Connection, code: str) -> dict[str, Any]:
+    found = [t for t in _scope(conn).rows("trip") if t["code"] == code]
+    if not found:
+        raise DomainError(f"no train {code!r}")
+    return found[0]
+
+
+def _find(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        _public(t)
+        for t in _scope(conn).rows("trip")
+        if t["origin"].lower() == a["origin"].lower()
+        and t["destination"].lower() == a["destination"].lower()
+        and str(t["date"]) == a["date"]
+    ]
+
+
+def _train(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    return _public(_trip(conn, a["code"]))
+
+
+def _booking_row(conn: sqlite3.Connection, reference: str) -> dict[str, Any]:
+    found = [b for b in _scope(conn).rows("booking") if b["reference"] == reference]
+    if not found:
+        raise DomainError(f"no booking {reference!r}")
+    return found[0]
+
+
+def _booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    b = _booking_row(conn, a["reference"])
+    keys = ("reference", "trip", "passenger", "passengers", "seat_class", "total", "status")
+    return {k: b[k] for k in keys} | {"date": str(b["trip_row"]["date"]), "refund": b["refund"]}
+
+
+def _run(conn: sqlite3.Connection, operation: str, record: dict[str, Any], inputs: dict) -> str:
+    from palaestra.synth_apps import expr
+    from palaestra.synth_apps.app import RuleViolation, apply
+
+    op = spec().operations[operation]
+    if op.when and not expr.evaluate(op.when, {"record": record, "today": spec().today}):
+        raise RuleBroken(f"{op.label} is not possible for this {op.entity}")
+    try:
+        return apply(spec(), conn, op, record, inputs)
+    except RuleViolation as exc:
+        raise RuleBroken(str(exc)) from None
+
+
+def _book(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    trip = _trip(conn, a["code"])
+    inputs = {k: a[k] for k in ("passenger", "passengers", "seat_class", "card")}
+    message = _run(conn, "book", trip, inputs)
+    made = rows(conn, "SELECT reference, total FROM booking ORDER BY id DESC LIMIT 1")[0]
+    return {"message": message, **made}
+
+
+def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    booking = _booking_row(conn, a["reference"])
+    message = _run(conn, "cancel", booking, {})
+    refund = rows(conn, "SELECT refund FROM booking WHERE id=?", booking["id"])[0]["refund"]
+    return {"message": message, "reference": booking["reference"], "refund": refund}
+
+
+# ----- task drafts -----------------------------------------------------------------------
+def _trial(d: Train, conn: sqlite3.Connection, tool: str, args: dict[str, Any]) -> Any:
+    """What the tool would answer, found on a scratch copy: the plan then tells the truth."""
+    scratch = sqlite3.connect(":memory:", isolation_level=None)
+    conn.backup(scratch)
+    scratch.row_factory = sqlite3.Row
+    try:
+        return d.call(scratch, tool, args)
+    except RuleBroken as exc:
+        return exc
+    finally:
+        scratch.close()
+
+
+def _book_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
+    trips = [t for t in _scope(conn).rows("trip") if t["date"] >= spec().today]
+    trip = r.choice(trips)
+    full = trip["seats_left"] < 2 or r.random() < 0.25
+    pax = trip["seats_left"] + r.randint(1, 2) if full else r.randint(1, trip["seats_left"])
+    facts = {
+        "train": trip["code"],
+        "passenger": r.choice(NAMES),
+        "passengers": str(pax),
+        "seat_class": r.choice(("Standard", "First")),
+        "card": "".join(str(r.randrange(10)) for _ in range(16)),
+    }
+    args = {
+        "code": trip["code"],
+        "passenger": facts["passenger"],
+        "passengers": pax,
+        "seat_class": facts["seat_class"],
+        "card": facts["card"],
+    }
+    result = _trial(d, conn, "book_train", args)
+    goal = {
+        "intent": "book",
+        "phrase": f"book a train from {trip['origin']} to {trip['destination']} on {trip['date']}",
+        "facts": facts,
+        "requests": ["total"],
+    }
+    asks = [{"ask": s} for s in ("train", "passenger", "passengers", "seat_class", "card")]
+    key = f"book:{trip['code']}:{pax}"
+    if isinstance(result, RuleBroken):
+        return {
+            "key": key,
+            "goal": {**goal, "grantable": False},
+            "plan": [
+                {"ask": "train"},
+                {"call": "get_train", "args": {"code": "$train"}},
+                {"ask": "passengers"},
+                {
+                    "tell": "I'm sorry, but I cannot book {passengers} seats on train {train}: "
+                    f"{result}"
+                },
+            ],
+            "decoys": {"passengers": str(max(1, trip["seats_left"]))},
+        }
+    return {
+        "key": key,
+        "goal": goal,
+        "plan": [
+            *asks,
+            {
+                "confirm": "I will book {passengers} {seat_class} class seats for {passenger} on "
+                f"train {{train}}, total ${result['total']:.2f}. Shall I proceed?"
+            },
+            {
+                "call": "book_train",
+                "args": {
+                    "code": "$train",
+                    "passenger": "$passenger",
+                    "passengers": "$passengers:int",
+                    "seat_class": "$seat_class",
+                    "card": "$card",
+                },
+            },
+            {
+                "tell": f"Your booking {result['reference']} on train {{train}} has been made. "
+                f"The total price is ${result['total']:.2f}.",
+                "facts": [f"{result['total']:.2f}", result["reference"]],
+            },
+        ],
+        "decoys": {"seat_class": "First" if facts["seat_class"] == "Standard" else "Standard"},
+    }
+
+
+def _cancel_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
+    confirmed = [b for b in _scope(conn).rows("booking") if b["status"] == "confirmed"]
+    if not confirmed:
+        return None
+    booking = r.choice(confirmed)
+    ref = booking["reference"]
+    result = _trial(d, conn, "cancel_booking", {"reference": ref})
+    goal = {
+        "intent": "cancel",
+        "phrase": "cancel my train booking",
+        "facts": {"reference": ref},
+        "requests": ["refund"],
+    }
+    lookup = [
+        {"ask": "reference"},
+        {"call": "get_booking", "args": {"reference": "$reference"}},
+    ]
+    other = next((b["reference"] for b in confirmed if b["reference"] != ref), "BK-00000")
+    if isinstance(result, RuleBroken):
+        return {
+            "key": f"cancel:{ref}",
+            "goal": {**goal, "grantable": False},
+            "plan": [*lookup, {"tell": f"I'm sorry, but I cannot cancel booking {ref}: {result}"}],
+            "decoys": {"reference": other},
+        }
+    refund = result["refund"]
+    return {
+        "key": f"cancel:{ref}",
+        "goal": goal,
+        "plan": [
+            *lookup,
+            {"confirm": "I will cancel booking {reference}. Shall I proceed?"},
+            {"call": "cancel_booking", "args": {"reference": "$reference"}},
+            {
+                "tell": "Booking {reference} has been cancelled; "
+                f"${refund:.2f} will be refunded.",
+                "facts": [f"{refund:.2f}"],
+            },
+        ],
+        "decoys": {"reference": other},
+    }
+
+
+def _departs_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
+    trip = r.choice(_scope(conn).rows("trip"))
+    departs = str(trip["departs"])
+    return {
+        "key": f"departs:{trip['code']}",
+        "goal": {
+            "intent": "departs",
+            "phrase": f"find out when train {trip['code']} leaves",
+            "facts": {"train": trip["code"]},
+            "requests": ["departs"],
+            "action": False,
+        },
+        "plan": [
+            {"ask": "train"},
+            {"call": "get_train", "args": {"code": "$train"}},
+            {
+                "tell": "Train {train} departs at "
+                f"{departs} on {trip['date']} from {trip['origin']}.",
+                "facts": [departs],
+            },
+        ],
+        "decoys": {"train": "IC 000"},
+    }

@@ -1,0 +1,225 @@
+"""``palaestra/usersim-v0``: the policy is the assistant, between a simulated user and tools.
+
+One step is one assistant move: a message to the user (who answers in the same step), a tool
+call on the domain's database (its result is in the next observation), or the end of the
+conversation. The episode also ends when the user closes it, and is truncated at the task's
+turn limit. The observation carries the domain's written policy and tool schemas, so any
+tool-calling model can be dropped in.
+
+What the verifier needs is recorded here and never shown: rule violations (a refused call that
+broke a written rule, or a write without the user's explicit yes to the assistant's previous
+message), the assistant's messages, and the gold world to compare with.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from gymnasium import spaces
+
+from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.envs.base import PalaestraEnv
+from palaestra.envs.usersim import world
+from palaestra.envs.usersim.domain import DomainError, RuleBroken, dump
+from palaestra.envs.usersim.user import Goal, SimulatedUser
+from palaestra.envs.usersim.wording import PERSONAS
+from palaestra.errors import ActionError, InvalidRequest
+from palaestra.spaces import FreeText
+from palaestra.tasks import Task
+from palaestra.verifiers import dialogue  # noqa: F401  (registers the check kinds)
+
+MAX_MESSAGE = 10_000
+MAX_CONVERSATION = 200_000
+DEFAULT_DOMAIN = "airline"
+
+ACTIONS = ActionSet(
+    [
+        primitive(
+            "send_message",
+            "Say something to the user; their reply is in the next observation.",
+            Param("text", max_length=MAX_MESSAGE),
+        ),
+        primitive(
+            "call_tool",
+            "Call one of the domain's tools (see 'tools') with JSON arguments.",
+            Param("name"),
+            Param("arguments", "object", default={}),
+        ),
+        primitive("end_conversation", "End the conversation (the episode ends)."),
+    ],
+    name="usersim",
+)
+
+
+@dataclass
+class Episode:
+    domain: str
+    seed: int
+    conn: sqlite3.Connection
+    user: SimulatedUser
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    tool_result: str = ""
+    consent: bool = False  # the user's last reply said yes to the assistant's message
+
+
+class UserSimEnv(PalaestraEnv):
+    family = "usersim"
+    action_set = ACTIONS
+
+    def __init__(
+        self,
+        task: Task | dict | str | None = None,
+        *,
+        persona: str | None = None,
+        llm_url: str | None = None,
+        llm_key: str | None = None,
+        llm_model: str = "gpt-4o-mini",
+        llm_timeout: float = 20.0,
+        llm_fallback: str = "rules",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(task, **kwargs)
+        if persona is not None and persona not in PERSONAS:
+            raise InvalidRequest(
+                f"unknown persona {persona!r}; personas: {list(PERSONAS)}", field="persona"
+            )
+        if llm_fallback not in ("rules", "error"):
+            raise InvalidRequest("llm_fallback must be 'rules' or 'error'", field="llm_fallback")
+        self.persona = persona
+        self.llm_fallback = llm_fallback
+        self._llm = None
+        if llm_url:
+            from palaestra.synth_apps.llm import LLMAuthor
+
+            self._llm = LLMAuthor(llm_url, llm_key, llm_model, timeout=llm_timeout)
+        self.observation_space = spaces.Dict(
+            {
+                "conversation": FreeText(MAX_CONVERSATION),
+                "user_message": FreeText(MAX_MESSAGE),
+                "last_tool_result": FreeText(MAX_CONVERSATION),
+                "tools": FreeText(MAX_CONVERSATION),
+                "policy": FreeText(MAX_MESSAGE),
+                "last_action_error": FreeText(2000),
+            }
+        )
+        self.episode: Episode | None = None
+
+    # ----- lifecycle hooks ----------------------------------------------------------------
+    def _setup(self, task: Task | None) -> None:
+        setup = task.setup if task else {}
+        name = setup.get("domain", DEFAULT_DOMAIN)
+        dom = world.domain(name)
+        seed = int(setup.get("seed", 0))
+        goal = Goal.from_json(setup["goal"]) if "goal" in setup else _default_goal()
+        rng = self.np_random
+        persona = self.persona or setup.get("persona") or PERSONAS[int(rng.integers(4))]
+        user = SimulatedUser(
+            dom, goal, persona, int(rng.integers(2**31)), self._llm, self.llm_fallback
+        )
+        self.episode = Episode(name, seed, world.fresh(name, seed), user)
+        self._say("user", user.opening())
+
+    def _apply(self, action: Action) -> bool:
+        ep = self._episode()
+        if action.name == "end_conversation":
+            return True
+        if action.name == "call_tool":
+            self._call(ep, action.args["name"], action.args["arguments"])
+            return False
+        text = action.args["text"]
+        if not text.strip():
+            raise ActionError("send_message(): the message is empty", action="send_message")
+        self._say("assistant", text)
+        turn = ep.user.reply(text)
+        ep.consent = any(kind in ("affirm", "choose") for kind, _ in turn.acts)
+        self._say("user", turn.text)
+        return turn.closed
+
+    def _call(self, ep: Episode, name: str, arguments: dict[str, Any]) -> None:
+        dom = world.domain(ep.domain)
+        tool = dom.tools.get(name)
+        if tool is None:
+            raise ActionError(
+                f"call_tool(): unknown tool {name!r}; tools: {', '.join(dom.tools)}",
+                action="call_tool",
+            )
+        try:
+            args = tool.check(arguments)
+        except DomainError as exc:
+            raise ActionError(f"call_tool(): {exc}", action="call_tool") from None
+        if tool.writes and not ep.consent:
+            ep.violations.append(f"{name} called without the user's explicit confirmation")
+        try:
+            result: Any = dom.call(ep.conn, name, args)
+        except RuleBroken as exc:
+            ep.violations.append(f"{name}: {exc}")
+            result = {"error": str(exc)}
+        except DomainError as exc:
+            result = {"error": str(exc)}
+        ep.tool_result = json.dumps(result, default=str)
+        self._say("tool", f"{name}({json.dumps(args)}) -> {ep.tool_result}")
+
+    def _observe(self) -> dict[str, Any]:
+        ep = self._episode()
+        dom = world.domain(ep.domain)
+        last_user = next((m["content"] for m in reversed(ep.messages) if m["role"] == "user"), "")
+        return {
+            "conversation": _transcript(ep.messages)[-MAX_CONVERSATION:],
+            "user_message": last_user[:MAX_MESSAGE],
+            "last_tool_result": ep.tool_result[:MAX_CONVERSATION],
+            "tools": json.dumps(dom.schemas()),
+            "policy": dom.policy,
+        }
+
+    def state_probe(self) -> DialogueProbe:
+        return DialogueProbe(self._episode())
+
+    def render(self) -> Any:
+        return _transcript(self._episode().messages) if self.episode else ""
+
+    def close(self) -> None:
+        if self.episode is not None:
+            self.episode.conn.close()
+            self.episode = None
+        if self._llm is not None:
+            self._llm.close()
+
+    # ----- helpers ------------------------------------------------------------------------
+    def _episode(self) -> Episode:
+        if self.episode is None:
+            raise ActionError("no episode: call reset() first")
+        return self.episode
+
+    def _say(self, role: str, content: str) -> None:
+        self._episode().messages.append({"role": role, "content": content})
+
+
+class DialogueProbe:
+    """The verifier's view: the live database, the gold replay, what the assistant said."""
+
+    def __init__(self, ep: Episode) -> None:
+        self.ep = ep
+
+    def read(self) -> dict[str, Any]:
+        ep = self.ep
+        return {
+            "domain": ep.domain,
+            "db": dump(ep.conn),
+            "gold": lambda calls: world.gold(ep.domain, ep.seed, calls),
+            "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
+            "violations": list(ep.violations),
+            "user_outcome": ep.user.state.outcome,
+        }
+
+
+def _transcript(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+def _default_goal() -> Goal:
+    """With no task, a user who only wants to know the rules: an env to explore the tools."""
+    return Goal("explore", "ask a few questions about my options", {}, (), True)

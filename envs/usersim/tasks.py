@@ -1,0 +1,137 @@
+"""Usersim tasks: drafts from each domain's generator, made into Tasks and validated by running.
+
+A draft is a goal, a reference plan (questions, tool calls, confirmations, what to tell) and
+decoy values. From it come the task's verifier (the gold world is the reference plan's write
+calls replayed with the goal's values; the facts the plan tells; a refusal when the rules forbid
+the request; no rule broken) and its oracle (the plan, played by the competent scripted
+assistant, which must learn each value from the simulated user). A task is kept only if that
+oracle passes three times under three personas, ending at once scores zero, and the verifier
+rejects three mutated end states (a rule broken, nothing said, a database off by one row).
+
+The shipped suite (``usersim``) is generated from fixed seeds and validated when first loaded
+in a process (about a second for all of it); the report is kept on every task.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from palaestra.envs.usersim import world
+from palaestra.envs.usersim.assistants import run
+from palaestra.tasks import Suite, Task
+from palaestra.verifiers.validation import ValidationReport, validate
+
+ENV_ID = "palaestra/usersim-v0"
+WORLD_SEED = 7
+PER_DOMAIN = 40
+MAX_STEPS = 30
+MUTATIONS = [{"name": "rule_broken"}, {"name": "said_nothing"}, {"name": "extra_row"}]
+
+
+def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
+    dom = world.domain(domain_name)
+    goal = draft["goal"]
+    plan = draft["plan"]
+    calls = [
+        {"name": s["call"], "args": world.bind(s["args"], goal["facts"])}
+        for s in plan
+        if "call" in s and dom.tools[s["call"]].writes
+    ]
+    facts = [f for s in plan for f in s.get("facts", [])]
+    grantable = goal.get("grantable", True)
+    # an unchanged world is what doing nothing gives: where it is the goal, it earns no credit
+    checks: list[dict[str, Any]] = [{"kind": "usersim_db", "calls": calls, "gate": not calls}]
+    if not grantable:
+        checks.append({"kind": "usersim_refused"})
+    if facts:
+        checks.append({"kind": "usersim_told", "facts": facts})
+    checks.append({"kind": "usersim_rules", "gate": True})
+    digest = hashlib.sha256(draft["key"].encode()).hexdigest()[:6]
+    return Task(
+        id=f"{domain_name}-{goal['intent']}-{digest}",
+        family="usersim",
+        env=ENV_ID,
+        instruction=f"You are the {dom.title} customer-service assistant. Help the customer "
+        "with their request, following the policy. Use the tools; ask the customer for what "
+        "you need.",
+        setup={
+            "domain": domain_name,
+            "seed": seed,
+            "goal": goal,
+            "decoys": draft.get("decoys", {}),
+        },
+        verifier={"kind": "all", "checks": checks},
+        max_steps=MAX_STEPS,
+        metadata={
+            "source": "palaestra usersim generator",
+            "domain": domain_name,
+            "intent": goal["intent"],
+            "grantable": grantable,
+            "difficulty": "hard" if len(plan) > 5 else "medium",
+        },
+        oracle=plan,
+    )
+
+
+def generate(domain_name: str, seed: int = WORLD_SEED, count: int = PER_DOMAIN) -> list[Task]:
+    drafts = world.domain(domain_name).tasks(seed, count)
+    return [make_task(domain_name, seed, d) for d in drafts]
+
+
+def validate_task(task: Task, env: Any | None = None) -> ValidationReport:
+    from palaestra.envs.usersim.env import UserSimEnv
+
+    env = env or UserSimEnv()
+    seeds = iter(range(1000))
+
+    def runner(policy: str) -> tuple[Any, Mapping[str, Any]]:
+        seed = next(seeds)
+        if policy == "oracle":
+            run(env, task, "competent", seed=seed)
+        else:
+            env.reset(seed=seed, options={"task": task})
+            env.step({"name": "end_conversation", "args": {}})
+        assert env.last_verification is not None
+        return env.last_verification, env.state_probe().read()
+
+    return validate(task.verifier, runner, MUTATIONS, _mutate)
+
+
+@contextlib.contextmanager
+def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
+    out = dict(state)
+    if mutation["name"] == "rule_broken":
+        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
+    elif mutation["name"] == "said_nothing":
+        out["said"] = []
+    else:
+        db = {t: list(rows) for t, rows in state["db"].items()}
+        table = sorted(db)[0]
+        db[table] = [*db[table], ("mutant",)]
+        out["db"] = db
+    yield out
+
+
+@functools.cache
+def suite() -> Suite:
+    """Every domain's generated tasks that validate, each with its validation report."""
+    from palaestra.envs.usersim.env import UserSimEnv
+
+    env = UserSimEnv()
+    tasks = []
+    for name in world.domain_names():
+        for task in generate(name):
+            report = validate_task(task, env)
+            if report.validated:
+                tasks.append(task.model_copy(update={"validation": report.to_json()}))
+    env.close()
+    return Suite(
+        name="usersim",
+        description="Customer-service dialogues (airline, retail, train, hotel) with a "
+        "simulated user; every task validated by its reference plan",
+        tasks=tasks,
+    )

@@ -1,0 +1,79 @@
+"""A domain's database for one episode: seeded once, copied per reset.
+
+Each (domain, seed) world is built once per process into an in-memory template; a reset copies
+it with SQLite's online backup into the session's own in-memory database (well under a
+millisecond for these worlds), so sessions never share state and a reset never re-seeds. The
+gold world of a task (the template with the task's reference tool calls replayed) is cached the
+same way, keyed by the calls.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from typing import Any
+
+from palaestra.envs.usersim.domain import Domain, dump
+from palaestra.envs.usersim.domains.airline import Airline
+
+
+def _domains() -> dict[str, type[Domain]]:
+    from palaestra.envs.usersim.domains.hotel import Hotel
+    from palaestra.envs.usersim.domains.retail import Retail
+    from palaestra.envs.usersim.domains.train import Train
+
+    return {d.name: d for d in (Airline, Retail, Train, Hotel)}
+
+
+@functools.cache
+def domain(name: str) -> Domain:
+    known = _domains()
+    if name not in known:
+        raise ValueError(f"unknown usersim domain {name!r}; domains: {sorted(known)}")
+    return known[name]()
+
+
+def domain_names() -> list[str]:
+    return sorted(_domains())
+
+
+@functools.cache
+def _template(name: str, seed: int) -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:", check_same_thread=False)
+    domain(name).build(conn, seed)
+    conn.commit()
+    return conn
+
+
+def fresh(name: str, seed: int) -> sqlite3.Connection:
+    """A private copy of the seeded world."""
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    _template(name, seed).backup(conn)
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def bind(args: dict[str, Any], facts: dict[str, str]) -> dict[str, Any]:
+    """Reference-call arguments with ``"$slot"`` (or ``"$slot:int"``) replaced by the value."""
+    out = {}
+    for key, value in args.items():
+        if isinstance(value, str) and value.startswith("$"):
+            slot, _, cast = value[1:].partition(":")
+            value = facts[slot]
+            value = int(value) if cast == "int" else value
+        out[key] = value
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _gold(name: str, seed: int, calls: str) -> dict[str, list[tuple]]:
+    conn = fresh(name, seed)
+    for call in json.loads(calls):
+        domain(name).call(conn, call["name"], call["args"])
+    return dump(conn)
+
+
+def gold(name: str, seed: int, calls: list[dict[str, Any]]) -> dict[str, list[tuple]]:
+    """The world after the reference calls; a call that fails means the task is wrong."""
+    return _gold(name, seed, json.dumps(calls, sort_keys=True))
