@@ -21,6 +21,8 @@ app = typer.Typer(
 )
 bench_app = typer.Typer(help="Benchmarks that print speed ratios against a baseline.")
 app.add_typer(bench_app, name="bench")
+usersim_app = typer.Typer(help="The user-simulator family: its simulated user, measured.")
+app.add_typer(usersim_app, name="usersim")
 console = Console()
 err_console = Console(stderr=True)
 
@@ -369,6 +371,62 @@ def _synth_summary(report: dict[str, Any]) -> None:
     table.add_row("time per task", f"{report.get('seconds_per_task', 0):.2f} s")
     table.add_row("total time", f"{report.get('seconds', 0):.1f} s")
     console.print(table)
+
+
+@usersim_app.command("fidelity")
+def usersim_fidelity(
+    domain: Annotated[
+        list[str] | None, typer.Option("--domain", "-d", help="Domain (repeatable) [default: all]")
+    ] = None,
+    tasks_per_domain: Annotated[
+        int, typer.Option("--tasks", min=1, help="Tasks per domain from the usersim suite")
+    ] = 40,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds (personas) per task and assistant")] = 2,
+    persona: Annotated[str | None, typer.Option(help="Fix the persona [default: by seed]")] = None,
+    llm_url: Annotated[
+        str | None,
+        typer.Option(help="Measure the LLM mode: an OpenAI-compatible base URL (…/v1)"),
+    ] = None,
+    llm_key: Annotated[
+        str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
+    ] = None,
+    llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
+    out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
+) -> None:
+    """Score the simulated user over scripted assistants: adherence, consistency, invented
+    details, premature endings, and each assistant's task success."""
+    from rich.progress import Progress
+
+    from palaestra.envs.usersim import fidelity
+    from palaestra.envs.usersim.assistants import KINDS
+    from palaestra.envs.usersim.world import domain_names
+    from palaestra.tasks import get_suite
+
+    names = domain or domain_names()
+    unknown = sorted(set(names) - set(domain_names()))
+    if unknown:
+        raise typer.BadParameter(f"unknown domain(s) {unknown}; domains: {domain_names()}")
+    chosen = []
+    for name in names:
+        in_domain = [t for t in get_suite("usersim").tasks if t.setup["domain"] == name]
+        chosen += in_domain[:tasks_per_domain]
+    kwargs = {"persona": persona, "llm_url": llm_url, "llm_key": llm_key, "llm_model": llm_model}
+    with Progress(console=err_console, transient=True) as bar:
+        job = bar.add_task("conversations", total=len(chosen) * len(KINDS) * seeds)
+        report = fidelity.measure(chosen, seeds, kwargs, lambda: bar.advance(job))
+    table = Table(
+        "behaviour", "score", title=f"Simulated-user fidelity ({report.episodes} conversations)"
+    )
+    table.add_row("[bold]composite behaviour score", f"[bold]{report.composite:.3f}")
+    table.add_row("goal adherence (yes/no to proposals)", f"{report.adherence:.3f}")
+    table.add_row("constraint consistency", f"{report.consistency:.3f}")
+    table.add_row("invented-detail rate (lower is better)", f"{report.invented_rate:.3f}")
+    table.add_row("premature-termination rate (lower is better)", f"{report.premature_rate:.3f}")
+    for kind, rate in report.success.items():
+        table.add_row(f"task success with the {kind} assistant", f"{rate:.3f}")
+    console.print(table)
+    if out is not None:
+        out.write_text(json.dumps(report.to_json(), indent=1))
 
 
 @bench_app.command("http")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 def register_usersim() -> None:
     from palaestra.registry import EnvSpec, register
+    from palaestra.tasks import register_suite
 
     register(
         EnvSpec(
@@ -14,4 +15,9 @@ def register_usersim() -> None:
             description="Customer-service worlds: the agent is the assistant, talks to an "
             "agenda-driven simulated user and calls domain tools on a real SQLite database.",
         )
+    )
+    register_suite(
+        "usersim",
+        "palaestra.envs.usersim.tasks:suite",
+        "Customer-service dialogues (airline, retail, train, hotel), each task validated",
     )

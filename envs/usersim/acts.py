@@ -32,6 +32,11 @@ _CONSENT = re.compile(
     r"\b(shall i|should i|do you want me to|would you like me to|may i|can i go ahead|"
     r"go ahead|proceed|do you confirm|is that correct|confirm that)\b"
 )
+_ASK = re.compile(
+    r"\b(what|which|when|where|how many|how much|could you (please )?(tell|give|provide|share|"
+    r"confirm)|can you (please )?(tell|give|provide|share)|may i (have|get|ask)|please (provide|"
+    r"share|give))\b"
+)
 _OFFER = re.compile(
     r"\b(would (that|this|it|either|one of these) (work|suit)|does (that|this|it) (work|suit)|"
     r"how about|would you like|works for you|is that (ok|okay|fine|alright)|which one)\b"
@@ -86,7 +91,7 @@ def read(domain: Domain, text: str) -> list[Act]:
         asked = [
             s.name for s in domain.slots.values() if s.asked(sentence) and s.name not in values
         ]
-        if question and asked and not _CONSENT.search(low):
+        if question and asked and (_ASK.search(low) or not _CONSENT.search(low)):
             acts += [Act(REQUEST, slot, text=sentence) for slot in asked]
         elif question and (_CONSENT.search(low) or _OFFER.search(low) or values):
             kind = CONFIRM if _CONSENT.search(low) else OFFER

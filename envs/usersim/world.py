@@ -10,32 +10,32 @@ same way, keyed by the calls.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import sqlite3
 from typing import Any
 
 from palaestra.envs.usersim.domain import Domain, dump
-from palaestra.envs.usersim.domains.airline import Airline
 
-
-def _domains() -> dict[str, type[Domain]]:
-    from palaestra.envs.usersim.domains.hotel import Hotel
-    from palaestra.envs.usersim.domains.retail import Retail
-    from palaestra.envs.usersim.domains.train import Train
-
-    return {d.name: d for d in (Airline, Retail, Train, Hotel)}
+#: name -> "module:Class", imported on first use (train pulls in the app synthesizer)
+DOMAINS = {
+    "airline": "palaestra.envs.usersim.domains.airline:Airline",
+    "retail": "palaestra.envs.usersim.domains.retail:Retail",
+    "train": "palaestra.envs.usersim.domains.train:Train",
+    "hotel": "palaestra.envs.usersim.domains.hotel:Hotel",
+}
 
 
 @functools.cache
 def domain(name: str) -> Domain:
-    known = _domains()
-    if name not in known:
-        raise ValueError(f"unknown usersim domain {name!r}; domains: {sorted(known)}")
-    return known[name]()
+    if name not in DOMAINS:
+        raise ValueError(f"unknown usersim domain {name!r}; domains: {domain_names()}")
+    module, _, cls = DOMAINS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)()
 
 
 def domain_names() -> list[str]:
-    return sorted(_domains())
+    return sorted(DOMAINS)
 
 
 @functools.cache

@@ -26,6 +26,7 @@ from gymnasium import spaces
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
+from palaestra.envs.usersim.bridge import asker
 from palaestra.envs.web import sites
 from palaestra.envs.web.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.web.drivers import TaskDriver, driver_for
@@ -80,6 +81,11 @@ WEB_ACTIONS = ActionSet(
         primitive("tab_close", "Close the current tab."),
         primitive(
             "send_msg_to_user", "Send a message to the user (answers go here).", Param("text")
+        ),
+        primitive(
+            "ask_user",
+            "Ask the user for a detail the task leaves out; the answer appears in the chat.",
+            Param("question", max_length=2000),
         ),
         primitive("report_infeasible", "Say the task cannot be done, and why.", Param("reason")),
         primitive("done", "Say the task is finished (ends the episode)."),
@@ -194,6 +200,7 @@ class WebEnv(PalaestraEnv):
         self._next_bid = 1
         self._driver: TaskDriver | None = None
         self._drivers: dict[str, TaskDriver] = {}  # a driver lives as long as the session
+        self._user: Any = None  # answers ask_user from the task's hidden details
         self._prepared: tuple[Any, asyncio.Future[Any]] | None = None
         self._prefetch: tuple[frozenset[str], str | None] | None = None
         self._plan_of_b: tuple[frozenset[str], str | None] | None = None
@@ -235,6 +242,7 @@ class WebEnv(PalaestraEnv):
     # ----- lifecycle hooks -------------------------------------------------------------
     def _setup(self, task: Task | None) -> None:
         seed = int(self.np_random.integers(2**31 - 1))
+        self._user = asker(task, seed)
         self._run(self._async_setup(task, seed))
 
     def _apply(self, action: Action) -> bool:
@@ -415,6 +423,11 @@ class WebEnv(PalaestraEnv):
                 b.page = b.context.pages[-1]
             elif name == "send_msg_to_user":
                 b.chat.append(f"assistant: {a['text']}")
+            elif name == "ask_user":
+                if self._user is None:
+                    raise ActionError("ask_user(): this task has no user to ask; its goal says all")
+                b.chat.append(f"assistant (question): {a['question']}")
+                b.chat.append(f"user: {self._user.answer(a['question'])}")
             elif name == "report_infeasible":
                 b.chat.append(f"assistant (infeasible): {a['reason']}")
                 return True

@@ -3,8 +3,6 @@ model runs here). What it writes is checked like hand-written input."""
 
 import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from typer.testing import CliRunner
@@ -12,6 +10,7 @@ from typer.testing import CliRunner
 from palaestra.cli import app
 from palaestra.synth_apps.llm import LLMAuthor, LLMError
 from palaestra.synth_apps.spec import SpecError
+from tests.llm_stub import Stub
 
 LIBRARY = """```yaml
 name: library
@@ -48,35 +47,6 @@ tasks:
     inputs: {reader: "fake('name')"}
     instruction: Borrow "{record.title}" for {input.reader}.
 ```"""
-
-
-class Stub:
-    """Answers chat completions from a script: a function of the request's messages."""
-
-    def __init__(self, answer):
-        stub = self
-        self.requests = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append((self.path, self.headers.get("Authorization"), body))
-                text = answer(body["messages"])
-                out = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}]})
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(out.encode())
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self):
-        self.server.shutdown()
 
 
 def reword_keeping(messages):

@@ -1,0 +1,57 @@
+"""``ask_user`` for the GUI families: a simulated user who holds a task's hidden details.
+
+An under-specified GUI task ("book the train the customer wants") keeps some details out of
+its instruction and in ``setup["user"]``, e.g. ``{"card number": "4929...", "class": "First"}``.
+When the agent calls ``ask_user(question)``, the same agenda-driven user as in the dialogue
+family answers: each detail is a slot named by its key (its words are the key and the key's
+last word), so "What card should I use?" gets the card number and nothing else, and a question
+about something it does not hold gets an honest "I don't know", never an invented value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from palaestra.envs.usersim.domain import Domain, Slot
+from palaestra.envs.usersim.user import Goal, SimulatedUser
+
+
+class _Details(Domain):
+    name = "ask_user"
+
+
+def _slot(key: str, value: str) -> Slot:
+    words = {key.lower(), key.lower().split()[-1]}
+    return Slot(key, key, tuple(sorted(words)), rf"(?<!\w){re.escape(value)}(?!\w)")
+
+
+class AskUser:
+    def __init__(
+        self, details: Mapping[str, str], goal: str = "", persona: str = "terse", seed: int = 0
+    ) -> None:
+        facts = {str(k): str(v) for k, v in details.items()}
+        domain = _Details()
+        domain.slots = {k: _slot(k, v) for k, v in facts.items()}
+        self.user = SimulatedUser(
+            domain, Goal("ask", goal or "get this done", facts), persona, seed
+        )
+
+    def answer(self, question: str) -> str:
+        question = question.strip()
+        if not question.endswith("?"):
+            question += "?"
+        turn = self.user.reply(question)
+        if any(kind in ("inform", "say") for kind, _ in turn.acts):
+            return turn.text
+        return "I don't know that; I've told you everything I know about it."
+
+
+def asker(task: object, seed: int = 0) -> AskUser | None:
+    """The task's user, or None when the task hides nothing (``setup["user"]`` absent)."""
+    setup = getattr(task, "setup", None) or {}
+    details = setup.get("user")
+    if not details:
+        return None
+    persona = setup.get("persona", "terse")
+    return AskUser(details, getattr(task, "instruction", ""), persona, seed)

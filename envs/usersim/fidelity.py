@@ -1,0 +1,180 @@
+"""How good is the simulated user? Measured from transcripts, not from the simulator's own account.
+
+Every task is played by each scripted assistant (competent, irrelevant, early, wrong) under
+several seeds (so several personas). The transcript is then read back with the rule-based act
+reader and the goal, and four behaviours are scored:
+
+- **goal adherence**: after each assistant proposal (a confirmation or an offer), the user says
+  yes exactly when the proposal matches its goal and no when it does not;
+- **constraint consistency**: the user never states two different values for one slot in a
+  conversation;
+- **invented details**: user turns that state a value the goal does not hold (asked about
+  something it does not know, a good user says so);
+- **premature termination**: the user closes before the assistant has reported the request done
+  or refused and told everything the user asked for.
+
+The composite behaviour score is the mean of adherence, consistency, 1 - invented rate and
+1 - premature rate. Beside it, task success per assistant: the competent one must solve at least
+95% of the tasks and the bad ones must fail theirs, or the user is not discriminating.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from palaestra.envs.usersim import acts as A
+from palaestra.envs.usersim.assistants import KINDS, run
+from palaestra.envs.usersim.domain import Domain, same_value
+from palaestra.envs.usersim.env import UserSimEnv
+from palaestra.envs.usersim.user import Goal
+from palaestra.envs.usersim.world import domain
+from palaestra.tasks import Task
+
+
+@dataclass
+class Tally:
+    decisions: int = 0
+    right_decisions: int = 0
+    conversations: int = 0
+    consistent: int = 0
+    user_turns: int = 0
+    invented_turns: int = 0
+    closed: int = 0
+    premature: int = 0
+    solved: dict[str, list[bool]] = field(default_factory=lambda: {k: [] for k in KINDS})
+
+    def add(self, other: Tally) -> None:
+        for key, value in asdict(other).items():
+            if key != "solved":
+                setattr(self, key, getattr(self, key) + value)
+        for kind, results in other.solved.items():
+            self.solved[kind] += results
+
+
+def score_conversation(dom: Domain, goal: Goal, messages: list[dict[str, Any]]) -> Tally:
+    """The four behaviours of one transcript."""
+    t = Tally(conversations=1)
+    stated: dict[str, set[str]] = {}
+    settled = False  # the assistant reported done or refused
+    told: set[str] = set()
+    last_assistant: list[A.Act] = []
+    users = [m for m in messages if m["role"] in ("assistant", "user")]
+    for i, m in enumerate(users):
+        if m["role"] == "assistant":
+            last_assistant = A.read(dom, m["content"])
+            for act in last_assistant:
+                settled |= act.kind in (A.DONE, A.REFUSE)
+                told |= {
+                    r for r in goal.requests if r in act.values and dom.slots[r].asked(act.text)
+                }
+            continue
+        t.user_turns += 1
+        values = dom.slot_values(m["content"])
+        if any(
+            slot not in goal.facts or not all(same_value(v, goal.facts[slot]) for v in found)
+            for slot, found in values.items()
+        ):
+            t.invented_turns += 1
+        for slot, found in values.items():
+            stated.setdefault(slot, set()).update(v.lower() for v in found)
+        if i > 0:
+            for act in last_assistant:
+                if act.kind not in (A.CONFIRM, A.OFFER):
+                    continue
+                mismatch = any(
+                    slot in goal.facts and not any(same_value(v, goal.facts[slot]) for v in found)
+                    for slot, found in act.values.items()
+                )
+                t.decisions += 1
+                agrees = A.user_agrees(m["content"])
+                t.right_decisions += agrees is (not mismatch)
+            last_assistant = []
+        if m.get("closed"):
+            t.closed += 1
+            complete = (settled or not goal.action) and (
+                set(goal.requests) <= told or not goal.grantable
+            )
+            t.premature += not complete
+    t.consistent = int(all(len(v) <= 1 for v in stated.values()))
+    return t
+
+
+@dataclass
+class FidelityReport:
+    episodes: int
+    adherence: float
+    consistency: float
+    invented_rate: float
+    premature_rate: float
+    composite: float
+    success: dict[str, float]
+    counts: dict[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ratio(a: int, b: int, empty: float = 1.0) -> float:
+    return round(a / b, 4) if b else empty
+
+
+def report(t: Tally) -> FidelityReport:
+    adherence = _ratio(t.right_decisions, t.decisions)
+    consistency = _ratio(t.consistent, t.conversations)
+    invented = _ratio(t.invented_turns, t.user_turns, 0.0)
+    premature = _ratio(t.premature, t.closed, 0.0)
+    composite = round(statistics.mean([adherence, consistency, 1 - invented, 1 - premature]), 4)
+    return FidelityReport(
+        episodes=t.conversations,
+        adherence=adherence,
+        consistency=consistency,
+        invented_rate=invented,
+        premature_rate=premature,
+        composite=composite,
+        success={k: _ratio(sum(v), len(v), 0.0) for k, v in t.solved.items() if v},
+        counts={
+            "decisions": t.decisions,
+            "user_turns": t.user_turns,
+            "closed": t.closed,
+        },
+    )
+
+
+def measure(
+    tasks: Iterable[Task],
+    seeds: int = 2,
+    env_kwargs: dict[str, Any] | None = None,
+    on_episode: Callable[[], None] | None = None,
+) -> FidelityReport:
+    """Play every task with every scripted assistant under ``seeds`` seeds; score the user."""
+    env = UserSimEnv(**(env_kwargs or {}))
+    total = Tally()
+    try:
+        for task in tasks:
+            dom = domain(task.setup["domain"])
+            goal = Goal.from_json(task.setup["goal"])
+            for kind in KINDS:
+                for seed in range(seeds):
+                    result = run(env, task, kind, seed=seed)
+                    assert env.episode is not None
+                    messages = _with_close(env.episode.messages, env.episode.user.state.closed)
+                    one = score_conversation(dom, goal, messages)
+                    one.solved[kind].append(bool(result["info"].get("verifier", {}).get("success")))
+                    total.add(one)
+                    if on_episode:
+                        on_episode()
+    finally:
+        env.close()
+    return report(total)
+
+
+def _with_close(messages: list[dict[str, Any]], closed: bool) -> list[dict[str, Any]]:
+    """Mark the user's closing turn (the env ends the episode on it)."""
+    out = [dict(m) for m in messages]
+    if closed:
+        last_user = max(i for i, m in enumerate(out) if m["role"] == "user")
+        out[last_user]["closed"] = True
+    return out
