@@ -88,21 +88,28 @@ class FaultyEnv(PalaestraEnv):
 def web_test_tasks() -> list[Task]:
     """Tasks on the test site (a copy made by conftest, with a file that never finishes)."""
     site = os.environ.get("PALAESTRA_TEST_SITE", str(Path(__file__).parent / "envs/web/site"))
-    return [
-        Task(
-            id="home",
-            family="web",
-            env="palaestra/web-v0",
-            instruction="Go to the second page.",
-            setup={
-                "sites": {"site": site},
-                "start_url": "{site}/index.html",
-                "viewport": [640, 480],
-            },
-            verifier={"kind": "regex", "path": "url", "pattern": "page2"},
-            max_steps=20,
-        )
-    ]
+    home = Task(
+        id="home",
+        family="web",
+        env="palaestra/web-v0",
+        instruction="Go to the second page.",
+        setup={
+            "sites": {"site": site},
+            "start_url": "{site}/index.html",
+            "viewport": [640, 480],
+        },
+        verifier={"kind": "regex", "path": "url", "pattern": "page2"},
+        max_steps=20,
+    )
+    # under-specified: the card number is held by the simulated user (ask_user)
+    ask = home.model_copy(
+        update={
+            "id": "ask",
+            "instruction": "Pay with the card the user wants.",
+            "setup": {**home.setup, "user": {"card number": "4929123412341234"}},
+        }
+    )
+    return [home, ask]
 
 
 def register_test_envs() -> None:

@@ -51,7 +51,7 @@ def test_an_early_goodbye_fails_through_the_gateway(gateway):
 
 def test_bad_session_options_are_problem_json(gateway):
     with pytest.raises(InvalidRequest, match="persona"):
-        RemoteEnv(env="palaestra/usersim-v0", base_url=gateway, options={"persona": "grumpy"})
+        RemoteEnv("palaestra/usersim-v0", base_url=gateway, options={"persona": "grumpy"})
     reply = httpx.post(
         f"{gateway}/v1/sessions",
         json={"env": "palaestra/usersim-v0", "options": {"llm_fallback": "sometimes"}},

@@ -215,3 +215,19 @@ def test_clients_cannot_bring_their_own_task(gateway):
     with pytest.raises(InvalidRequest):
         env.reset(options={"task": "palaestra-bench/count-to-3"})
     env.close()
+
+
+def test_ask_user_is_answered_from_the_tasks_hidden_details(gateway):
+    env = RemoteEnv(task="webtest/ask", base_url=gateway, transport="ws")
+    try:
+        env.reset(seed=0)
+        obs, *_ = env.step('ask_user("Which card number should I use?")')
+        assert "assistant (question): Which card number" in obs["chat"]
+        assert "user: " in obs["chat"] and "4929123412341234" in obs["chat"]
+        obs, *_ = env.step('ask_user("What is your date of birth?")')
+        assert "don't know" in obs["chat"].splitlines()[-1]
+        env.reset(seed=0, options={"task": "webtest/home"})
+        obs, *_ = env.step('ask_user("Which card?")')
+        assert "no user to ask" in obs["last_action_error"]
+    finally:
+        env.close()
