@@ -25,6 +25,7 @@ from gymnasium import spaces
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.mobile.phone import Phone, PhoneError, UIElement
+from palaestra.envs.usersim.bridge import AskUser, asker, exchange
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task
@@ -121,6 +122,7 @@ class MobileEnv(PalaestraEnv):
         )
         self._elements: list[UIElement] = []
         self._chat: list[str] = []
+        self._user: AskUser | None = None  # answers ask_user from the task's hidden details
         self._goal = ""
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
@@ -129,6 +131,7 @@ class MobileEnv(PalaestraEnv):
     # ----- hooks ---------------------------------------------------------------------------
     def _setup(self, task: Task | None) -> None:
         self._chat = []
+        self._user = asker(task, int(self.np_random.integers(2**31)))
         self._goal = task.instruction if task else ""
         self._guard(self.phone.start, dict(task.setup) if task else {}, 0)
 
@@ -171,8 +174,7 @@ class MobileEnv(PalaestraEnv):
         elif name == "answer":
             self._chat.append(f"assistant: {a['text']}")
         elif name == "ask_user":
-            self._chat.append(f"assistant (question): {a['question']}")
-            self._chat.append("user: (no user is available in this task; decide on your own)")
+            self._chat += exchange(self._user, a["question"])
         elif name == "status":
             if a["goal_status"] == "infeasible":
                 said = [c for c in self._chat if c.startswith("assistant: ")]

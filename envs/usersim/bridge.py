@@ -47,6 +47,16 @@ class AskUser:
         return "I don't know that; I've told you everything I know about it."
 
 
+NO_USER = "(no user is available in this task; decide on your own)"
+
+
+def exchange(user: AskUser | None, question: str) -> list[str]:
+    """The chat lines of one ``ask_user``: the question, then the answer (or that no one is
+    there: asking is never a mistake, the task just hides nothing)."""
+    answer = user.answer(question) if user is not None else NO_USER
+    return [f"assistant (question): {question}", f"user: {answer}"]
+
+
 def asker(task: object, seed: int = 0) -> AskUser | None:
     """The task's user, or None when the task hides nothing (``setup["user"]`` absent)."""
     setup = getattr(task, "setup", None) or {}

@@ -26,7 +26,7 @@ from gymnasium import spaces
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
-from palaestra.envs.usersim.bridge import asker
+from palaestra.envs.usersim.bridge import asker, exchange
 from palaestra.envs.web import sites
 from palaestra.envs.web.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.web.drivers import TaskDriver, driver_for
@@ -424,10 +424,7 @@ class WebEnv(PalaestraEnv):
             elif name == "send_msg_to_user":
                 b.chat.append(f"assistant: {a['text']}")
             elif name == "ask_user":
-                if self._user is None:
-                    raise ActionError("ask_user(): this task has no user to ask; its goal says all")
-                b.chat.append(f"assistant (question): {a['question']}")
-                b.chat.append(f"user: {self._user.answer(a['question'])}")
+                b.chat += exchange(self._user, a["question"])
             elif name == "report_infeasible":
                 b.chat.append(f"assistant (infeasible): {a['reason']}")
                 return True

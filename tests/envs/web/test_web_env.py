@@ -228,6 +228,6 @@ def test_ask_user_is_answered_from_the_tasks_hidden_details(gateway):
         assert "don't know" in obs["chat"].splitlines()[-1]
         env.reset(seed=0, options={"task": "webtest/home"})
         obs, *_ = env.step('ask_user("Which card?")')
-        assert "no user to ask" in obs["last_action_error"]
+        assert obs["last_action_error"] == "" and "no user is available" in obs["chat"]
     finally:
         env.close()
