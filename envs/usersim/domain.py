@@ -140,9 +140,48 @@ class Domain:
         """Create and seed the tables, reproducibly from ``seed``."""
         raise NotImplementedError
 
+    #: draft makers ``(domain, conn, rng[, refuse]) -> draft | None``, asked in turn
+    makers: ClassVar[tuple[Callable[..., dict[str, Any] | None], ...]] = ()
+    #: when set, makers also take ``refuse`` and are asked for ungrantable drafts until this
+    #: share of the tasks is reached; otherwise the data decides which requests are grantable
+    refuse_share: ClassVar[float | None] = None
+
     def tasks(self, seed: int, count: int) -> list[dict[str, Any]]:
-        """Task drafts (goal, reference plan, facts) drawn from the world seeded with ``seed``."""
-        raise NotImplementedError
+        """``count`` task drafts (goal, reference plan, decoys), unique by key, from the world
+        seeded with ``seed``: makers take turns, and one with nothing to offer is skipped."""
+        from palaestra.envs.usersim.world import fresh
+
+        conn = fresh(self.name, seed)
+        r = rng(seed, self.name, "tasks")
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        refused = tries = 0
+        while len(out) < count and tries < count * 50:
+            tries += 1
+            maker = self.makers[(len(out) + tries // 10) % len(self.makers)]
+            if self.refuse_share is None:
+                draft = maker(self, conn, r)
+            else:
+                draft = maker(self, conn, r, refused < round(self.refuse_share * (len(out) + 1)))
+            if draft and draft["key"] not in seen:
+                seen.add(draft["key"])
+                out.append(draft)
+                refused += not draft["goal"].get("grantable", True)
+        conn.close()
+        return out
+
+    def trial(self, conn: sqlite3.Connection, name: str, arguments: dict[str, Any]) -> Any:
+        """What a tool would answer (or the rule it would break), found on a scratch copy, so a
+        reference plan tells the truth: the reference a booking gets, the refund it gives."""
+        scratch = sqlite3.connect(":memory:", isolation_level=None)
+        conn.backup(scratch)
+        scratch.row_factory = sqlite3.Row
+        try:
+            return self.call(scratch, name, arguments)
+        except RuleBroken as exc:
+            return exc
+        finally:
+            scratch.close()
 
     # ----- shared helpers -------------------------------------------------------------------
     def call(self, conn: sqlite3.Connection, name: str, arguments: Any) -> Any:

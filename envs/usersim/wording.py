@@ -64,9 +64,10 @@ def opening(persona: str, phrase: str, rng: random.Random) -> str:
 def say(persona: str, parts: list[tuple[str, dict[str, str]]], rng: random.Random) -> str:
     """One user turn: each (act kind, fields) rendered, framed by the persona."""
     core = " ".join(rng.choice(CORE[kind]).format(**fields) for kind, fields in parts)
+    if [kind for kind, _ in parts] == ["close"]:  # a goodbye needs no frame
+        return core
     openers, closers = _FRAMES[persona]
     opener = rng.choice(openers)
     if opener.endswith(", ") and core.split(" ")[0] in _LOWER:  # "Look, my ..."; values intact
         core = core[0].lower() + core[1:]
-    closer = "" if parts and parts[-1][0] == "close" else rng.choice(closers)
-    return (opener + core + closer).strip()
+    return (opener + core + rng.choice(closers)).strip()

@@ -251,23 +251,6 @@ class Airline(Domain):
                 ),
             )
 
-    # ----- tasks --------------------------------------------------------------------------
-    def tasks(self, seed: int, count: int) -> list[dict[str, Any]]:
-        conn = sqlite3.connect(":memory:")
-        self.build(conn, seed)
-        r = rng(seed, "airline-tasks")
-        makers = (_cancel_task, _change_task, _bags_task, _book_task, _certificate_task)
-        out: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        tries = 0
-        while len(out) < count and tries < count * 50:
-            tries += 1
-            draft = makers[tries % len(makers)](self, conn, r)
-            if draft and draft["key"] not in seen:
-                seen.add(draft["key"])
-                out.append(draft)
-        return out
-
 
 # ----- tool functions (each reads/writes the session's database) -------------------------
 def _user(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
@@ -725,3 +708,6 @@ def _certificate_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str,
         ],
         "decoys": {"reservation_id": _decoy(conn, rid)},
     }
+
+
+Airline.makers = (_cancel_task, _change_task, _bags_task, _book_task, _certificate_task)

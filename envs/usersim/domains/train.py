@@ -20,7 +20,6 @@ from palaestra.envs.usersim.domain import (
     Slot,
     Tool,
     params,
-    rng,
     rows,
 )
 
@@ -144,23 +143,6 @@ class Train(Domain):
         finally:
             source.close()
 
-    def tasks(self, seed: int, count: int) -> list[dict[str, Any]]:
-        from palaestra.envs.usersim.world import fresh
-
-        conn = fresh(self.name, seed)
-        r = rng(seed, "train-tasks")
-        makers = (_book_task, _cancel_task, _departs_task)
-        out: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        for i in range(count * 50):
-            if len(out) >= count:
-                break
-            draft = makers[i % len(makers)](self, conn, r)
-            if draft and draft["key"] not in seen:
-                seen.add(draft["key"])
-                out.append(draft)
-        return out
-
 
 # ----- tools: reads in SQL, writes through the app spec's operations ---------------------
 def _scope(conn: sqlite3.Connection) -> Any:
@@ -243,24 +225,11 @@ def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----- task drafts -----------------------------------------------------------------------
-def _trial(d: Train, conn: sqlite3.Connection, tool: str, args: dict[str, Any]) -> Any:
-    """What the tool would answer, found on a scratch copy: the plan then tells the truth."""
-    scratch = sqlite3.connect(":memory:", isolation_level=None)
-    conn.backup(scratch)
-    scratch.row_factory = sqlite3.Row
-    try:
-        return d.call(scratch, tool, args)
-    except RuleBroken as exc:
-        return exc
-    finally:
-        scratch.close()
-
-
 def _book_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
     trips = [t for t in _scope(conn).rows("trip") if t["date"] >= spec().today]
     trip = r.choice(trips)
-    full = trip["seats_left"] < 2 or r.random() < 0.25
-    pax = trip["seats_left"] + r.randint(1, 2) if full else r.randint(1, trip["seats_left"])
+    full = trip["seats_left"] < 2 or (r.random() < 0.25 and trip["seats_left"] < 6)
+    pax = min(6, trip["seats_left"] + r.randint(1, 2)) if full else r.randint(1, trip["seats_left"])
     facts = {
         "train": trip["code"],
         "passenger": r.choice(NAMES),
@@ -275,7 +244,7 @@ def _book_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | N
         "seat_class": facts["seat_class"],
         "card": facts["card"],
     }
-    result = _trial(d, conn, "book_train", args)
+    result = d.trial(conn, "book_train", args)
     goal = {
         "intent": "book",
         "phrase": f"book a train from {trip['origin']} to {trip['destination']} on {trip['date']}",
@@ -334,7 +303,7 @@ def _cancel_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] |
         return None
     booking = r.choice(confirmed)
     ref = booking["reference"]
-    result = _trial(d, conn, "cancel_booking", {"reference": ref})
+    result = d.trial(conn, "cancel_booking", {"reference": ref})
     goal = {
         "intent": "cancel",
         "phrase": "cancel my train booking",
@@ -394,3 +363,6 @@ def _departs_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] 
         ],
         "decoys": {"train": "IC 000"},
     }
+
+
+Train.makers = (_book_task, _cancel_task, _departs_task)

@@ -1,0 +1,1033 @@
+"""Hotel: find and book restaurants and hotels, MultiWOZ style, under capacity and date rules.
+
+The user knows constraints (area, food, price range, stars, parking) and the details of the
+booking (people, date, time, nights); the assistant searches, offers a venue that fits, books it
+after the user's yes and tells the booking reference. The user "prefers" the venue the generator
+picked (the first match, in the order the search tool lists them), so an assistant that offers
+another is told which one it wants, and the gold world is a single one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from datetime import date, timedelta
+from typing import Any
+
+from palaestra.envs.usersim.domain import (
+    STR,
+    Domain,
+    DomainError,
+    RuleBroken,
+    Slot,
+    Tool,
+    money,
+    one,
+    params,
+    rng,
+    rows,
+)
+
+TODAY = date(2026, 12, 1)
+AREAS = ("centre", "north", "south", "east", "west")
+FOODS = ("italian", "chinese", "indian", "british", "french", "thai", "spanish", "japanese")
+PRICES = ("cheap", "moderate", "expensive")
+CUISINES = {  # restaurant: food
+    "Bella Napoli": "italian",
+    "Pizza Palazzo": "italian",
+    "Nonna Rosa": "italian",
+    "Golden Wok": "chinese",
+    "Jade Dragon": "chinese",
+    "Peking Garden": "chinese",
+    "Curry Garden": "indian",
+    "Maharaja Grill": "indian",
+    "Saffron Lounge": "indian",
+    "Tamarind Tree": "indian",
+    "Copper Kettle": "british",
+    "Old Bell Inn": "british",
+    "Fitzbillies Kitchen": "british",
+    "Midsummer Table": "british",
+    "Le Petit Bistro": "french",
+    "Chez Marcel": "french",
+    "Cafe Rouge": "french",
+    "Riverside Brasserie": "french",
+    "Bangkok House": "thai",
+    "Lotus Leaf": "thai",
+    "La Tasca": "spanish",
+    "El Toro": "spanish",
+    "Sakura Sushi": "japanese",
+    "Kyoto Ramen": "japanese",
+}
+RESTAURANTS = tuple(CUISINES)
+HOTELS = (
+    "Acorn Guest House",
+    "Alexander Lodge",
+    "Ashley Hotel",
+    "Bridge Guest House",
+    "Carolina Lodge",
+    "Cityroomz",
+    "Gonville Hotel",
+    "Hamilton Lodge",
+    "Hobsons House",
+    "Lensfield Hotel",
+    "Limehouse Inn",
+    "Lovell Lodge",
+    "Allenbell",
+    "Warkworth House",
+    "Huntingdon Marriott",
+    "Autumn House",
+)
+STREETS = ("Regent", "Trinity", "Mill", "King", "Castle", "Market", "Hills", "Newmarket", "Jesus")
+TIMES = ("12:00", "12:30", "13:00", "18:00", "18:30", "19:00", "19:30", "20:00", "20:30")
+MAX_TABLE = 8  # people at one restaurant table
+MAX_ROOM = 4  # guests in one hotel room (one room per booking)
+MAX_NIGHTS = 14
+OPENS, CLOSES = "11:00", "22:00"
+_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+
+POLICY = f"""You are a restaurant and hotel booking assistant. Today is {TODAY.isoformat()}.
+- Search with the user's constraints (area, food, price range; or area, stars, parking) and
+  offer a venue that matches them. Never guess venue names or booking references.
+- Check availability before booking. Before any booking or cancellation, state what you will do
+  and get the user's explicit yes in their reply to that message.
+- Restaurant tables are for 1 to {MAX_TABLE} people, from today on, between {OPENS} and
+  {CLOSES}, and only while the restaurant has enough seats left at that time.
+- A hotel booking is one room for 1 to {MAX_ROOM} guests and 1 to {MAX_NIGHTS} nights, checking
+  in today or later, and needs a free room every night of the stay. The total is the price per
+  night times the nights; tell the user the total.
+- After booking, tell the user the booking reference.
+- A booking can be cancelled only before its day (a restaurant booking) or check-in day (a hotel
+  booking), never on that day or after. A hotel booking is refunded in full; tell the user the
+  refund. Restaurant bookings cost nothing.
+"""
+
+
+class Hotel(Domain):
+    name = "hotel"
+    title = "CityStay Bookings"
+    policy = POLICY
+    slots = {
+        "area": Slot(
+            "area",
+            "preferred area",
+            ("area", "part of town"),
+            values=AREAS,
+            phrase="We want somewhere in the {value}.",
+        ),
+        "food": Slot(
+            "food",
+            "type of food",
+            ("food", "cuisine"),
+            values=FOODS,
+            phrase="We want {value} food.",
+        ),
+        "pricerange": Slot(
+            "pricerange",
+            "price range",
+            ("price range", "budget"),
+            values=PRICES,
+            phrase="We want something in the {value} price range.",
+        ),
+        "restaurant": Slot(
+            "restaurant",
+            "restaurant name",
+            ("restaurant name", "which restaurant", "name of the restaurant"),
+            values=RESTAURANTS,
+            phrase="The restaurant is {value}.",
+        ),
+        "hotel": Slot(
+            "hotel",
+            "hotel name",
+            ("hotel name", "which hotel", "name of the hotel"),
+            values=HOTELS,
+            phrase="The hotel is {value}.",
+        ),
+        "stars": Slot(
+            "stars",
+            "star rating",
+            ("stars", "star rating"),
+            r"\b([1-5])[- ]stars?\b",
+            phrase="We want a {value}-star hotel.",
+        ),
+        "parking": Slot(
+            "parking",
+            "parking",
+            ("parking",),
+            values=("free parking",),
+            phrase="We need {value}.",
+        ),
+        "people": Slot(
+            "people",
+            "number of people",
+            ("people", "how many people", "party size", "guests"),
+            r"\b(\d+) (?:people|persons?|guests?)\b",
+            phrase="We are {value} people.",
+        ),
+        "day": Slot(
+            "day",
+            "date",
+            ("date", "which day", "check-in"),
+            r"\b(20\d\d-\d\d-\d\d)\b",
+            phrase="It's for {value}.",
+        ),
+        "time": Slot(
+            "time",
+            "time",
+            ("time", "what time"),
+            r"\b((?:[01]\d|2[0-3]):[0-5]\d)\b",
+            phrase="It's for {value}.",
+        ),
+        "nights": Slot(
+            "nights",
+            "number of nights",
+            ("nights", "how many nights", "length of stay"),
+            r"\b(\d+) nights?\b",
+            phrase="We want to stay {value} nights.",
+        ),
+        "reference": Slot(
+            "reference",
+            "booking reference",
+            ("reference", "booking reference", "reference number"),
+            r"\bHB-\d{5}\b",
+        ),
+        "phone": Slot("phone", "phone number", ("phone", "telephone"), r"\b01223 \d{6}\b"),
+        "address": Slot(
+            "address",
+            "address",
+            ("address", "located"),
+            r"\b\d{1,3} [A-Z][a-z]+ (?:Street|Road|Lane)\b",
+        ),
+        "total": Slot("total", "total", ("total", "in total"), _MONEY),
+        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
+    }
+    requests = {
+        "reference": "What is the booking reference?",
+        "phone": "What is their phone number?",
+        "address": "What is the address?",
+        "total": "What is the total price?",
+        "refund": "How much will be refunded?",
+    }
+
+    refuse_share = 0.22
+
+    def __init__(self) -> None:
+        super().__init__()
+        day = {"type": "string", "minLength": 10, "maxLength": 10, "description": "YYYY-MM-DD"}
+        people = {"type": "integer", "minimum": 1, "maximum": 30}
+        t = [
+            Tool(
+                "find_restaurants",
+                "Restaurants matching every given constraint, by name: area, food, price "
+                "range, phone, address.",
+                params(
+                    [],
+                    area={"type": "string", "enum": list(AREAS)},
+                    food=STR,
+                    pricerange={"type": "string", "enum": list(PRICES)},
+                    name=STR,
+                ),
+                _find_restaurants,
+            ),
+            Tool(
+                "find_hotels",
+                "Hotels matching every given constraint, by name: area, stars, parking, price "
+                "per night, phone, address.",
+                params(
+                    [],
+                    area={"type": "string", "enum": list(AREAS)},
+                    stars={"type": "integer", "minimum": 1, "maximum": 5},
+                    parking={"type": "boolean"},
+                    name=STR,
+                ),
+                _find_hotels,
+            ),
+            Tool(
+                "check_availability",
+                "Whether a restaurant (give time) or hotel (give nights) can take a booking "
+                "for this many people on this date, and if not, why.",
+                params(
+                    ["name", "day", "people"],
+                    name=STR,
+                    day=day,
+                    people=people,
+                    time=STR,
+                    nights={"type": "integer", "minimum": 1, "maximum": 60},
+                ),
+                _availability,
+            ),
+            Tool(
+                "book_restaurant",
+                "Book a table; answers the booking reference.",
+                params(
+                    ["name", "people", "day", "time"],
+                    name=STR,
+                    people=people,
+                    day=day,
+                    time=STR,
+                ),
+                _book_restaurant,
+                writes=True,
+            ),
+            Tool(
+                "book_hotel",
+                "Book one room from a check-in date for some nights; answers the booking "
+                "reference and the total.",
+                params(
+                    ["name", "people", "day", "nights"],
+                    name=STR,
+                    people=people,
+                    day=day,
+                    nights={"type": "integer", "minimum": 1, "maximum": 60},
+                ),
+                _book_hotel,
+                writes=True,
+            ),
+            Tool(
+                "get_booking",
+                "A booking by its reference: venue, date, time or nights, people, total, status.",
+                params(["reference"], reference=STR),
+                _get_booking,
+            ),
+            Tool(
+                "cancel_booking",
+                "Cancel a booking, if the policy allows; a hotel booking is refunded.",
+                params(["reference"], reference=STR),
+                _cancel,
+                writes=True,
+            ),
+        ]
+        self.tools = {tool.name: tool for tool in t}
+
+    # ----- the world ----------------------------------------------------------------------
+    def build(self, conn: sqlite3.Connection, seed: int) -> None:
+        r = rng(seed, "hotel")
+        conn.executescript(
+            """
+            CREATE TABLE restaurants (name TEXT PRIMARY KEY, area TEXT, food TEXT,
+                pricerange TEXT, phone TEXT, address TEXT, seats INTEGER);
+            CREATE TABLE hotels (name TEXT PRIMARY KEY, area TEXT, stars INTEGER,
+                parking INTEGER, price REAL, phone TEXT, address TEXT, rooms INTEGER);
+            CREATE TABLE bookings (reference TEXT PRIMARY KEY, kind TEXT, venue TEXT,
+                people INTEGER, day TEXT, time TEXT, nights INTEGER, total REAL, status TEXT,
+                refund REAL);
+            """
+        )
+        phones: set[str] = set()
+
+        def phone() -> str:
+            while True:
+                p = f"01223 {r.randrange(200000, 999999)}"
+                if p not in phones:
+                    phones.add(p)
+                    return p
+
+        def address() -> str:
+            return (
+                f"{r.randrange(1, 200)} {r.choice(STREETS)} {r.choice(('Street', 'Road', 'Lane'))}"
+            )
+
+        for name, food in CUISINES.items():
+            conn.execute(
+                "INSERT INTO restaurants VALUES (?,?,?,?,?,?,?)",
+                (
+                    name,
+                    r.choice(AREAS),
+                    food,
+                    r.choice(PRICES),
+                    phone(),
+                    address(),
+                    r.choice((8, 10, 12)),
+                ),
+            )
+        for name in HOTELS:
+            stars = r.randrange(2, 6)
+            conn.execute(
+                "INSERT INTO hotels VALUES (?,?,?,?,?,?,?,?)",
+                (
+                    name,
+                    r.choice(AREAS),
+                    stars,
+                    int(r.random() < 0.6),
+                    float(stars * 30 + r.randrange(0, 60)),
+                    phone(),
+                    address(),
+                    r.randrange(1, 4),
+                ),
+            )
+        refs: set[str] = set()
+        for i in range(110):
+            ref = f"HB-{r.randrange(100000):05d}"
+            day = (TODAY + timedelta(days=r.randrange(-3, 8))).isoformat()
+            status = "cancelled" if r.random() < 0.1 else "booked"
+            if ref in refs:
+                continue
+            if i % 3:  # two restaurant bookings for each hotel booking, busiest in the evening
+                venue = r.choice(RESTAURANTS)
+                time = r.choice(("19:00", "19:30", "20:00", "12:30"))
+                people = r.randrange(2, MAX_TABLE + 1)
+                if seats_left(conn, venue, day, time) < people:
+                    continue
+                row = (ref, "restaurant", venue, people, day, time, None, 0.0, status, 0.0)
+            else:
+                venue = r.choice(HOTELS)
+                nights = r.randrange(1, 5)
+                if rooms_left(conn, venue, day, nights) < 1:
+                    continue
+                price = one(conn, "SELECT price FROM hotels WHERE name=?", venue, missing="?")
+                total = money(price["price"] * nights)
+                people = r.randrange(1, MAX_ROOM + 1)
+                refund = total if status == "cancelled" else 0.0
+                row = (ref, "hotel", venue, people, day, None, nights, total, status, refund)
+            refs.add(ref)
+            conn.execute("INSERT INTO bookings VALUES (?,?,?,?,?,?,?,?,?,?)", row)
+
+
+# ----- rules (shared by the tools and the task generator) --------------------------------
+def seats_left(conn: sqlite3.Connection, venue: str, day: str, time: str) -> int:
+    seats = one(conn, "SELECT seats FROM restaurants WHERE name=?", venue, missing="?")["seats"]
+    taken = conn.execute(
+        "SELECT coalesce(sum(people), 0) FROM bookings WHERE kind='restaurant' AND venue=? "
+        "AND day=? AND time=? AND status='booked'",
+        (venue, day, time),
+    ).fetchone()[0]
+    return int(seats - taken)
+
+
+def _nights(day: str, nights: int) -> list[str]:
+    start = date.fromisoformat(day)
+    return [(start + timedelta(days=n)).isoformat() for n in range(nights)]
+
+
+def rooms_left(conn: sqlite3.Connection, venue: str, day: str, nights: int) -> int:
+    """Free rooms on the fullest night of the stay."""
+    rooms = one(conn, "SELECT rooms FROM hotels WHERE name=?", venue, missing="?")["rooms"]
+    stays = rows(
+        conn,
+        "SELECT day, nights FROM bookings WHERE kind='hotel' AND venue=? AND status='booked'",
+        venue,
+    )
+    busiest = 0
+    for night in _nights(day, nights):
+        busiest = max(busiest, sum(night in _nights(s["day"], s["nights"]) for s in stays))
+    return rooms - busiest
+
+
+def restaurant_problem(
+    conn: sqlite3.Connection, venue: str, people: int, day: str, time: str
+) -> str | None:
+    """Why this table cannot be booked, or None."""
+    if day < TODAY.isoformat():
+        return f"{day} is in the past"
+    if people > MAX_TABLE:
+        return f"tables are for at most {MAX_TABLE} people"
+    if not OPENS <= time <= CLOSES:
+        return f"tables can only be booked between {OPENS} and {CLOSES}"
+    left = seats_left(conn, venue, day, time)
+    if left < people:
+        return f"{venue} has only {left} seat(s) left on {day} at {time}"
+    return None
+
+
+def hotel_problem(
+    conn: sqlite3.Connection, venue: str, people: int, day: str, nights: int
+) -> str | None:
+    """Why this stay cannot be booked, or None."""
+    if day < TODAY.isoformat():
+        return f"{day} is in the past"
+    if people > MAX_ROOM:
+        return f"a booking is one room for at most {MAX_ROOM} guests"
+    if nights > MAX_NIGHTS:
+        return f"a stay is at most {MAX_NIGHTS} nights"
+    if rooms_left(conn, venue, day, nights) < 1:
+        return f"{venue} has no room free for every night from {day} for {nights} night(s)"
+    return None
+
+
+def cancel_problem(booking: dict[str, Any]) -> str | None:
+    """Why this booking cannot be cancelled, or None."""
+    if booking["status"] != "booked":
+        return "it is already cancelled"
+    if booking["day"] <= TODAY.isoformat():
+        what = "day" if booking["kind"] == "restaurant" else "check-in day"
+        return f"bookings can only be cancelled before their {what}, which is {booking['day']}"
+    return None
+
+
+# ----- tool functions (each reads/writes the session's database) -------------------------
+def _day(text: str) -> str:
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise DomainError(f"day must be a date YYYY-MM-DD, not {text!r}") from None
+
+
+def _time(text: str) -> str:
+    if not re.fullmatch(r"(?:[01]\d|2[0-3]):[0-5]\d", text):
+        raise DomainError(f"time must be HH:MM (24 h), not {text!r}")
+    return text
+
+
+def _restaurant(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+    return one(
+        conn,
+        "SELECT * FROM restaurants WHERE lower(name)=lower(?)",
+        name.strip(),
+        missing=f"no restaurant called {name!r}",
+    )
+
+
+def _hotel(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+    return one(
+        conn,
+        "SELECT * FROM hotels WHERE lower(name)=lower(?)",
+        name.strip(),
+        missing=f"no hotel called {name!r}",
+    )
+
+
+def _find_restaurants(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [
+        {k: v for k, v in x.items() if k != "seats"}
+        for x in rows(conn, "SELECT * FROM restaurants ORDER BY name")
+        if all(str(x[k]).lower() == str(a[k]).strip().lower() for k in a)
+    ]
+    if not found:
+        raise DomainError("no restaurant matches these constraints")
+    return found
+
+
+def _find_hotels(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for x in rows(conn, "SELECT * FROM hotels ORDER BY name"):
+        x = {k: v for k, v in x.items() if k != "rooms"}
+        x["parking"] = bool(x["parking"])
+        if all(
+            (x[k] == v if k != "name" else x[k].lower() == v.strip().lower()) for k, v in a.items()
+        ):
+            out.append(x)
+    if not out:
+        raise DomainError("no hotel matches these constraints")
+    return out
+
+
+def _availability(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    day = _day(a["day"])
+    if rows(conn, "SELECT 1 FROM restaurants WHERE lower(name)=lower(?)", a["name"].strip()):
+        venue = _restaurant(conn, a["name"])["name"]
+        if "time" not in a:
+            raise DomainError("a restaurant booking needs a time")
+        time = _time(a["time"])
+        why = restaurant_problem(conn, venue, a["people"], day, time)
+        left = {"seats_left": max(0, seats_left(conn, venue, day, time))}
+    else:
+        venue = _hotel(conn, a["name"])["name"]
+        if "nights" not in a:
+            raise DomainError("a hotel booking needs the number of nights")
+        why = hotel_problem(conn, venue, a["people"], day, a["nights"])
+        left = {"rooms_left": max(0, rooms_left(conn, venue, day, a["nights"]))}
+    return {"name": venue, "available": why is None, **left, **({"reason": why} if why else {})}
+
+
+def reference(conn: sqlite3.Connection, key: str) -> str:
+    """A new booking's reference: a hash of what was booked and how many bookings exist, so a
+    replay of the same calls on the same world gives the same reference."""
+    n = conn.execute("SELECT count(*) FROM bookings").fetchone()[0]
+    salt = 0
+    while True:
+        digest = hashlib.sha256(f"{key}:{n}:{salt}".encode()).hexdigest()
+        ref = f"HB-{int(digest[:8], 16) % 100000:05d}"
+        if not conn.execute("SELECT 1 FROM bookings WHERE reference=?", (ref,)).fetchone():
+            return ref
+        salt += 1
+
+
+def _book_restaurant(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    venue = _restaurant(conn, a["name"])["name"]
+    day, time = _day(a["day"]), _time(a["time"])
+    why = restaurant_problem(conn, venue, a["people"], day, time)
+    if why:
+        raise RuleBroken(f"cannot book {venue}: {why}")
+    ref = reference(conn, f"restaurant:{venue}:{day}:{time}:{a['people']}")
+    conn.execute(
+        "INSERT INTO bookings VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (ref, "restaurant", venue, a["people"], day, time, None, 0.0, "booked", 0.0),
+    )
+    return {"reference": ref, "name": venue, "day": day, "time": time, "people": a["people"]}
+
+
+def _book_hotel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    hotel = _hotel(conn, a["name"])
+    day = _day(a["day"])
+    why = hotel_problem(conn, hotel["name"], a["people"], day, a["nights"])
+    if why:
+        raise RuleBroken(f"cannot book {hotel['name']}: {why}")
+    total = money(hotel["price"] * a["nights"])
+    ref = reference(conn, f"hotel:{hotel['name']}:{day}:{a['nights']}:{a['people']}")
+    conn.execute(
+        "INSERT INTO bookings VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (ref, "hotel", hotel["name"], a["people"], day, None, a["nights"], total, "booked", 0.0),
+    )
+    return {"reference": ref, "name": hotel["name"], "day": day, "total": total}
+
+
+def _booking(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
+    return one(
+        conn,
+        "SELECT * FROM bookings WHERE upper(reference)=upper(?)",
+        ref.strip(),
+        missing="booking not found",
+    )
+
+
+def _get_booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in _booking(conn, a["reference"]).items() if v is not None}
+
+
+def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    booking = _booking(conn, a["reference"])
+    why = cancel_problem(booking)
+    if why:
+        raise RuleBroken(f"booking {booking['reference']} cannot be cancelled: {why}")
+    refund = booking["total"] if booking["kind"] == "hotel" else 0.0
+    conn.execute(
+        "UPDATE bookings SET status='cancelled', refund=? WHERE reference=?",
+        (refund, booking["reference"]),
+    )
+    return {"reference": booking["reference"], "status": "cancelled", "refund": refund}
+
+
+# ----- task drafts: a goal and the reference plan that serves it -------------------------
+def _days() -> list[str]:
+    return [(TODAY + timedelta(days=n)).isoformat() for n in range(0, 8)]
+
+
+def _a(word: str) -> str:
+    return ("an " if word[0] in "aeiou" else "a ") + word
+
+
+def _other(values: tuple[str, ...] | list[str], value: str) -> str:
+    return next(v for v in values if v != value)
+
+
+def _refusal(
+    key: str, goal: dict[str, Any], plan: list[dict[str, Any]], text: str, decoys: dict[str, str]
+) -> dict[str, Any]:
+    return {
+        "key": key,
+        "goal": {**goal, "grantable": False},
+        "plan": [*plan, {"tell": f"I'm sorry, but I cannot {text}."}],
+        "decoys": decoys,
+    }
+
+
+def _table(conn: sqlite3.Connection, r: Any, venue: str, refuse: bool) -> tuple[int, str, str]:
+    """People, day and time for a table at ``venue``: bookable, or (``refuse``) not."""
+    if not refuse:
+        for _ in range(20):
+            people, day, time = r.randrange(1, 7), r.choice(_days()), r.choice(TIMES)
+            if restaurant_problem(conn, venue, people, day, time) is None:
+                return people, day, time
+    full = [
+        (left + 1, day, time)
+        for day in _days()
+        for time in TIMES
+        if (left := seats_left(conn, venue, day, time)) < MAX_TABLE
+    ]
+    if full and r.random() < 0.7:
+        return r.choice(full)
+    return r.randrange(MAX_TABLE + 1, MAX_TABLE + 5), r.choice(_days()), r.choice(TIMES)
+
+
+def _stay(conn: sqlite3.Connection, r: Any, venue: str, refuse: bool) -> tuple[int, str, int]:
+    """People, check-in day and nights at ``venue``: bookable, or (``refuse``) not."""
+    if not refuse:
+        for _ in range(20):
+            people, day, nights = r.randrange(1, MAX_ROOM + 1), r.choice(_days()), r.randrange(1, 5)
+            if hotel_problem(conn, venue, people, day, nights) is None:
+                return people, day, nights
+    full = [
+        (r.randrange(1, MAX_ROOM + 1), day, nights)
+        for day in _days()
+        for nights in (1, 2, 3)
+        if rooms_left(conn, venue, day, nights) < 1
+    ]
+    if full and r.random() < 0.7:
+        return r.choice(full)
+    return r.randrange(MAX_ROOM + 1, MAX_ROOM + 3), r.choice(_days()), r.randrange(1, 4)
+
+
+def _table_steps(venue: str | None) -> list[dict[str, Any]]:
+    """Asks, availability check and confirmation for a table; ``venue`` None means the name is
+    the user's own ("$restaurant"), else it is the one the assistant found and offered."""
+    name = venue or "$restaurant"
+    text = venue or "{restaurant}"
+    return [
+        {"ask": "people"},
+        {"ask": "day"},
+        {"ask": "time"},
+        {
+            "call": "check_availability",
+            "args": {"name": name, "day": "$day", "people": "$people:int", "time": "$time"},
+        },
+        {
+            "confirm": f"Shall I book a table at {text} for {{people}} people on {{day}} at "
+            "{time}?"
+        },
+    ]
+
+
+def _restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """Search by area, food and price range; the first match is the one the user takes."""
+    pick = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
+    criteria = {k: pick[k] for k in ("area", "food", "pricerange")}
+    venue = _find_restaurants(conn, criteria)[0]
+    people, day, time = _table(conn, r, venue["name"], refuse)
+    facts = {**criteria, "restaurant": venue["name"], "people": str(people), "day": day}
+    facts["time"] = time
+    goal = {
+        "intent": "restaurant",
+        "phrase": f"book a table at {_a(pick['pricerange'])} {pick['food']} restaurant in the "
+        f"{pick['area']}",
+        "facts": facts,
+        "requests": ["reference"],
+    }
+    key = f"restaurant:{venue['name']}:{day}:{time}:{people}"
+    decoys = {"area": _other(AREAS, pick["area"]), "people": str(people + 1)}
+    search = [
+        {"ask": "area"},
+        {"ask": "food"},
+        {"ask": "pricerange"},
+        {
+            "call": "find_restaurants",
+            "args": {"area": "$area", "food": "$food", "pricerange": "$pricerange"},
+        },
+        {
+            "offer": f"How about {venue['name']}, a restaurant in the {{area}} serving {{food}} "
+            "food in the {pricerange} price range?"
+        },
+    ]
+    steps = _table_steps(venue["name"])
+    why = restaurant_problem(conn, venue["name"], people, day, time)
+    if why:
+        text = (
+            f"book a table at {venue['name']} for {{people}} people on {{day}} at {{time}}: {why}"
+        )
+        return _refusal(key, goal, [*search, *steps[:-1]], text, decoys)
+    args = {"name": venue["name"], "people": people, "day": day, "time": time}
+    result = d.trial(conn, "book_restaurant", args)
+    return {
+        "key": key,
+        "goal": goal,
+        "plan": [
+            *search,
+            *steps,
+            {
+                "call": "book_restaurant",
+                "args": {
+                    "name": venue["name"],
+                    "people": "$people:int",
+                    "day": "$day",
+                    "time": "$time",
+                },
+            },
+            {
+                "tell": f"Your table at {venue['name']} has been booked for {{people}} people on "
+                f"{{day}} at {{time}}. Your booking reference is {result['reference']}.",
+                "facts": [result["reference"]],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _named_restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """The user knows the restaurant by name and wants its address too."""
+    venue = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
+    people, day, time = _table(conn, r, venue["name"], refuse)
+    goal = {
+        "intent": "restaurant_by_name",
+        "phrase": f"book a table at {venue['name']}",
+        "facts": {"restaurant": venue["name"], "people": str(people), "day": day, "time": time},
+        "requests": ["reference", "address"],
+    }
+    key = f"named-restaurant:{venue['name']}:{day}:{time}:{people}"
+    decoys = {"restaurant": _other(RESTAURANTS, venue["name"]), "time": _other(TIMES, time)}
+    lookup = [
+        {"ask": "restaurant"},
+        {"call": "find_restaurants", "args": {"name": "$restaurant"}},
+    ]
+    steps = _table_steps(None)
+    why = restaurant_problem(conn, venue["name"], people, day, time)
+    if why:
+        text = f"book a table at {{restaurant}} for {{people}} people on {{day}} at {{time}}: {why}"
+        return _refusal(key, goal, [*lookup, *steps[:-1]], text, decoys)
+    args = {"name": venue["name"], "people": people, "day": day, "time": time}
+    result = d.trial(conn, "book_restaurant", args)
+    return {
+        "key": key,
+        "goal": goal,
+        "plan": [
+            *lookup,
+            *steps,
+            {
+                "call": "book_restaurant",
+                "args": {
+                    "name": "$restaurant",
+                    "people": "$people:int",
+                    "day": "$day",
+                    "time": "$time",
+                },
+            },
+            {
+                "tell": "Your table at {restaurant} has been booked for {people} people on {day} "
+                f"at {{time}}. Your booking reference is {result['reference']}, and the address "
+                f"is {venue['address']}.",
+                "facts": [result["reference"], venue["address"]],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _hotel_steps(name: str, text: str, total: float | None) -> list[dict[str, Any]]:
+    price = f", for a total of ${total:.2f}" if total is not None else ""
+    return [
+        {"ask": "people"},
+        {"ask": "day"},
+        {"ask": "nights"},
+        {
+            "call": "check_availability",
+            "args": {"name": name, "day": "$day", "people": "$people:int", "nights": "$nights:int"},
+        },
+        {
+            "confirm": f"Shall I book a room at {text} for {{people}} people from {{day}} for "
+            f"{{nights}} nights{price}?"
+        },
+    ]
+
+
+def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """Search by area, stars and (sometimes) parking; the first match is the user's."""
+    pick = r.choice(rows(conn, "SELECT * FROM hotels ORDER BY name"))
+    wants_parking = bool(pick["parking"]) and r.random() < 0.6
+    criteria: dict[str, Any] = {"area": pick["area"], "stars": pick["stars"]}
+    if wants_parking:
+        criteria["parking"] = True
+    venue = _find_hotels(conn, criteria)[0]
+    people, day, nights = _stay(conn, r, venue["name"], refuse)
+    facts = {"area": pick["area"], "stars": str(pick["stars"])}
+    if wants_parking:
+        facts["parking"] = "free parking"
+    facts.update(hotel=venue["name"], people=str(people), day=day, nights=str(nights))
+    goal = {
+        "intent": "hotel",
+        "phrase": f"book a {pick['stars']}-star hotel in the {pick['area']}"
+        + (" with free parking" if wants_parking else ""),
+        "facts": facts,
+        "requests": ["reference", "total"],
+    }
+    key = f"hotel:{venue['name']}:{day}:{nights}:{people}"
+    decoys = {"area": _other(AREAS, pick["area"]), "nights": str(nights + 1)}
+    args: dict[str, Any] = {"area": "$area", "stars": "$stars:int"}
+    asks = [{"ask": "area"}, {"ask": "stars"}]
+    with_parking = ""
+    if wants_parking:
+        args["parking"] = True
+        asks.append({"ask": "parking"})
+        with_parking = " with {parking}"
+    search = [
+        *asks,
+        {"call": "find_hotels", "args": args},
+        {
+            "offer": f"How about {venue['name']}, a {{stars}}-star hotel in the "
+            f"{{area}}{with_parking}?"
+        },
+    ]
+    why = hotel_problem(conn, venue["name"], people, day, nights)
+    if why:
+        steps = _hotel_steps(venue["name"], venue["name"], None)[:-1]
+        text = (
+            f"book {venue['name']} for {{people}} people from {{day}} for {{nights}} nights: {why}"
+        )
+        return _refusal(key, goal, [*search, *steps], text, decoys)
+    result = d.trial(
+        conn,
+        "book_hotel",
+        {"name": venue["name"], "people": people, "day": day, "nights": nights},
+    )
+    total = result["total"]
+    return {
+        "key": key,
+        "goal": goal,
+        "plan": [
+            *search,
+            *_hotel_steps(venue["name"], venue["name"], total),
+            {
+                "call": "book_hotel",
+                "args": {
+                    "name": venue["name"],
+                    "people": "$people:int",
+                    "day": "$day",
+                    "nights": "$nights:int",
+                },
+            },
+            {
+                "tell": f"Your room at {venue['name']} has been booked from {{day}} for {{nights}} "
+                f"nights. Your booking reference is {result['reference']}, and the total price is "
+                f"${total:.2f}.",
+                "facts": [result["reference"], f"{total:.2f}"],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _named_hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """The user knows the hotel by name and wants its phone number too."""
+    venue = r.choice(rows(conn, "SELECT * FROM hotels ORDER BY name"))
+    people, day, nights = _stay(conn, r, venue["name"], refuse)
+    goal = {
+        "intent": "hotel_by_name",
+        "phrase": f"book a room at {venue['name']}",
+        "facts": {"hotel": venue["name"], "people": str(people), "day": day, "nights": str(nights)},
+        "requests": ["reference", "total", "phone"],
+    }
+    key = f"named-hotel:{venue['name']}:{day}:{nights}:{people}"
+    decoys = {"hotel": _other(HOTELS, venue["name"]), "people": str(people % MAX_ROOM + 1)}
+    lookup = [{"ask": "hotel"}, {"call": "find_hotels", "args": {"name": "$hotel"}}]
+    why = hotel_problem(conn, venue["name"], people, day, nights)
+    if why:
+        steps = _hotel_steps("$hotel", "{hotel}", None)[:-1]
+        text = f"book {{hotel}} for {{people}} people from {{day}} for {{nights}} nights: {why}"
+        return _refusal(key, goal, [*lookup, *steps], text, decoys)
+    result = d.trial(
+        conn,
+        "book_hotel",
+        {"name": venue["name"], "people": people, "day": day, "nights": nights},
+    )
+    total = result["total"]
+    return {
+        "key": key,
+        "goal": goal,
+        "plan": [
+            *lookup,
+            *_hotel_steps("$hotel", "{hotel}", total),
+            {
+                "call": "book_hotel",
+                "args": {
+                    "name": "$hotel",
+                    "people": "$people:int",
+                    "day": "$day",
+                    "nights": "$nights:int",
+                },
+            },
+            {
+                "tell": "Your room at {hotel} has been booked from {day} for {nights} nights. "
+                f"Your booking reference is {result['reference']}, and the total price is "
+                f"${total:.2f}.",
+                "facts": [result["reference"], f"{total:.2f}"],
+            },
+            {
+                "tell": f"The phone number of the hotel is {venue['phone']}.",
+                "facts": [venue["phone"]],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _cancel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    bookings = [
+        b
+        for b in rows(conn, "SELECT * FROM bookings ORDER BY reference")
+        if (cancel_problem(b) is not None) == refuse and b["day"] >= TODAY.isoformat()
+    ]
+    if not bookings:
+        return None
+    booking = r.choice(bookings)
+    ref, venue, kind = booking["reference"], booking["venue"], booking["kind"]
+    hotel = kind == "hotel"
+    goal = {
+        "intent": "cancel",
+        "phrase": f"cancel my {'hotel' if hotel else 'restaurant'} booking at {venue}",
+        "facts": {"reference": ref},
+        "requests": ["refund"] if hotel else [],
+    }
+    others = [b["reference"] for b in bookings if b["reference"] != ref]
+    decoys = {"reference": others[0] if others else "HB-00000"}
+    lookup = [
+        {"ask": "reference"},
+        {"call": "get_booking", "args": {"reference": "$reference"}},
+    ]
+    why = cancel_problem(booking)
+    if why:
+        return _refusal(
+            f"cancel:{ref}", goal, lookup, f"cancel booking {{reference}} at {venue}: {why}", decoys
+        )
+    refund = f", with a full refund of ${booking['total']:.2f}" if hotel else ""
+    told = f" ${booking['total']:.2f} will be refunded to your card." if hotel else ""
+    return {
+        "key": f"cancel:{ref}",
+        "goal": goal,
+        "plan": [
+            *lookup,
+            {
+                "confirm": f"Shall I cancel booking {{reference}} at {venue} on "
+                f"{booking['day']}{refund}?"
+            },
+            {"call": "cancel_booking", "args": {"reference": "$reference"}},
+            {
+                "tell": f"Booking {{reference}} at {venue} has been cancelled.{told}",
+                "facts": [f"{booking['total']:.2f}"] if hotel else [ref],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _info_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """A question only (MultiWOZ's 'find me a place and its phone number'): nothing is written,
+    so the phone number and address told are the whole outcome."""
+    if refuse:
+        return None
+    pick = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
+    criteria = {k: pick[k] for k in ("area", "food", "pricerange")}
+    venue = _find_restaurants(conn, criteria)[0]
+    return {
+        "key": f"info:{venue['name']}",
+        "goal": {
+            "intent": "restaurant_info",
+            "phrase": f"find {_a(pick['pricerange'])} {pick['food']} restaurant in the "
+            f"{pick['area']} and get its phone number and address",
+            "facts": {**criteria, "restaurant": venue["name"]},
+            "requests": ["phone", "address"],
+            "action": False,
+        },
+        "plan": [
+            {"ask": "area"},
+            {"ask": "food"},
+            {"ask": "pricerange"},
+            {
+                "call": "find_restaurants",
+                "args": {"area": "$area", "food": "$food", "pricerange": "$pricerange"},
+            },
+            {
+                "tell": f"{venue['name']}, in the {{area}}, serves {{food}} food in the "
+                f"{{pricerange}} price range. Its phone number is {venue['phone']} and its "
+                f"address is {venue['address']}.",
+                "facts": [venue["phone"], venue["address"]],
+            },
+        ],
+        "decoys": {"area": _other(AREAS, pick["area"])},
+    }
+
+
+Hotel.makers = (
+    _restaurant_task,
+    _hotel_task,
+    _cancel_task,
+    _named_restaurant_task,
+    _named_hotel_task,
+    _info_task,
+)

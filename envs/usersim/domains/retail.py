@@ -1,0 +1,797 @@
+"""Retail: cancel or change pending orders, return or exchange delivered items, tau-bench style."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from palaestra.envs.usersim.domain import (
+    STR,
+    Domain,
+    DomainError,
+    RuleBroken,
+    Slot,
+    Tool,
+    money,
+    one,
+    params,
+    rng,
+    rows,
+)
+
+COLOURS = ("black", "white", "red", "blue", "green", "grey")
+SIZES = ("small", "medium", "large")
+PRODUCTS = {  # name: (options, base price)
+    "t-shirt": (SIZES, 24.0),
+    "hoodie": (SIZES, 55.0),
+    "rain jacket": (SIZES, 120.0),
+    "water bottle": (COLOURS, 18.0),
+    "backpack": (COLOURS, 80.0),
+    "desk lamp": (COLOURS, 45.0),
+    "headphones": (COLOURS, 150.0),
+    "yoga mat": (COLOURS, 35.0),
+    "coffee mug": (COLOURS, 12.0),
+    "phone case": (COLOURS, 20.0),
+}
+REASONS = ("no longer needed", "ordered by mistake")
+FIRST = ("mia", "noah", "ava", "liam", "emma", "omar", "yara", "ivan", "lena", "raj", "sofia")
+LAST = ("li", "khan", "smith", "garcia", "rossi", "kim", "novak", "silva", "ito", "berg")
+STREETS = ("Elm", "Oak", "Maple", "Cedar", "Pine", "Birch", "Willow", "Aspen", "Hazel")
+KINDS = ("Street", "Avenue", "Road", "Lane")
+TOWNS = ("Springfield", "Riverton", "Lakeside", "Fairview", "Greenville", "Hillcrest")
+_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+
+POLICY = """You are an online retail store's customer-service agent.
+- Identify the order by its order id, or find the user by email and look up their orders; act
+  only on orders of that user. Never guess ids.
+- Before any action that changes an order (cancel, change address, change items, return,
+  exchange), state what you will do and get the user's explicit yes in their reply to that
+  message.
+- Only pending orders can be cancelled (reason: 'no longer needed' or 'ordered by mistake'), have
+  their shipping address changed, or have items changed. The whole order total is refunded on
+  cancellation; tell the user the refund.
+- Only delivered orders can have items returned or exchanged, and only once per order. A return
+  refunds the items' prices; tell the user the refund.
+- An item can only be changed or exchanged for another available variant (colour or size) of the
+  same product. The price difference is charged or refunded; tell the user the amount.
+"""
+
+
+class Retail(Domain):
+    name = "retail"
+    title = "ShopRight"
+    policy = POLICY
+    slots = {
+        "user_id": Slot(
+            "user_id", "user id", ("user id", "account", "username"), r"\b[a-z]+_[a-z]+_\d{4}\b"
+        ),
+        "email": Slot("email", "email", ("email", "e-mail"), r"\b[a-z]+\.[a-z]+\d*@example\.com\b"),
+        "order_id": Slot(
+            "order_id",
+            "order id",
+            ("order id", "order number", "which order"),
+            r"(?<![\w#])#W\d{7}\b",
+        ),
+        "item_id": Slot("item_id", "item id", ("item id",), r"\b\d{10}\b"),
+        "product": Slot(
+            "product",
+            "product",
+            ("product", "which item"),
+            values=tuple(PRODUCTS),
+            phrase="The product is the {value}.",
+        ),
+        "option": Slot(
+            "option",
+            "preferred colour or size",
+            ("colour", "color", "size", "variant"),
+            values=COLOURS + SIZES,
+            phrase="The one I want is the {value} one.",
+        ),
+        "reason": Slot(
+            "reason",
+            "reason for cancelling",
+            ("reason", "why"),
+            values=REASONS,
+            phrase="The reason is that it was {value}.",
+        ),
+        "address": Slot(
+            "address",
+            "new shipping address",
+            ("shipping address", "new address", "address"),
+            r"\b\d{1,4} [A-Z][a-z]+ (?:Street|Avenue|Road|Lane), [A-Z][a-z]+\b",
+        ),
+        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
+        "price_difference": Slot(
+            "price_difference",
+            "price difference",
+            ("difference", "charged", "refunded"),
+            _MONEY,
+        ),
+    }
+    requests = {
+        "refund": "How much will I get back?",
+        "price_difference": "What is the price difference?",
+    }
+
+    refuse_share = 0.22
+
+    def __init__(self) -> None:
+        super().__init__()
+        ids = {"type": "array", "items": STR, "minItems": 1, "maxItems": 10}
+        t = [
+            Tool(
+                "find_user_id_by_email",
+                "The user id of the account with this email.",
+                params(["email"], email=STR),
+                _by_email,
+            ),
+            Tool(
+                "get_user_details",
+                "A user's profile (name, email, default address) and their order ids.",
+                params(["user_id"], user_id=STR),
+                _user,
+            ),
+            Tool(
+                "get_order_details",
+                "An order: user, status, shipping address, items (item id, product, option, "
+                "price, status), total and refund.",
+                params(["order_id"], order_id=STR),
+                _order,
+            ),
+            Tool(
+                "get_product_details",
+                "A product's variants: item id, option (colour or size), price, availability.",
+                params(["product_id"], product_id=STR),
+                _product,
+            ),
+            Tool(
+                "cancel_pending_order",
+                "Cancel a pending order and refund its total.",
+                params(
+                    ["order_id", "reason"],
+                    order_id=STR,
+                    reason={"type": "string", "enum": list(REASONS)},
+                ),
+                _cancel,
+                writes=True,
+            ),
+            Tool(
+                "modify_pending_order_address",
+                "Change the shipping address of a pending order.",
+                params(["order_id", "address"], order_id=STR, address=STR),
+                _address,
+                writes=True,
+            ),
+            Tool(
+                "modify_pending_order_items",
+                "Swap items of a pending order for other variants of the same products.",
+                params(
+                    ["order_id", "item_ids", "new_item_ids"],
+                    order_id=STR,
+                    item_ids=ids,
+                    new_item_ids=ids,
+                ),
+                _modify,
+                writes=True,
+            ),
+            Tool(
+                "return_delivered_order_items",
+                "Request the return of items of a delivered order; their prices are refunded.",
+                params(["order_id", "item_ids"], order_id=STR, item_ids=ids),
+                _return,
+                writes=True,
+            ),
+            Tool(
+                "exchange_delivered_order_items",
+                "Request the exchange of items of a delivered order for other variants of the "
+                "same products.",
+                params(
+                    ["order_id", "item_ids", "new_item_ids"],
+                    order_id=STR,
+                    item_ids=ids,
+                    new_item_ids=ids,
+                ),
+                _exchange,
+                writes=True,
+            ),
+        ]
+        self.tools = {tool.name: tool for tool in t}
+
+    # ----- the world ----------------------------------------------------------------------
+    def build(self, conn: sqlite3.Connection, seed: int) -> None:
+        r = rng(seed, "retail")
+        conn.executescript(
+            """
+            CREATE TABLE users (user_id TEXT PRIMARY KEY, name TEXT, email TEXT UNIQUE,
+                address TEXT);
+            CREATE TABLE products (product_id TEXT PRIMARY KEY, name TEXT);
+            CREATE TABLE items (item_id TEXT PRIMARY KEY, product_id TEXT, option TEXT,
+                price REAL, stock INTEGER);
+            CREATE TABLE orders (order_id TEXT PRIMARY KEY, user_id TEXT, address TEXT,
+                status TEXT, reason TEXT, refund REAL);
+            CREATE TABLE order_items (order_id TEXT, item_id TEXT, price REAL, status TEXT,
+                new_item_id TEXT, PRIMARY KEY (order_id, item_id));
+            """
+        )
+        variants: dict[str, list[str]] = {}
+        for n, (product, (options, base)) in enumerate(PRODUCTS.items()):
+            pid = f"P{1000 + n * 37}"
+            conn.execute("INSERT INTO products VALUES (?,?)", (pid, product))
+            variants[pid] = []
+            for option in options:
+                iid = str(r.randrange(10**9, 10**10))
+                price = money(base + r.randrange(-400, 900) / 100)
+                stock = r.choice((0, 0, 1, 2, 3, 5))
+                conn.execute(
+                    "INSERT INTO items VALUES (?,?,?,?,?)", (iid, pid, option, price, stock)
+                )
+                variants[pid].append(iid)
+        users = []
+        for _ in range(25):
+            first, last = r.choice(FIRST), r.choice(LAST)
+            uid = f"{first}_{last}_{1000 + r.randrange(9000)}"
+            email = f"{first}.{last}{r.randrange(10, 100)}@example.com"
+            if conn.execute(
+                "SELECT 1 FROM users WHERE user_id=? OR email=?", (uid, email)
+            ).fetchone():
+                continue
+            conn.execute(
+                "INSERT INTO users VALUES (?,?,?,?)",
+                (uid, f"{first.title()} {last.title()}", email, _street(r)),
+            )
+            users.append((uid, email))
+        statuses = ("pending",) * 8 + ("delivered",) * 9 + ("cancelled", "return requested")
+        for _ in range(70):
+            uid = r.choice(users)[0]
+            oid = f"#W{r.randrange(10**6, 10**7)}"
+            status = r.choice(statuses)
+            address = one(conn, "SELECT address FROM users WHERE user_id=?", uid, missing="?")
+            conn.execute(
+                "INSERT OR IGNORE INTO orders VALUES (?,?,?,?,?,?)",
+                (oid, uid, address["address"], status, None, 0.0),
+            )
+            for pid in r.sample(sorted(variants), r.randrange(1, 4)):
+                iid = r.choice(variants[pid])
+                price = one(conn, "SELECT price FROM items WHERE item_id=?", iid, missing="?")
+                conn.execute(
+                    "INSERT OR IGNORE INTO order_items VALUES (?,?,?,?,?)",
+                    (
+                        oid,
+                        iid,
+                        price["price"],
+                        "returned" if status == "return requested" else "ordered",
+                        None,
+                    ),
+                )
+            if status == "cancelled":
+                conn.execute(
+                    "UPDATE orders SET reason=?, refund=(SELECT sum(price) FROM order_items "
+                    "WHERE order_id=?) WHERE order_id=?",
+                    (r.choice(REASONS), oid, oid),
+                )
+
+
+def _street(r: Any) -> str:
+    return f"{r.randrange(1, 300)} {r.choice(STREETS)} {r.choice(KINDS)}, {r.choice(TOWNS)}"
+
+
+# ----- tool functions (each reads/writes the session's database) -------------------------
+def _by_email(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    return one(
+        conn,
+        "SELECT user_id FROM users WHERE lower(email)=lower(?)",
+        a["email"].strip(),
+        missing="no user with this email",
+    )
+
+
+def _user(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    user = one(conn, "SELECT * FROM users WHERE user_id=?", a["user_id"], missing="user not found")
+    ids = rows(conn, "SELECT order_id FROM orders WHERE user_id=? ORDER BY order_id", a["user_id"])
+    return {**user, "orders": [o["order_id"] for o in ids]}
+
+
+def _lines(conn: sqlite3.Connection, oid: str) -> list[dict[str, Any]]:
+    return rows(
+        conn,
+        "SELECT oi.item_id, p.product_id, p.name AS product, i.option, oi.price, oi.status, "
+        "oi.new_item_id FROM order_items oi JOIN items i USING (item_id) "
+        "JOIN products p USING (product_id) WHERE oi.order_id=? ORDER BY p.name",
+        oid,
+    )
+
+
+def _order_row(conn: sqlite3.Connection, oid: str) -> dict[str, Any]:
+    return one(conn, "SELECT * FROM orders WHERE order_id=?", oid, missing="order not found")
+
+
+def _order(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    order = _order_row(conn, a["order_id"])
+    lines = _lines(conn, order["order_id"])
+    return {**order, "items": lines, "total": money(sum(x["price"] for x in lines))}
+
+
+def _product(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    product = one(
+        conn,
+        "SELECT * FROM products WHERE product_id=?",
+        a["product_id"],
+        missing="product not found",
+    )
+    variants = rows(
+        conn,
+        "SELECT item_id, option, price, stock > 0 AS available FROM items WHERE product_id=? "
+        "ORDER BY item_id",
+        product["product_id"],
+    )
+    for v in variants:
+        v["available"] = bool(v["available"])
+    return {**product, "variants": variants}
+
+
+def order_problem(order: dict[str, Any], action: str) -> str | None:
+    """Why an order's status forbids ``action``, or None. Shared by the tools and the generator."""
+    status = order["status"]
+    need = "delivered" if action in ("return", "exchange") else "pending"
+    if status == need:
+        return None
+    if status == "pending":
+        return "it has not been delivered yet"
+    if status == "delivered":
+        return "it has already been delivered"
+    if status == "cancelled":
+        return "it has been cancelled"
+    return "a return or exchange was already requested for it"
+
+
+def swap_problem(conn: sqlite3.Connection, old: str, new: str) -> str | None:
+    """Why item ``old`` cannot become item ``new``, or None. Shared by the tools and the
+    generator."""
+    a = one(conn, "SELECT * FROM items WHERE item_id=?", old, missing=f"item {old} not found")
+    b = one(conn, "SELECT * FROM items WHERE item_id=?", new, missing=f"item {new} not found")
+    if a["product_id"] != b["product_id"]:
+        return f"item {new} is not a variant of the same product"
+    if old == new:
+        return f"item {new} is the item already ordered"
+    if b["stock"] <= 0:
+        return f"the {b['option']} variant (item {new}) is out of stock"
+    return None
+
+
+def _writable(conn: sqlite3.Connection, oid: str, action: str) -> dict[str, Any]:
+    order = _order_row(conn, oid)
+    why = order_problem(order, action)
+    if why:
+        raise RuleBroken(f"order {oid} cannot be changed this way ({action}): {why}")
+    return order
+
+
+def _ordered(conn: sqlite3.Connection, oid: str, item_ids: list[str]) -> list[dict[str, Any]]:
+    if len(set(item_ids)) != len(item_ids):
+        raise DomainError("an item id is listed twice")
+    lines = []
+    for iid in item_ids:
+        lines.append(
+            one(
+                conn,
+                "SELECT * FROM order_items WHERE order_id=? AND item_id=?",
+                oid,
+                iid,
+                missing=f"item {iid} is not in order {oid}",
+            )
+        )
+    return lines
+
+
+def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    order = _writable(conn, a["order_id"], "cancel")
+    refund = money(sum(x["price"] for x in _lines(conn, order["order_id"])))
+    conn.execute(
+        "UPDATE orders SET status='cancelled', reason=?, refund=? WHERE order_id=?",
+        (a["reason"], refund, order["order_id"]),
+    )
+    return {"order_id": order["order_id"], "status": "cancelled", "refund": refund}
+
+
+def _address(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    order = _writable(conn, a["order_id"], "address")
+    conn.execute(
+        "UPDATE orders SET address=? WHERE order_id=?", (a["address"].strip(), order["order_id"])
+    )
+    return {"order_id": order["order_id"], "address": a["address"].strip()}
+
+
+def _swaps(conn: sqlite3.Connection, a: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    if len(a["item_ids"]) != len(a["new_item_ids"]):
+        raise DomainError("item_ids and new_item_ids must have the same length")
+    lines = _ordered(conn, a["order_id"], a["item_ids"])
+    for line, new in zip(lines, a["new_item_ids"], strict=True):
+        why = swap_problem(conn, line["item_id"], new)
+        if why:
+            raise RuleBroken(f"cannot swap item {line['item_id']}: {why}")
+    return list(zip(lines, a["new_item_ids"], strict=True))
+
+
+def _price(conn: sqlite3.Connection, iid: str) -> float:
+    return float(one(conn, "SELECT price FROM items WHERE item_id=?", iid, missing="?")["price"])
+
+
+def _modify(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    order = _writable(conn, a["order_id"], "modify")
+    diff = 0.0
+    for line, new in _swaps(conn, a):
+        price = _price(conn, new)
+        diff += price - line["price"]
+        conn.execute(
+            "UPDATE order_items SET item_id=?, price=? WHERE order_id=? AND item_id=?",
+            (new, price, order["order_id"], line["item_id"]),
+        )
+        conn.execute("UPDATE items SET stock=stock-1 WHERE item_id=?", (new,))
+        conn.execute("UPDATE items SET stock=stock+1 WHERE item_id=?", (line["item_id"],))
+    return {"order_id": order["order_id"], "price_difference": money(diff)}
+
+
+def _return(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    order = _writable(conn, a["order_id"], "return")
+    lines = _ordered(conn, order["order_id"], a["item_ids"])
+    refund = money(sum(x["price"] for x in lines))
+    for line in lines:
+        conn.execute(
+            "UPDATE order_items SET status='returned' WHERE order_id=? AND item_id=?",
+            (order["order_id"], line["item_id"]),
+        )
+    conn.execute(
+        "UPDATE orders SET status='return requested', refund=? WHERE order_id=?",
+        (refund, order["order_id"]),
+    )
+    return {"order_id": order["order_id"], "status": "return requested", "refund": refund}
+
+
+def _exchange(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    order = _writable(conn, a["order_id"], "exchange")
+    diff = 0.0
+    for line, new in _swaps(conn, a):
+        diff += _price(conn, new) - line["price"]
+        conn.execute(
+            "UPDATE order_items SET status='exchanged', new_item_id=? WHERE order_id=? AND "
+            "item_id=?",
+            (new, order["order_id"], line["item_id"]),
+        )
+        conn.execute("UPDATE items SET stock=stock-1 WHERE item_id=?", (new,))
+    conn.execute(
+        "UPDATE orders SET status='exchange requested' WHERE order_id=?", (order["order_id"],)
+    )
+    return {"order_id": order["order_id"], "price_difference": money(diff)}
+
+
+# ----- task drafts: a goal and the reference plan that serves it -------------------------
+def _pick_order(conn: sqlite3.Connection, r: Any, ok: bool, action: str) -> dict[str, Any] | None:
+    """An order whose status allows ``action`` (``ok``) or forbids it."""
+    orders = [
+        o
+        for o in rows(conn, "SELECT * FROM orders ORDER BY order_id")
+        if (order_problem(o, action) is None) == ok
+    ]
+    return r.choice(orders) if orders else None
+
+
+def _decoy(conn: sqlite3.Connection, oid: str) -> str:
+    others = rows(
+        conn, "SELECT order_id FROM orders WHERE order_id != ? ORDER BY order_id LIMIT 1", oid
+    )
+    return others[0]["order_id"]
+
+
+def _lookup() -> list[dict[str, Any]]:
+    return [
+        {"ask": "order_id"},
+        {"call": "get_order_details", "args": {"order_id": "$order_id"}},
+    ]
+
+
+def _refusal(
+    key: str, goal: dict[str, Any], plan: list[dict[str, Any]], text: str, decoys: dict[str, str]
+) -> dict[str, Any]:
+    return {
+        "key": key,
+        "goal": {**goal, "grantable": False},
+        "plan": [*plan, {"tell": f"I'm sorry, but I cannot {text}."}],
+        "decoys": decoys,
+    }
+
+
+def _total(conn: sqlite3.Connection, oid: str) -> float:
+    return money(sum(x["price"] for x in _lines(conn, oid)))
+
+
+def _cancel_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    order = _pick_order(conn, r, not refuse, "cancel")
+    if order is None:
+        return None
+    oid = order["order_id"]
+    reason = r.choice(REASONS)
+    goal = {
+        "intent": "cancel",
+        "phrase": "cancel my order",
+        "facts": {"order_id": oid, "reason": reason},
+        "requests": ["refund"],
+    }
+    decoys = {"order_id": _decoy(conn, oid), "reason": REASONS[1 - REASONS.index(reason)]}
+    why = order_problem(order, "cancel")
+    if why:
+        return _refusal(
+            f"cancel:{oid}", goal, _lookup(), f"cancel order {{order_id}}: {why}", decoys
+        )
+    total = _total(conn, oid)
+    return {
+        "key": f"cancel:{oid}",
+        "goal": goal,
+        "plan": [
+            *_lookup(),
+            {"ask": "reason"},
+            {
+                "confirm": "Shall I cancel order {order_id} because it was {reason}, with a full "
+                f"refund of ${total:.2f}?"
+            },
+            {
+                "call": "cancel_pending_order",
+                "args": {"order_id": "$order_id", "reason": "$reason"},
+            },
+            {
+                "tell": "Order {order_id} has been cancelled, and "
+                f"${total:.2f} will be refunded to your original payment method.",
+                "facts": [f"{total:.2f}"],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _email_cancel_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """The user knows their email and what they bought, not the order id."""
+    user = r.choice(rows(conn, "SELECT * FROM users ORDER BY user_id"))
+    lines = rows(
+        conn,
+        "SELECT o.order_id, o.status, p.name FROM orders o JOIN order_items oi USING (order_id) "
+        "JOIN items i USING (item_id) JOIN products p USING (product_id) WHERE o.user_id=? "
+        "ORDER BY o.order_id, p.name",
+        user["user_id"],
+    )
+    counts: dict[str, int] = {}
+    for x in lines:
+        counts[x["name"]] = counts.get(x["name"], 0) + 1
+    unique = [x for x in lines if counts[x["name"]] == 1]  # the product names the order
+    unique = [x for x in unique if (order_problem(x, "cancel") is None) != refuse]
+    if not unique:
+        return None
+    pick = r.choice(unique)
+    oid, product = pick["order_id"], pick["name"]
+    reason = r.choice(REASONS)
+    goal = {
+        "intent": "cancel_by_email",
+        "phrase": f"cancel the order with my {product}",
+        "facts": {"email": user["email"], "product": product, "reason": reason},
+        "requests": ["refund"],
+    }
+    plan: list[dict[str, Any]] = [
+        {"ask": "email"},
+        {"call": "find_user_id_by_email", "args": {"email": "$email"}},
+        {"call": "get_user_details", "args": {"user_id": user["user_id"]}},
+        {"ask": "product"},
+        {"call": "get_order_details", "args": {"order_id": oid}},
+    ]
+    other = next(p for p in PRODUCTS if p != product)
+    decoys = {"product": other, "reason": REASONS[1 - REASONS.index(reason)]}
+    why = order_problem(pick, "cancel")
+    if why:
+        return _refusal(
+            f"email-cancel:{oid}",
+            goal,
+            plan,
+            f"cancel order {oid} with the {{product}}: {why}",
+            decoys,
+        )
+    total = _total(conn, oid)
+    return {
+        "key": f"email-cancel:{oid}",
+        "goal": goal,
+        "plan": [
+            *plan,
+            {"ask": "reason"},
+            {
+                "confirm": f"Shall I cancel order {oid} with the {{product}} because it was "
+                f"{{reason}}, with a full refund of ${total:.2f}?"
+            },
+            {"call": "cancel_pending_order", "args": {"order_id": oid, "reason": "$reason"}},
+            {
+                "tell": f"Order {oid} has been cancelled, and ${total:.2f} will be refunded to "
+                "your original payment method.",
+                "facts": [f"{total:.2f}"],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _address_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    order = _pick_order(conn, r, not refuse, "address")
+    if order is None:
+        return None
+    oid = order["order_id"]
+    address = _street(r)
+    if address == order["address"]:
+        return None
+    goal = {
+        "intent": "address",
+        "phrase": "change the shipping address of my order",
+        "facts": {"order_id": oid, "address": address},
+        "requests": [],
+    }
+    decoys = {"order_id": _decoy(conn, oid), "address": order["address"]}
+    why = order_problem(order, "address")
+    if why:
+        text = f"change the shipping address of order {{order_id}}: {why}"
+        return _refusal(f"address:{oid}", goal, _lookup(), text, decoys)
+    return {
+        "key": f"address:{oid}",
+        "goal": goal,
+        "plan": [
+            *_lookup(),
+            {"ask": "address"},
+            {"confirm": "Shall I change the shipping address of order {order_id} to {address}?"},
+            {
+                "call": "modify_pending_order_address",
+                "args": {"order_id": "$order_id", "address": "$address"},
+            },
+            {
+                "tell": "The shipping address of order {order_id} has been changed to {address}.",
+                "facts": [address],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _return_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    order = _pick_order(conn, r, not refuse, "return")
+    if order is None:
+        return None
+    oid = order["order_id"]
+    line = r.choice(_lines(conn, oid))
+    goal = {
+        "intent": "return",
+        "phrase": f"return the {line['product']} I ordered",
+        "facts": {"order_id": oid, "product": line["product"]},
+        "requests": ["refund"],
+    }
+    other = next(p for p in PRODUCTS if p != line["product"])
+    decoys = {"order_id": _decoy(conn, oid), "product": other}
+    why = order_problem(order, "return")
+    if why:
+        text = f"return items from order {{order_id}}: {why}"
+        return _refusal(f"return:{oid}", goal, _lookup(), text, decoys)
+    price = money(line["price"])
+    return {
+        "key": f"return:{oid}",
+        "goal": goal,
+        "plan": [
+            *_lookup(),
+            {"ask": "product"},
+            {
+                "confirm": f"Shall I return the {{product}} (item {line['item_id']}) from order "
+                f"{{order_id}}, for a refund of ${price:.2f}?"
+            },
+            {
+                "call": "return_delivered_order_items",
+                "args": {"order_id": "$order_id", "item_ids": [line["item_id"]]},
+            },
+            {
+                "tell": "The return of the {product} from order {order_id} has been requested, "
+                f"and ${price:.2f} will be refunded to your original payment method.",
+                "facts": [f"{price:.2f}"],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _swap_task(
+    conn: sqlite3.Connection, r: Any, refuse: bool, action: str
+) -> dict[str, Any] | None:
+    """A swap of one item for another variant; ``refuse`` asks for one the rules forbid (the
+    order's status, or a variant out of stock)."""
+    out_of_stock = refuse and r.random() < 0.6
+    order = _pick_order(conn, r, not refuse or out_of_stock, action)
+    if order is None:
+        return None
+    oid = order["order_id"]
+    line = r.choice(_lines(conn, oid))
+    variants = rows(
+        conn,
+        "SELECT * FROM items WHERE product_id=? AND item_id != ? ORDER BY item_id",
+        line["product_id"],
+        line["item_id"],
+    )
+    fits = [v for v in variants if (v["stock"] > 0) != out_of_stock]
+    if not fits:
+        return None
+    new = r.choice(fits)
+    verb = "exchange" if action == "exchange" else "change"
+    goal = {
+        "intent": action,
+        "phrase": f"{verb} the {line['product']} I ordered for another "
+        f"{'size' if new['option'] in SIZES else 'colour'}",
+        "facts": {"order_id": oid, "product": line["product"], "option": new["option"]},
+        "requests": ["price_difference"],
+    }
+    decoy_option = next(v["option"] for v in [*variants, line] if v["option"] != new["option"])
+    decoys = {"order_id": _decoy(conn, oid), "option": decoy_option}
+    key = f"{action}:{oid}:{line['item_id']}"
+    lookup = [
+        *_lookup(),
+        {"ask": "product"},
+        {"call": "get_product_details", "args": {"product_id": line["product_id"]}},
+        {"ask": "option"},
+    ]
+    why = order_problem(order, action)
+    if why:  # the order's status settles it: no need to ask for the product
+        text = f"{verb} items of order {{order_id}}: {why}"
+        return _refusal(key, goal, _lookup(), text, decoys)
+    why = swap_problem(conn, line["item_id"], new["item_id"])
+    if why:
+        text = f"{verb} the {{product}} in order {{order_id}}: {why}"
+        return _refusal(key, goal, lookup, text, decoys)
+    diff = money(new["price"] - line["price"])
+    word = "charged to" if diff >= 0 else "refunded to"
+    tool = (
+        "exchange_delivered_order_items" if action == "exchange" else "modify_pending_order_items"
+    )
+    done = (
+        "The exchange of the {product} in order {order_id} for the {option} one has been requested."
+        if action == "exchange"
+        else "The {product} in order {order_id} has been changed to the {option} one."
+    )
+    return {
+        "key": key,
+        "goal": goal,
+        "plan": [
+            *lookup,
+            {
+                "confirm": f"Shall I {verb} the {{product}} (item {line['item_id']}) in order "
+                f"{{order_id}} for the {{option}} one (item {new['item_id']}), with a price "
+                f"difference of ${abs(diff):.2f} {word} you?"
+            },
+            {
+                "call": tool,
+                "args": {
+                    "order_id": "$order_id",
+                    "item_ids": [line["item_id"]],
+                    "new_item_ids": [new["item_id"]],
+                },
+            },
+            {
+                "tell": f"{done} The price difference of ${abs(diff):.2f} will be {word} your "
+                "original payment method.",
+                "facts": [f"{abs(diff):.2f}"],
+            },
+        ],
+        "decoys": decoys,
+    }
+
+
+def _exchange_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    return _swap_task(conn, r, refuse, "exchange")
+
+
+def _modify_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    return _swap_task(conn, r, refuse, "modify")
+
+
+Retail.makers = (
+    _cancel_task,
+    _return_task,
+    _exchange_task,
+    _address_task,
+    _modify_task,
+    _email_cancel_task,
+)
