@@ -22,6 +22,7 @@ from typing import Any
 
 from palaestra.envs.usersim import world
 from palaestra.envs.usersim.assistants import run
+from palaestra.envs.usersim.domain import same_value
 from palaestra.tasks import Suite, Task
 from palaestra.verifiers.validation import ValidationReport, validate
 
@@ -36,6 +37,9 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
     dom = world.domain(domain_name)
     goal = draft["goal"]
     plan = draft["plan"]
+    for slot, found in dom.slot_values(goal["phrase"]).items():  # the user opens with these
+        if any(not same_value(v, goal["facts"].get(slot, "")) for v in found):
+            raise ValueError(f"{draft['key']}: the goal's phrase states a {slot} it does not hold")
     calls = [
         {"name": s["call"], "args": world.bind(s["args"], goal["facts"])}
         for s in plan

@@ -951,7 +951,7 @@ def _cancel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> di
     goal = {
         "intent": "cancel",
         "phrase": f"cancel my {'hotel' if hotel else 'restaurant'} booking at {venue}",
-        "facts": {"reference": ref},
+        "facts": {"reference": ref, ("hotel" if hotel else "restaurant"): venue},
         "requests": ["refund"] if hotel else [],
     }
     others = [b["reference"] for b in bookings if b["reference"] != ref]
