@@ -5,6 +5,7 @@ from __future__ import annotations
 
 def register_cad() -> None:
     from palaestra.registry import EnvSpec, register
+    from palaestra.tasks import register_suite
 
     register(
         EnvSpec(
@@ -14,4 +15,10 @@ def register_cad() -> None:
             description="Build a part step by step with semantic CAD actions on a real B-rep "
             "kernel (OpenCascade via build123d); scored by volumetric IoU and dimensions.",
         )
+    )
+    register_suite(
+        "cad-parts",
+        "palaestra.envs.cad.suite:load_suite",
+        "Eight parametric part families (plate, L-bracket, flange, shaft, enclosure, gear "
+        "blank, standoff, hinge leaf), 20 seeded tasks each, execution-validated.",
     )

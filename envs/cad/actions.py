@@ -1,0 +1,143 @@
+"""The CAD action set: semantic modeling operations a designer would name.
+
+Lengths are millimetres and angles degrees. Sketch coordinates ``(x, y)`` are the plane's own
+``u, v``: on ``XY`` they are world X, Y; on ``XZ`` world X, Z; on ``YZ`` world Y, Z; on a face,
+u and v follow the rule of :mod:`palaestra.envs.cad.ops` (v points up on side faces), and the
+feedback of ``new_sketch`` states the frame. Validation of values (positive sizes, sane counts)
+is done in the ops, not by ``Param`` bounds, so a mistake comes back as a sentence about the
+part, not as a schema error.
+"""
+
+from __future__ import annotations
+
+from palaestra.actions import ActionSet, Param, primitive
+
+_X = Param("x", "float", "sketch u of the centre", default=0.0)
+_Y = Param("y", "float", "sketch v of the centre", default=0.0)
+_SKMODE = Param(
+    "mode", "str", "add to or subtract from the sketch", "add", None, None, ("add", "subtract")
+)
+_MODE = Param("mode", "str", "add material or cut it away", "add", None, None, ("add", "cut"))
+_AXIS = Param("axis", "str", "a world axis through the origin", "Z", None, None, ("X", "Y", "Z"))
+
+CAD_ACTIONS = ActionSet(
+    [
+        primitive(
+            "new_sketch",
+            "Start a sketch on XY, XZ or YZ, or on a planar face given by a selector (e.g. '>Z').",
+            Param("plane", "str", "XY, XZ, YZ or a face selector", default="XY", max_length=200),
+            Param("offset", "float", "shift along the plane normal (mm)", default=0.0),
+        ),
+        primitive(
+            "rectangle",
+            "Draw a rectangle centred at (x, y).",
+            Param("width", "float", "size along u (mm)"),
+            Param("height", "float", "size along v (mm)"),
+            _X,
+            _Y,
+            _SKMODE,
+        ),
+        primitive(
+            "circle", "Draw a circle centred at (x, y).", Param("radius", "float"), _X, _Y, _SKMODE
+        ),
+        primitive(
+            "polygon",
+            "Draw a polygon from points 'x1,y1 x2,y2 ...', or a regular one (sides, radius).",
+            Param("points", "str", "vertices 'x,y x,y ...'", default="", max_length=4000),
+            Param("sides", "int", "regular polygon: number of sides", default=0),
+            Param("radius", "float", "regular polygon: circumradius (mm)", default=0.0),
+            _X,
+            _Y,
+            _SKMODE,
+        ),
+        primitive(
+            "slot",
+            "Draw a slot (stadium) of overall length and width, turned by angle degrees.",
+            Param("length", "float", "overall length (mm)"),
+            Param("width", "float", "width (mm)"),
+            _X,
+            _Y,
+            Param("angle", "float", "rotation in the sketch plane (degrees)", default=0.0),
+            _SKMODE,
+        ),
+        primitive(
+            "extrude",
+            "Extrude the sketch: add material, or cut it from the part.",
+            Param("distance", "float", "mm; with direction='both' the total, split evenly"),
+            _MODE,
+            Param(
+                "direction",
+                "str",
+                "along the plane normal, against it, or both ways",
+                "normal",
+                None,
+                None,
+                ("normal", "reverse", "both"),
+            ),
+        ),
+        primitive(
+            "revolve",
+            "Revolve the sketch about a world axis through the origin.",
+            Param("angle", "float", "degrees", default=360.0),
+            _AXIS,
+            _MODE,
+        ),
+        primitive(
+            "hole",
+            "Drill a round hole into a planar face at position 'u,v' of the face's sketch frame.",
+            Param("face", "str", "a face selector, e.g. '>Z'", max_length=200),
+            Param("position", "str", "'u,v' on the face (same frame as new_sketch(face))"),
+            Param("radius", "float", "mm"),
+            Param("depth", "float", "mm; 0 drills through the whole part", default=0.0),
+        ),
+        primitive(
+            "fillet",
+            "Round edges.",
+            Param("edges", "str", "an edge selector, e.g. 'edges|Z'", max_length=400),
+            Param("radius", "float", "mm"),
+        ),
+        primitive(
+            "chamfer",
+            "Bevel edges.",
+            Param("edges", "str", "an edge selector", max_length=400),
+            Param("length", "float", "mm"),
+        ),
+        primitive(
+            "shell",
+            "Hollow the part with walls of a thickness, leaving the selected face(s) open.",
+            Param("face", "str", "the face(s) to open, e.g. '>Z'", max_length=400),
+            Param("thickness", "float", "wall thickness (mm)"),
+        ),
+        primitive(
+            "mirror",
+            "Mirror the part about a world plane (optionally offset) and join the copy.",
+            Param("plane", "str", default="YZ", choices=("XY", "XZ", "YZ")),
+            Param("offset", "float", "plane position along its normal (mm)", default=0.0),
+        ),
+        primitive(
+            "pattern",
+            "Repeat the last feature (extrude, revolve, hole or pattern): linear along an "
+            "axis, or polar about it.",
+            Param("kind", "str", default="linear", choices=("linear", "polar")),
+            Param("count", "int", "instances including the original", default=2),
+            Param("spacing", "float", "linear: distance between instances (mm)", default=10.0),
+            _AXIS,
+            Param("angle", "float", "polar: total angle (360 spreads evenly)", default=360.0),
+        ),
+        primitive("undo", "Go back one modeling step."),
+        primitive(
+            "inspect",
+            "Ask about the model: 'properties', 'topology', 'holes', 'history', "
+            "'select <selector>', 'export step' or 'export stl' (file text in 'inspect').",
+            Param("query", "str", default="properties", max_length=400),
+        ),
+        primitive("submit", "Finish: the current part is your answer."),
+        primitive(
+            "run_code",
+            "Run a build123d Python script in a sandbox; it must assign the part to `result`, "
+            "which becomes the current model.",
+            Param("script", "str", "Python using build123d (and math)", max_length=20_000),
+        ),
+    ],
+    name="cad",
+)

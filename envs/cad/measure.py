@@ -1,0 +1,222 @@
+"""Measurements of a solid, shared by the observation and the verifiers.
+
+Everything is computed by the kernel (OpenCascade through build123d): volumes and areas from
+its mass properties, IoU from its booleans, holes from the cylindrical faces' real geometry. The
+verifier and the agent therefore read the same numbers, and a check that fails can be explained
+with what the agent already sees.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import numpy as np
+from build123d import GeomType, Shape, Vector
+
+ROUND = 3
+
+
+def r(x: float) -> float:
+    return round(float(x), ROUND) + 0.0
+
+
+def solids_of(shape: Shape | None) -> list[Any]:
+    return list(shape.solids()) if shape is not None else []
+
+
+def volume(shape: Shape | None) -> float:
+    return float(shape.volume) if shape is not None and solids_of(shape) else 0.0
+
+
+def bbox_size(shape: Shape | None) -> tuple[float, float, float]:
+    if shape is None or not solids_of(shape):
+        return (0.0, 0.0, 0.0)
+    bb = shape.bounding_box()
+    return (bb.size.X, bb.size.Y, bb.size.Z)
+
+
+def is_valid(shape: Shape | None) -> bool:
+    return shape is not None and bool(shape.is_valid)
+
+
+def properties(shape: Shape | None) -> dict[str, Any]:
+    """The decision-relevant summary the agent sees after every step."""
+    if shape is None or not solids_of(shape):
+        return {"has_part": False, "volume": 0.0, "solids": 0}
+    bb = shape.bounding_box()
+    return {
+        "has_part": True,
+        "volume": r(shape.volume),
+        "area": r(shape.area),
+        "bbox_min": [r(bb.min.X), r(bb.min.Y), r(bb.min.Z)],
+        "bbox_max": [r(bb.max.X), r(bb.max.Y), r(bb.max.Z)],
+        "bbox_size": [r(bb.size.X), r(bb.size.Y), r(bb.size.Z)],
+        "solids": len(solids_of(shape)),
+        "faces": len(shape.faces()),
+        "edges": len(shape.edges()),
+        "valid": is_valid(shape),
+        "holes": hole_summary(shape),
+    }
+
+
+def topology(shape: Shape | None, limit: int = 60) -> dict[str, list[dict[str, Any]]]:
+    """Faces and edges with the ids selectors accept, cut at ``limit`` each for prompt size."""
+    if shape is None:
+        return {"faces": [], "edges": []}
+    faces = []
+    for i, f in enumerate(shape.faces()[:limit]):
+        item: dict[str, Any] = {"id": f"f{i}", "type": f.geom_type.name, "center": _v(f.center())}
+        item["area"] = r(f.area)
+        if f.geom_type == GeomType.PLANE:
+            item["normal"] = _v(f.normal_at())
+        elif f.geom_type == GeomType.CYLINDER:
+            item["radius"] = r(_radius(f))
+        faces.append(item)
+    edges = []
+    for i, e in enumerate(shape.edges()[:limit]):
+        item = {"id": f"e{i}", "type": e.geom_type.name, "center": _v(e.center())}
+        item["length"] = r(e.length)
+        if e.geom_type == GeomType.CIRCLE:
+            item["radius"] = r(e.radius)
+        edges.append(item)
+    return {"faces": faces, "edges": edges}
+
+
+def _radius(face: Any) -> float:
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+
+    return BRepAdaptor_Surface(face.wrapped).Cylinder().Radius()
+
+
+def _v(v: Vector) -> list[float]:
+    return [r(v.X), r(v.Y), r(v.Z)]
+
+
+def iou(a: Shape | None, b: Shape | None) -> float:
+    """Volumetric intersection over union with the kernel's boolean intersection."""
+    va, vb = volume(a), volume(b)
+    if va <= 0 or vb <= 0 or a is None or b is None:
+        return 0.0
+    try:
+        inter = a & b
+        vi = float(inter.volume) if inter is not None else 0.0
+    except Exception:
+        return 0.0
+    union = va + vb - vi
+    return max(0.0, min(1.0, vi / union)) if union > 0 else 0.0
+
+
+def cylinder_radii(shape: Shape | None) -> Counter[float]:
+    """Radii of the full-turn cylindrical features (holes, bores, bosses, fillets merged by
+    axis), rounded to 0.01 mm: what a drawing would dimension."""
+    out: Counter[float] = Counter()
+    for (_axis, radius, _concave), _group in _cylinder_groups(shape).items():
+        out[radius] += 1
+    return out
+
+
+def _cylinder_groups(shape: Shape | None) -> dict[tuple[Any, float, bool], list[Any]]:
+    """Cylindrical faces grouped by (axis line, radius, concave): one group is one feature."""
+    from OCP.BRepAdaptor import BRepAdaptor_Surface
+
+    groups: dict[tuple[Any, float, bool], list[Any]] = {}
+    if shape is None:
+        return groups
+    for f in shape.faces():
+        if f.geom_type != GeomType.CYLINDER:
+            continue
+        cyl = BRepAdaptor_Surface(f.wrapped).Cylinder()
+        ax = cyl.Axis()
+        d = ax.Direction()
+        dvec = np.array([d.X(), d.Y(), d.Z()])
+        if dvec[np.argmax(np.abs(dvec))] < 0:
+            dvec = -dvec
+        loc = ax.Location()
+        base = np.array([loc.X(), loc.Y(), loc.Z()])
+        c = f.center()
+        pt = np.array([c.X, c.Y, c.Z])
+        n = f.normal_at(c)
+        radial = pt - base - (pt - base).dot(dvec) * dvec
+        concave = bool(np.dot([n.X, n.Y, n.Z], radial) < 0)
+        p = base - base.dot(dvec) * dvec  # the axis line's point nearest the origin
+        key = (tuple(np.round(np.r_[dvec, p], 2)), round(cyl.Radius(), 2), concave)
+        groups.setdefault(key, []).append(f)
+    return groups
+
+
+def holes(shape: Shape | None) -> list[dict[str, Any]]:
+    """Round holes: concave cylindrical surfaces turning a full circle, through or blind.
+
+    A hole is told from a boss by its normals pointing at the axis; it is through when the
+    points just beyond both ends of its axis are outside the material.
+    """
+    from OCP.BRepTools import BRepTools
+
+    out = []
+    if shape is None or not solids_of(shape):
+        return out
+    for (key, radius, concave), faces in _cylinder_groups(shape).items():
+        span = 0.0
+        lo, hi = math.inf, -math.inf
+        dvec = np.array(key[:3])
+        for f in faces:
+            umin, umax, _vmin, _vmax = BRepTools.UVBounds_s(f.wrapped)
+            span += umax - umin
+            bb = f.bounding_box()
+            for corner in (bb.min, bb.max):
+                t = np.dot([corner.X, corner.Y, corner.Z], dvec)
+                lo, hi = min(lo, t), max(hi, t)
+        if not concave or span < 2 * math.pi - 1e-3:
+            continue
+        axis_pt = np.array(key[3:])
+        eps = max(0.05, radius * 0.05)
+        ends = [axis_pt + (lo - eps) * dvec, axis_pt + (hi + eps) * dvec]
+        outside = [not shape.is_inside(Vector(*map(float, e))) for e in ends]
+        out.append(
+            {
+                "radius": radius,
+                "depth": r(hi - lo),
+                "through": all(outside),
+                "axis": [r(x) for x in dvec],
+                "at": [r(x) for x in axis_pt],
+            }
+        )
+    return out
+
+
+def hole_summary(shape: Shape | None) -> dict[str, int]:
+    found = holes(shape)
+    through = sum(1 for h in found if h["through"])
+    return {"through": through, "blind": len(found) - through}
+
+
+def surface_points(shape: Shape | None, n: int = 1500, seed: int = 0) -> np.ndarray:
+    """Points sampled uniformly by area on the tessellated surface (deterministic)."""
+    from palaestra.envs.cad.render import mesh
+
+    if shape is None or not solids_of(shape):
+        return np.zeros((0, 3))
+    verts, tris, _ = mesh(shape)
+    a, b, c = verts[tris[:, 0]], verts[tris[:, 1]], verts[tris[:, 2]]
+    areas = 0.5 * np.linalg.norm(np.cross(b - a, c - a), axis=1)
+    if areas.sum() <= 0:
+        return np.zeros((0, 3))
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(areas), size=n, p=areas / areas.sum())
+    u, v = rng.random(n), rng.random(n)
+    flip = u + v > 1
+    u[flip], v[flip] = 1 - u[flip], 1 - v[flip]
+    return a[pick] + u[:, None] * (b[pick] - a[pick]) + v[:, None] * (c[pick] - a[pick])
+
+
+def chamfer_distance(pa: np.ndarray, pb: np.ndarray) -> float:
+    """Symmetric mean nearest-neighbour distance between two point samples, in mm."""
+    if len(pa) == 0 or len(pb) == 0:
+        return math.inf
+    from scipy.spatial import cKDTree
+
+    da, _ = cKDTree(pb).query(pa)
+    db, _ = cKDTree(pa).query(pb)
+    return float((da.mean() + db.mean()) / 2)

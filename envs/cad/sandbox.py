@@ -1,0 +1,276 @@
+"""``run_code``: a build123d script in a contained child process, the coding-harness baseline.
+
+Three layers, because any one of them alone is easy to get around:
+
+1. A static check (``ast``) refuses imports other than build123d and math, names such as
+   ``open``/``exec``/``eval``/``__import__``/``getattr``, and any dunder attribute; a script
+   that never assigns ``result`` is refused before a process is spent on it.
+2. The child is ``python -I`` (no user site, no environment-driven imports) with resource limits
+   set after build123d is imported and before the script runs: CPU seconds, address space,
+   file size, and no new processes; its working directory is a fresh temp dir and its builtins
+   are trimmed.
+3. The parent keeps a wall-clock limit and kills the child when it is exceeded.
+
+A child that segfaults in the kernel, runs out of memory or is killed yields a clear sentence;
+the worker process is never touched. The result travels back as a BREP file, the kernel's own
+lossless format.
+
+Importing build123d costs about two seconds, so a child is started ahead of need and waits on
+its stdin with the kernel loaded ("warm"); each script consumes its child (no state leaks from
+one script to the next) and a fresh one is started behind it. Sessions that never call
+``run_code`` never start a child.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from build123d import Shape, import_brep
+
+ALLOWED_IMPORTS = {"build123d", "math"}
+FORBIDDEN_NAMES = {
+    "open",
+    "exec",
+    "eval",
+    "compile",
+    "__import__",
+    "globals",
+    "locals",
+    "vars",
+    "getattr",
+    "setattr",
+    "delattr",
+    "input",
+    "breakpoint",
+    "exit",
+    "quit",
+    "help",
+    "memoryview",
+    "__builtins__",
+}
+CPU_SECONDS = 20
+WALL_SECONDS = 30.0
+MEMORY_BYTES = 3 * 1024**3
+
+_CHILD = r"""
+import json, os, resource, sys
+from build123d import *  # noqa: the kernel loads before any limit or script
+import math
+from build123d import Compound as _Compound, Shape as _Shape, export_brep as _export_brep
+_w = Box(2, 2, 2) - Cylinder(0.5, 3)  # first kernel calls pay one-off set-up costs
+_w.is_valid
+sys.stdout.write("ready\n"); sys.stdout.flush()
+job = json.loads(sys.stdin.readline())
+os.chdir(job["cwd"])
+used = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime) + 1
+resource.setrlimit(resource.RLIMIT_CPU, (used + job["cpu"], used + job["cpu"] + 1))
+resource.setrlimit(resource.RLIMIT_AS, (job["mem"], job["mem"]))
+resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024**2, 256 * 1024**2))
+resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+out_path = job["out"]
+env = {k: v for k, v in globals().items() if not k.startswith("_") and k not in
+       ("json", "os", "resource", "sys", "job", "used", "out_path")}
+if job["check"]:
+    import builtins
+    safe = {k: getattr(builtins, k) for k in dir(builtins) if k not in set(job["forbidden"])}
+    def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if name.split(".")[0] not in ("build123d", "math"):
+            raise ImportError(f"import {name} is not allowed")
+        return __import__(name, globals, locals, fromlist, level)
+    safe["__import__"] = _guarded_import
+    env["__builtins__"] = safe
+real_stdout, sys.stdout = sys.stdout, sys.stderr
+def print(*args, **kwargs):
+    real_stdout.write(" ".join(map(str, args)) + "\n")
+    real_stdout.flush()
+try:
+    exec(compile(job["script"], "<script>", "exec"), env)
+except BaseException as exc:
+    print(json.dumps({"error": f"{type(exc).__name__}: {exc}"[:500]})); sys.exit(0)
+res = env.get("result")
+if res is None:
+    print(json.dumps({"error": "the script finished without assigning `result`"})); sys.exit(0)
+if isinstance(res, (list, tuple)):
+    res = _Compound(list(res))
+if not isinstance(res, _Shape) or not res.solids():
+    kind = type(res).__name__
+    print(json.dumps({"error": f"`result` must be a solid (Part, Solid or Compound), not {kind}"}))
+    sys.exit(0)
+_export_brep(res, out_path)
+print(json.dumps({"ok": True}))
+"""
+
+
+class ScriptRefused(Exception):
+    """The static check refused the script (a sentence for the agent)."""
+
+
+def check(script: str) -> None:
+    """Refuse what the sandbox should never have to contain."""
+    try:
+        tree = ast.parse(script)
+    except SyntaxError as exc:
+        raise ScriptRefused(
+            f"the script has a syntax error on line {exc.lineno}: {exc.msg}"
+        ) from None
+    assigns_result = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
+            for name in names:
+                if name.split(".")[0] not in ALLOWED_IMPORTS:
+                    raise ScriptRefused(
+                        f"import {name} is not allowed: scripts may import only build123d and math"
+                    )
+        elif isinstance(node, ast.Name) and (
+            node.id in FORBIDDEN_NAMES or node.id.startswith("__")
+        ):
+            raise ScriptRefused(f"{node.id} is not available in CAD scripts")
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            raise ScriptRefused(f"private attribute .{node.attr} is not allowed in CAD scripts")
+        elif isinstance(node, ast.Name) and node.id == "result" and isinstance(node.ctx, ast.Store):
+            assigns_result = True
+    if not assigns_result:
+        raise ScriptRefused("the script must assign the finished part to a variable named `result`")
+
+
+@dataclass
+class Outcome:
+    shape: Shape | None
+    error: str = ""
+
+
+def _spawn() -> subprocess.Popen[str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen(
+        [sys.executable, "-I", "-c", _CHILD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+
+
+class Sandbox:
+    """One session's script runner, keeping one warm child after the first use."""
+
+    def __init__(self, cpu_seconds: int = CPU_SECONDS, wall_seconds: float = WALL_SECONDS) -> None:
+        self.cpu_seconds = cpu_seconds
+        self.wall_seconds = wall_seconds
+        self._warm: subprocess.Popen[str] | None = None
+        self._lock = threading.Lock()
+
+    def run(self, script: str, *, checked: bool = True) -> Outcome:
+        """Run a script; ``checked=False`` skips the static check (trusted callers, tests)."""
+        if checked:
+            try:
+                check(script)
+            except ScriptRefused as exc:
+                return Outcome(None, str(exc))
+        with self._lock:
+            child, self._warm = self._warm, None
+        if child is None or child.poll() is not None:
+            child = _spawn()
+        try:
+            return self._run_in(child, script, checked)
+        finally:
+            _kill(child)
+            with self._lock:
+                if self._warm is None:
+                    self._warm = _spawn()
+
+    def _run_in(self, child: subprocess.Popen[str], script: str, checked: bool) -> Outcome:
+        with tempfile.TemporaryDirectory(prefix="palaestra-cad-") as tmp:
+            out = Path(tmp) / "result.brep"
+            job = {
+                "script": script,
+                "cwd": tmp,
+                "out": str(out),
+                "cpu": self.cpu_seconds,
+                "mem": MEMORY_BYTES,
+                "check": checked,
+                "forbidden": sorted(FORBIDDEN_NAMES),
+            }
+            timer = threading.Timer(self.wall_seconds + 15, _kill, (child,))
+            timer.start()  # the import on a cold child counts outside the script's own limit
+            try:
+                ready = child.stdout.readline() if child.stdout else ""
+                if ready.strip() != "ready":
+                    return Outcome(None, _death(child, "while loading the CAD kernel"))
+                timer.cancel()
+                timer = threading.Timer(self.wall_seconds, _kill, (child,))
+                timer.start()
+                assert child.stdin is not None and child.stdout is not None
+                child.stdin.write(json.dumps(job) + "\n")
+                child.stdin.flush()
+                line = child.stdout.readline()
+            except (BrokenPipeError, OSError):
+                line = ""
+            finally:
+                timer.cancel()
+            if not line.strip():
+                child.wait(timeout=5)
+                return Outcome(None, _death(child, "while running the script", self.wall_seconds))
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                return Outcome(None, "the script printed to stdout; remove print() calls")
+            if "error" in reply:
+                return Outcome(None, f"the script failed: {reply['error']}")
+            try:
+                return Outcome(import_brep(str(out)))
+            except Exception as exc:
+                return Outcome(None, f"the script's result could not be read back: {exc}")
+
+    def close(self) -> None:
+        with self._lock:
+            child, self._warm = self._warm, None
+        if child is not None:
+            _kill(child)
+
+
+def _kill(child: subprocess.Popen[str]) -> None:
+    if child.poll() is None:
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            child.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=5)
+    for stream in (child.stdin, child.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+
+
+def _death(child: subprocess.Popen[str], when: str, wall: float | None = None) -> str:
+    code = child.poll()
+    if code is None:
+        return f"the script process stopped answering {when}"
+    if code < 0:
+        sig = signal.Signals(-code).name
+        if sig == "SIGKILL" and wall is not None:
+            return (
+                f"the script was stopped {when}: it ran longer than {wall:g} s or used more than "
+                f"{MEMORY_BYTES // 1024**3} GB (the model is unchanged)"
+            )
+        if sig == "SIGXCPU":
+            return f"the script used more than its CPU time limit {when} (the model is unchanged)"
+        return f"the script crashed the CAD kernel ({sig}) {when}; the model is unchanged"
+    return f"the script process exited with code {code} {when} (the model is unchanged)"

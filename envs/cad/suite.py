@@ -1,0 +1,172 @@
+"""The ``cad-parts`` suite: tasks generated from seeds, targets rebuilt on the worker.
+
+A task's ``setup`` is ``{"part_family": ..., "params": {...}}`` (or ``{"target_actions":
+[...]}`` for a hand-written task): JSON, and nothing an agent sees (``setup`` is outside
+:meth:`Task.agent_view`). The worker rebuilds the target from it and caches it by the setup's
+content. Family targets are built by running the family's build123d script in-process: the
+script is produced by our own generator from numbers, never taken from task data, so it needs
+no sandbox; ``target_actions`` are replayed as semantic actions.
+
+Only tasks that passed execution validation are emitted (``validation.json`` next to this
+file records the last full run, written by :func:`write_validation`); a task without a record
+is emitted with ``validation: None`` only when no record file exists at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from build123d import Shape
+
+from palaestra.tasks import Task
+
+from .families import FAMILIES
+
+SUITE = "cad-parts"
+PER_FAMILY = 20
+ENV_ID = "palaestra/cad-v0"
+VALIDATION_FILE = Path(__file__).with_name("validation.json")
+_TARGETS: OrderedDict[str, Shape] = OrderedDict()
+_CACHE_SIZE = 64
+
+
+def task_id(family: str, index: int) -> str:
+    return f"{family}-{index:03d}"
+
+
+def make_task(family: str, index: int) -> Task:
+    fam = FAMILIES[family]
+    seed = 1000 * list(FAMILIES).index(family) + index
+    params = fam.sample(np.random.default_rng(seed))
+    oracle = [*fam.oracle(params), "submit()"]
+    return Task(
+        id=task_id(family, index),
+        family="cad",
+        env=ENV_ID,
+        instruction=fam.spec(params),
+        setup={"part_family": family, "params": params},
+        verifier=default_verifier(),
+        max_steps=max(30, 3 * len(oracle)),
+        metadata={
+            "source": "palaestra.envs.cad.families",
+            "part_family": family,
+            "title": fam.title,
+            "seed": seed,
+            "difficulty": "easy" if len(oracle) <= 7 else "medium" if len(oracle) <= 10 else "hard",
+            "tags": ["cad", family],
+        },
+        oracle=oracle,
+    )
+
+
+def default_verifier(iou: float = 0.95) -> dict[str, Any]:
+    """Score = IoU (so the dense reward is its change); success needs every check."""
+    return {
+        "kind": "cad_part",
+        "checks": [
+            {"kind": "cad_iou", "min": iou},
+            {"kind": "cad_bbox", "tol": 0.1},
+            {"kind": "cad_dims", "tol": 0.05},
+            {"kind": "cad_holes", "tol": 0.1},
+            {"kind": "cad_chamfer_distance", "max_ratio": 0.02},
+        ],
+    }
+
+
+def all_tasks(per_family: int = PER_FAMILY) -> list[Task]:
+    return [make_task(f, i) for f in FAMILIES for i in range(per_family)]
+
+
+def script_for(task: Task) -> str:
+    """The equivalent build123d script (the ``run_code`` baseline) of a family task."""
+    fam = FAMILIES[task.setup["part_family"]]
+    return fam.script(task.setup["params"])
+
+
+def _key(setup: dict[str, Any]) -> str:
+    return hashlib.sha1(json.dumps(setup, sort_keys=True).encode()).hexdigest()
+
+
+def build_target(setup: dict[str, Any]) -> Shape:
+    """The target solid of a task's setup (cached per worker)."""
+    key = _key(setup)
+    if key in _TARGETS:
+        _TARGETS.move_to_end(key)
+        return _TARGETS[key]
+    if "part_family" in setup:
+        fam = FAMILIES[setup["part_family"]]
+        namespace: dict[str, Any] = {}
+        exec(compile(fam.script(setup["params"]), "<target>", "exec"), namespace)
+        shape = namespace["result"]
+    elif "target_actions" in setup:
+        from palaestra.envs.cad.model import Model
+
+        model = Model()
+        model.replay(list(setup["target_actions"]))
+        shape = model.state.part
+    else:
+        raise ValueError("a CAD task's setup needs 'part_family' + 'params' or 'target_actions'")
+    from palaestra.envs.cad.ops import _clean
+
+    shape = _clean(shape)
+    _TARGETS[key] = shape
+    while len(_TARGETS) > _CACHE_SIZE:
+        _TARGETS.popitem(last=False)
+    return shape
+
+
+def load_validation() -> dict[str, Any] | None:
+    try:
+        return json.loads(VALIDATION_FILE.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def load_suite() -> list[Task]:
+    """The registered loader: validated tasks only (a task whose setup changed since the
+    recorded run, or that has no record, is left out until ``write_validation()`` runs again)."""
+    record = load_validation() or {}
+    tasks = all_tasks()
+    out = []
+    reports = record.get("tasks", {})
+    for task in tasks:
+        rep = reports.get(task.id)
+        if rep and rep.get("validated") and rep.get("key") == _key(task.setup):
+            out.append(task.model_copy(update={"validation": rep}))
+    return out
+
+
+def validate_task(task: Task, repeats: int = 2) -> dict[str, Any]:
+    from palaestra.envs.cad.oracle import validate_cad_task
+
+    report = validate_cad_task(task, repeats=repeats).to_json()
+    report["key"] = _key(task.setup)
+    return report
+
+
+def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[str, Any]:
+    """Execution-validate tasks (all of the suite by default); no CLI, callable from tests."""
+    tasks = all_tasks() if tasks is None else tasks
+    started = time.perf_counter()
+    reports = {t.id: validate_task(t, repeats) for t in tasks}
+    ok = sum(1 for r in reports.values() if r["validated"])
+    return {
+        "suite": SUITE,
+        "total": len(tasks),
+        "validated": ok,
+        "dropped": len(tasks) - ok,
+        "seconds": round(time.perf_counter() - started, 1),
+        "tasks": reports,
+    }
+
+
+def write_validation() -> dict[str, Any]:
+    result = validate_suite()
+    VALIDATION_FILE.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+    return result
