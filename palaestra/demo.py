@@ -5,7 +5,10 @@ The oracle agent (scripted reference solutions that read only the goal and the a
 tree) and a random agent (clicks a random element, sometimes types) play the same seeds; the
 verifier on the worker scores every episode. Then a synthesis job on the same gateway builds a
 validated suite over the five built-in app domains (desktop and mobile layouts), and the
-planned oracle and the random agent play every task of it. Trajectories, screenshots included,
+planned oracle and the random agent play every task of it. Then the other families: on each
+usersim domain the competent scripted assistant against one that says goodbye at once, and one
+CAD part per family built by its semantic oracle against an empty submission (renders of the
+built parts in ``runs/demo/cad-parts.png``). Trajectories, screenshots included,
 are recorded under ``runs/demo``; contact sheets are saved as ``runs/demo/final-screens.png``
 (MiniWoB) and ``runs/demo/synth-apps.png`` (the synthesized apps).
 """
@@ -167,6 +170,73 @@ def play_synth(url: str, progress: Progress) -> None:
     app_sheet(shots, RUNS / "synth-apps.png")
 
 
+def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
+    """Dialogues: the competent scripted assistant vs an assistant that leaves at once."""
+    from palaestra.envs.usersim.assistants import ScriptedAssistant
+
+    by_domain: dict[str, list] = {}
+    for task in suites.get_suite("usersim").tasks:
+        by_domain.setdefault(task.setup["domain"], []).append(task)
+    job = progress.add_task("usersim dialogues", total=per_domain * len(by_domain))
+    table = Table(title="User-simulator family through the gateway (WebSocket)")
+    for col in ("domain", "tasks", "competent assistant", "leaves at once", "turns (competent)"):
+        table.add_column(col)
+    for domain, tasks in sorted(by_domain.items()):
+        scores: dict[str, list[float]] = {"competent": [], "early": []}
+        turns = []
+        for task in tasks[:per_domain]:
+            env = RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport="ws")
+            for kind in scores:
+                obs, _ = env.reset(seed=0)
+                policy = ScriptedAssistant(task, kind)
+                reward, steps = 0.0, 0
+                for steps in range(1, task.max_steps + 1):  # noqa: B007
+                    obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
+                    if terminated or truncated:
+                        break
+                scores[kind].append(reward)
+                if kind == "competent":
+                    turns.append(steps)
+            env.close()
+            progress.advance(job)
+        table.add_row(
+            domain,
+            str(len(turns)),
+            f"{np.mean(scores['competent']):.2f}",
+            f"{np.mean(scores['early']):.2f}",
+            f"{np.mean(turns):.1f}",
+        )
+    console.print(table)
+
+
+def play_cad(url: str, progress: Progress) -> None:
+    """One part per CAD family: the semantic oracle vs submitting an empty model."""
+    tasks: dict[str, suites.Task] = {}
+    for task in suites.get_suite("cad-parts").tasks:
+        tasks.setdefault(task.metadata["part_family"], task)
+    job = progress.add_task("CAD parts", total=len(tasks))
+    table = Table(title="CAD family through the gateway: one part per family")
+    for col in ("family", "oracle steps", "oracle score (IoU)", "empty model"):
+        table.add_column(col)
+    shots: dict[str, np.ndarray] = {}
+    for family, task in tasks.items():
+        oracle = list(task.oracle or [])
+        env = RemoteEnv(task=f"cad-parts/{task.id}", base_url=url, transport="ws")
+        obs, _ = env.reset(seed=0)
+        reward, done = 0.0, False
+        for action in oracle if oracle[-1:] == ["submit()"] else [*oracle, "submit()"]:
+            obs, reward, done, *_ = env.step(action)
+        assert done, f"{task.id}: the oracle did not end the episode"
+        shots[family] = obs["views"]
+        env.reset(seed=0)
+        _, empty, *_ = env.step("submit()")
+        env.close()
+        table.add_row(family, str(len(oracle)), f"{reward:.3f}", f"{empty:.3f}")
+        progress.advance(job)
+    console.print(table)
+    app_sheet(shots, RUNS / "cad-parts.png")
+
+
 def app_sheet(shots: dict[str, np.ndarray], path: Path) -> None:
     """The synthesized apps as the agent sees them, scaled to one height, labelled."""
     height = 360
@@ -216,6 +286,8 @@ def main() -> None:
             progress.advance(job)
         console.print(table)
         play_synth(url, progress)
+        play_usersim(url, progress)
+        play_cad(url, progress)
         recorded = sum(len(r["sessions"]) for r in Client(url).runs())
     n = len(tasks) * POOL
     console.print(
@@ -225,7 +297,7 @@ def main() -> None:
     console.print(
         f"{recorded} trajectories with screenshots in {RUNS}/live/ "
         f"(format palaestra.trajectory/1); final screens: {RUNS}/final-screens.png, "
-        f"synthesized apps: {RUNS}/synth-apps.png"
+        f"synthesized apps: {RUNS}/synth-apps.png, CAD parts: {RUNS}/cad-parts.png"
     )
 
 
