@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from gymnasium import spaces
 
@@ -69,6 +69,7 @@ class Episode:
 class UserSimEnv(PalaestraEnv):
     family = "usersim"
     action_set = ACTIONS
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
@@ -178,8 +179,9 @@ class UserSimEnv(PalaestraEnv):
     def state_probe(self) -> DialogueProbe:
         return DialogueProbe(self._episode())
 
-    def render(self) -> Any:
-        return _transcript(self._episode().messages) if self.episode else ""
+    def render(self) -> str:
+        """The transcript so far (``render_mode="ansi"``): a dialogue is read, not looked at."""
+        return _transcript(self.episode.messages) if self.episode else ""
 
     def close(self) -> None:
         if self.episode is not None:
