@@ -8,9 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-
-def default_home() -> Path:
-    return Path(os.environ.get("PALAESTRA_HOME", Path.home() / ".palaestra"))
+from palaestra.paths import home
 
 
 class Settings(BaseModel):
@@ -31,10 +29,10 @@ class Settings(BaseModel):
     create_timeout_s: float = Field(default=120.0, gt=0)
     idle_timeout_s: float = Field(default=900.0, gt=0)
     record: bool = True
-    runs_dir: Path = Field(default_factory=lambda: default_home() / "runs")
+    runs_dir: Path = Field(default_factory=lambda: home() / "runs")
     run_id: str = "live"
     #: where synthesis jobs write suites; put on PALAESTRA_SUITE_PATH for gateway and workers
-    suites_dir: Path = Field(default_factory=lambda: default_home() / "suites")
+    suites_dir: Path = Field(default_factory=lambda: home() / "suites")
     #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)
     synth_jobs: int = Field(default=1, ge=1, le=64)
 

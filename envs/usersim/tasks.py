@@ -8,8 +8,9 @@ assistant, which must learn each value from the simulated user). A task is kept 
 oracle passes three times under three personas, ending at once scores zero, and the verifier
 rejects three mutated end states (a rule broken, nothing said, a database off by one row).
 
-The shipped suite (``usersim``) is generated from fixed seeds and validated when first loaded
-in a process (about a second for all of it); the report is kept on every task.
+The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
+loaded (about 4 s); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the tasks
+and by the code that plays and scores them, and kept on every task.
 """
 
 from __future__ import annotations
@@ -17,13 +18,18 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
+import os
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from palaestra.envs.usersim import world
 from palaestra.envs.usersim.assistants import run
 from palaestra.envs.usersim.domain import same_value
+from palaestra.paths import cache_dir
 from palaestra.tasks import Suite, Task
+from palaestra.verifiers import dialogue
 from palaestra.verifiers.validation import ValidationReport, validate
 
 ENV_ID = "palaestra/usersim-v0"
@@ -123,19 +129,42 @@ def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[M
 @functools.cache
 def suite() -> Suite:
     """Every domain's generated tasks that validate, each with its validation report."""
-    from palaestra.envs.usersim.env import UserSimEnv
-
-    env = UserSimEnv()
-    tasks = []
-    for name in world.domain_names():
-        for task in generate(name):
-            report = validate_task(task, env)
-            if report.validated:
-                tasks.append(task.model_copy(update={"validation": report.to_json()}))
-    env.close()
+    tasks = [task for name in world.domain_names() for task in generate(name)]
+    reports = _reports(tasks)
     return Suite(
         name="usersim",
         description="Customer-service dialogues (airline, retail, train, hotel) with a "
         "simulated user; every task validated by its reference plan",
-        tasks=tasks,
+        tasks=[
+            t.model_copy(update={"validation": reports[t.id]})
+            for t in tasks
+            if reports[t.id]["validated"]
+        ],
     )
+
+
+def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
+    """Validation reports, from the cache when neither the tasks nor the code that plays and
+    scores them (this package, the dialogue verifier) changed since they were made."""
+    digest = hashlib.sha256()
+    for task in tasks:
+        digest.update(task.model_dump_json().encode())
+    sources = [*Path(__file__).parent.rglob("*.py"), Path(dialogue.__file__)]
+    for source in sorted(sources):
+        digest.update(source.read_bytes())
+    cached = cache_dir() / f"usersim-validation-{digest.hexdigest()[:20]}.json"
+    with contextlib.suppress(OSError, ValueError):
+        return json.loads(cached.read_text())
+    from palaestra.envs.usersim.env import UserSimEnv
+
+    env = UserSimEnv()
+    try:
+        reports = {t.id: validate_task(t, env).to_json() for t in tasks}
+    finally:
+        env.close()
+    with contextlib.suppress(OSError):  # a read-only home only costs the next load its time
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(reports))
+        partial.replace(cached)
+    return reports
