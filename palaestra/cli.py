@@ -392,6 +392,7 @@ def usersim_fidelity(
     ] = None,
     llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
     out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Also draw the report as a PNG here")] = None,
 ) -> None:
     """Score the simulated user over scripted assistants: adherence, consistency, invented
     details, premature endings, and each assistant's task success."""
@@ -427,6 +428,8 @@ def usersim_fidelity(
     console.print(table)
     if out is not None:
         out.write_text(json.dumps(report.to_json(), indent=1))
+    if plot is not None:
+        fidelity.plot(report, plot)
 
 
 @bench_app.command("http")
@@ -483,6 +486,16 @@ def bench_cad(
 ) -> None:
     """CAD: step p50 per action kind, IoU, render and reset time; semantic actions vs scripts."""
     from palaestra.bench.cad import main
+
+    main(resets=resets)
+
+
+@bench_app.command("computer")
+def bench_computer(
+    resets: Annotated[int, typer.Option(help="Timed resets (each followed by a few steps)")] = 10,
+) -> None:
+    """Desktop sandbox: reset, GUI and code steps, memory; fresh sandbox vs the reset path."""
+    from palaestra.bench.computer import main
 
     main(resets=resets)
 

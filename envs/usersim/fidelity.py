@@ -23,6 +23,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from palaestra.envs.usersim import acts as A
@@ -178,3 +179,31 @@ def _with_close(messages: list[dict[str, Any]], closed: bool) -> list[dict[str, 
         last_user = max(i for i, m in enumerate(out) if m["role"] == "user")
         out[last_user]["closed"] = True
     return out
+
+
+def plot(report: FidelityReport, path: str | Path) -> None:
+    """A bar per behaviour (higher is better) and per assistant's task success, as a PNG."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    bars = [
+        ("composite behaviour score", report.composite, "#2b6cb0"),
+        ("goal adherence", report.adherence, "#4a90d9"),
+        ("constraint consistency", report.consistency, "#4a90d9"),
+        ("1 - invented-detail rate", 1 - report.invented_rate, "#4a90d9"),
+        ("1 - premature-termination rate", 1 - report.premature_rate, "#4a90d9"),
+    ]
+    for kind, rate in report.success.items():
+        colour = "#2f855a" if kind == "competent" else "#c53030"
+        bars.append((f"task success, {kind} assistant", rate, colour))
+    font = ImageFont.load_default(size=15)
+    label_w, bar_w, row = 270, 360, 30
+    image = Image.new("RGB", (label_w + bar_w + 70, row * len(bars) + 50), "white")
+    draw = ImageDraw.Draw(image)
+    draw.text((10, 10), f"Simulated-user fidelity ({report.episodes} conversations)", "black", font)
+    for i, (label, value, colour) in enumerate(bars):
+        y = 40 + i * row
+        draw.text((10, y + 4), label, "black", font)
+        draw.rectangle((label_w, y + 3, label_w + bar_w, y + row - 5), outline="#cbd5e0")
+        draw.rectangle((label_w, y + 3, label_w + round(bar_w * value), y + row - 5), colour)
+        draw.text((label_w + bar_w + 8, y + 4), f"{value:.3f}", "black", font)
+    image.save(path)

@@ -1,5 +1,6 @@
 """The fidelity harness measures the user from transcripts, and catches a bad user."""
 
+from PIL import Image
 from typer.testing import CliRunner
 
 from palaestra.cli import app
@@ -74,12 +75,26 @@ def test_the_rule_based_user_over_scripted_assistants():
 
 
 def test_fidelity_cli_prints_the_report(tmp_path):
-    out = tmp_path / "fidelity.json"
+    out, png = tmp_path / "fidelity.json", tmp_path / "fidelity.png"
     result = CliRunner().invoke(
         app,
-        ["usersim", "fidelity", "-d", "airline", "--tasks", "4", "--seeds", "1", "--out", str(out)],
+        [
+            "usersim",
+            "fidelity",
+            "-d",
+            "airline",
+            "--tasks",
+            "4",
+            "--seeds",
+            "1",
+            "--out",
+            str(out),
+            "--plot",
+            str(png),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "composite behaviour score" in result.output and out.exists()
+    assert Image.open(png).size[0] > 400
     bad = CliRunner().invoke(app, ["usersim", "fidelity", "-d", "space"])
     assert bad.exit_code != 0 and "unknown domain" in bad.output
