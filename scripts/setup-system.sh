@@ -3,7 +3,10 @@
 # Families add their packages to PACKAGES as they land (chromium, xvfb, ...).
 set -euo pipefail
 
-PACKAGES=(python3-venv chromium chromium-headless-shell fonts-dejavu-core)
+PACKAGES=(
+    python3-venv chromium chromium-headless-shell fonts-dejavu-core  # web, mobile
+    xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils  # computer
+)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

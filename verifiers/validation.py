@@ -9,10 +9,13 @@ says what happened and, when the task is rejected, the first reason.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from palaestra.verifiers.base import DeclarativeVerifier, VerifierResult
@@ -100,3 +103,58 @@ def validate(
     report.validated = True
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+class ValidationRecord:
+    """A suite's last full validation run, kept as JSON beside the suite's code.
+
+    For families whose validation is too slow to run at every load (a desktop, a B-rep kernel),
+    the run is recorded once (:meth:`write`) and the suite lists only the tasks recorded as
+    validated *with the same key*: a task whose data changed since the run (its key, a digest
+    of what it is, differs), or that has no record, is left out until the next run, so an
+    unvalidated task is never emitted.
+    """
+
+    def __init__(self, path: Path, suite: str, key: Callable[[Any], str]) -> None:
+        self.path = path
+        self.suite = suite
+        self.key = key
+
+    def load(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self.path.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def validated(self, tasks: list[Any]) -> list[Any]:
+        """The tasks the record validates, each carrying its report."""
+        reports = self.load().get("tasks", {})
+        out = []
+        for task in tasks:
+            report = reports.get(task.id)
+            if report and report.get("validated") and report.get("key") == self.key(task):
+                out.append(task.model_copy(update={"validation": report}))
+        return out
+
+    def run(self, tasks: list[Any], check: Callable[[Any], ValidationReport]) -> dict[str, Any]:
+        """Validate ``tasks`` with ``check``; the report :meth:`write` records."""
+        started = time.perf_counter()
+        reports = {t.id: {**check(t).to_json(), "key": self.key(t)} for t in tasks}
+        ok = sum(1 for r in reports.values() if r["validated"])
+        return {
+            "suite": self.suite,
+            "total": len(tasks),
+            "validated": ok,
+            "dropped": len(tasks) - ok,
+            "seconds": round(time.perf_counter() - started, 1),
+            "tasks": reports,
+        }
+
+    def write(self, report: dict[str, Any]) -> dict[str, Any]:
+        self.path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        return report
+
+
+def digest(data: Any) -> str:
+    """A stable key for JSON-able data (what a task is, for :class:`ValidationRecord`)."""
+    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()

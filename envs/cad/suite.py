@@ -8,15 +8,12 @@ script is produced by our own generator from numbers, never taken from task data
 no sandbox; ``target_actions`` are replayed as semantic actions.
 
 Only tasks that passed execution validation are emitted (``validation.json`` next to this
-file records the last full run, written by :func:`write_validation`); a task without a record
-is emitted with ``validation: None`` only when no record file exists at all.
+file records the last full run, written by :func:`write_validation`; see
+:class:`~palaestra.verifiers.validation.ValidationRecord`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -25,13 +22,17 @@ import numpy as np
 from build123d import Shape
 
 from palaestra.tasks import Task
+from palaestra.verifiers.validation import ValidationRecord, ValidationReport, digest
 
 from .families import FAMILIES
 
 SUITE = "cad-parts"
 PER_FAMILY = 20
 ENV_ID = "palaestra/cad-v0"
-VALIDATION_FILE = Path(__file__).with_name("validation.json")
+#: the last full validation run; a task is keyed by its setup (what the target is)
+RECORD = ValidationRecord(
+    Path(__file__).with_name("validation.json"), SUITE, lambda task: digest(task.setup)
+)
 _TARGETS: OrderedDict[str, Shape] = OrderedDict()
 _CACHE_SIZE = 64
 
@@ -89,13 +90,9 @@ def script_for(task: Task) -> str:
     return fam.script(task.setup["params"])
 
 
-def _key(setup: dict[str, Any]) -> str:
-    return hashlib.sha1(json.dumps(setup, sort_keys=True).encode()).hexdigest()
-
-
 def build_target(setup: dict[str, Any]) -> Shape:
     """The target solid of a task's setup (cached per worker)."""
-    key = _key(setup)
+    key = digest(setup)
     if key in _TARGETS:
         _TARGETS.move_to_end(key)
         return _TARGETS[key]
@@ -121,52 +118,22 @@ def build_target(setup: dict[str, Any]) -> Shape:
     return shape
 
 
-def load_validation() -> dict[str, Any] | None:
-    try:
-        return json.loads(VALIDATION_FILE.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def load_suite() -> list[Task]:
-    """The registered loader: validated tasks only (a task whose setup changed since the
-    recorded run, or that has no record, is left out until ``write_validation()`` runs again)."""
-    record = load_validation() or {}
-    tasks = all_tasks()
-    out = []
-    reports = record.get("tasks", {})
-    for task in tasks:
-        rep = reports.get(task.id)
-        if rep and rep.get("validated") and rep.get("key") == _key(task.setup):
-            out.append(task.model_copy(update={"validation": rep}))
-    return out
+    """The registered loader: the tasks the recorded run validated (see ValidationRecord)."""
+    return RECORD.validated(all_tasks())
 
 
-def validate_task(task: Task, repeats: int = 2) -> dict[str, Any]:
+def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
     from palaestra.envs.cad.oracle import validate_cad_task
 
-    report = validate_cad_task(task, repeats=repeats).to_json()
-    report["key"] = _key(task.setup)
-    return report
+    return validate_cad_task(task, repeats=repeats)
 
 
 def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[str, Any]:
     """Execution-validate tasks (all of the suite by default); no CLI, callable from tests."""
-    tasks = all_tasks() if tasks is None else tasks
-    started = time.perf_counter()
-    reports = {t.id: validate_task(t, repeats) for t in tasks}
-    ok = sum(1 for r in reports.values() if r["validated"])
-    return {
-        "suite": SUITE,
-        "total": len(tasks),
-        "validated": ok,
-        "dropped": len(tasks) - ok,
-        "seconds": round(time.perf_counter() - started, 1),
-        "tasks": reports,
-    }
+    chosen = all_tasks() if tasks is None else tasks
+    return RECORD.run(chosen, lambda t: validate_task(t, repeats))
 
 
 def write_validation() -> dict[str, Any]:
-    result = validate_suite()
-    VALIDATION_FILE.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
-    return result
+    return RECORD.write(validate_suite())

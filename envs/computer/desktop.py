@@ -1,0 +1,75 @@
+"""The desktop inside the sandbox: the template home, the window manager and the apps.
+
+Decisions:
+
+- Apps come from Debian: ``xterm`` (terminal), ``mousepad`` (text editor), ``gnumeric``
+  (spreadsheet), under ``openbox``. They start in well under a second each; a file manager
+  (pcmanfm) was tried and left out because it exits at once without a session bus.
+- The window manager runs *inside* the sandbox, as the session's user: its menus can start
+  programs, and a WM on the host would be a way out.
+- Openbox maximizes every window and has one desktop, so a given task looks the same on every
+  reset and GUI oracles can click fixed coordinates.
+- A reset is ready when the WM answers EWMH, every app the task asked for has a window, and two
+  screenshots in a row agree.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from palaestra.envs.computer.gui import Gui
+from palaestra.envs.computer.sandbox import Sandbox
+from palaestra.errors import EnvCrashed
+
+#: app name -> (argv, window class)
+APPS: dict[str, tuple[list[str], str]] = {
+    "terminal": (["xterm", "-fa", "DejaVu Sans Mono", "-fs", "11"], "XTerm"),
+    "editor": (["mousepad"], "Mousepad"),
+    "spreadsheet": (["gnumeric", "--no-splash"], "Gnumeric"),
+}
+READY_TIMEOUT_S = 10.0
+
+RC_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<openbox_config xmlns="http://openbox.org/3.4/rc">
+  <focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>
+  <placement><policy>Smart</policy></placement>
+  <desktops><number>1</number></desktops>
+  <applications>
+    <application class="*"><maximized>true</maximized><focus>yes</focus></application>
+  </applications>
+  <mouse><context name="Root"></context></mouse>
+</openbox_config>
+"""
+
+
+def build_template(home: Path) -> None:
+    """The home every episode starts from (before the task's own files)."""
+    for folder in ("Desktop", "Documents", "Downloads", ".config/openbox"):
+        (home / folder).mkdir(parents=True, exist_ok=True)
+    (home / ".config/openbox/rc.xml").write_text(RC_XML)
+    (home / ".bashrc").write_text("PS1='user@sandbox:\\w$ '\n")
+
+
+def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:
+    """Window manager, then the task's apps (``[name, *args]``), each waited for."""
+    sandbox.launch(["openbox", "--config-file", "/home/user/.config/openbox/rc.xml"])
+    env = gui.display.env()
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while subprocess.run(["wmctrl", "-m"], env=env, capture_output=True).returncode != 0:
+        if time.monotonic() > deadline or not sandbox.alive():
+            raise EnvCrashed("the window manager (openbox) did not start")
+        gui.check_alive()
+        time.sleep(0.01)
+    for app in apps:
+        name, *args = app
+        if name not in APPS:
+            raise ValueError(f"unknown app {name!r}; this desktop has {sorted(APPS)}")
+        argv, klass = APPS[name]
+        before = sum(w["class"] == klass for w in gui.windows())
+        sandbox.launch([*argv, *args])
+        while sum(w["class"] == klass for w in gui.windows()) <= before:
+            if time.monotonic() > deadline:
+                raise EnvCrashed(f"the app {name!r} did not open a window")
+            time.sleep(0.02)

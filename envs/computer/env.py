@@ -1,0 +1,282 @@
+"""``palaestra/computer-v0``: a Linux desktop and a shell in one sandbox, one action space.
+
+Decisions:
+
+- Per session: one Xvfb (kept across resets), one sandbox per episode (see ``sandbox.py``),
+  openbox and the task's apps inside it. Reset = kill the sandbox, restore the home from the
+  template, write the task's files, start the sandbox, WM and apps, wait until the screen is
+  still. A dead X server is restarted on reset; a step against it raises ``EnvCrashed``.
+- Observation: ``screenshot`` (H x W x 3 uint8), ``windows`` (JSON list: title, class,
+  geometry, focus), ``last_output`` (JSON of the last code action: stdout, stderr, exit code,
+  timed out), ``cwd`` of the shell, ``goal`` and ``last_action_error``.
+- After a GUI action the env waits ``settle_ms`` (default 50) before the screenshot, so the app
+  has repainted; code actions wait for the code, not for the screen.
+- A task's ``setup``: ``files`` {path: text}, ``dirs`` [path], ``modes`` {path: "755"},
+  ``commands`` [shell run in the sandbox before the episode], ``apps`` [[name, *args]] from
+  ``desktop.APPS``, ``cwd``. Paths are relative to the home.
+- ``done`` and ``fail`` end the episode; which one was called is part of the verifier's state
+  (``agent_status``), so infeasible tasks (OSWorld's ``infeasible``) can be scored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+import palaestra.verifiers.files  # noqa: F401  (registers the file/command/window check kinds)
+from palaestra.actions import Action
+from palaestra.envs.base import PalaestraEnv
+from palaestra.envs.computer import desktop
+from palaestra.envs.computer.actions import COMPUTER_ACTIONS, parse_pyautogui, translate
+from palaestra.envs.computer.code import CodeResult, CodeRunner
+from palaestra.envs.computer.display import Display
+from palaestra.envs.computer.gui import Gui, combo, key_name
+from palaestra.envs.computer.sandbox import HOME, Limits, Sandbox, chown_tree
+from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
+from palaestra.spaces import FreeText
+from palaestra.tasks import Task
+from palaestra.verifiers.files import ComputerProbe
+
+MAX_TEXT = 40_000
+GUI_ACTIONS = {
+    "click",
+    "double_click",
+    "right_click",
+    "move",
+    "drag",
+    "scroll",
+    "mouse_down",
+    "mouse_up",
+    "type_text",
+    "key",
+    "key_down",
+    "key_up",
+    "pyautogui",
+}
+
+
+class ComputerEnv(PalaestraEnv):
+    family = "computer"
+    action_set = COMPUTER_ACTIONS
+
+    def __init__(
+        self,
+        task: Any = None,
+        *,
+        width: int = 1024,
+        height: int = 768,
+        settle_ms: float = 50.0,
+        limits: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(task, **kwargs)
+        if not (320 <= width <= 3840 and 240 <= height <= 2160):
+            raise TypeError("width must be in 320..3840 and height in 240..2160")
+        self.width, self.height = int(width), int(height)
+        self.observation_space = spaces.Dict(
+            {
+                "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
+                "windows": FreeText(200_000),
+                "last_output": FreeText(MAX_TEXT * 3),
+                "cwd": FreeText(4096),
+                "goal": FreeText(MAX_TEXT),
+                "last_action_error": FreeText(2000),
+            }
+        )
+        self.display = Display(self.width, self.height)
+        self.sandbox = Sandbox(Limits(**(limits or {})))
+        self.sandbox.set_template(desktop.build_template)
+        self.gui = Gui(self.display, settle_ms / 1000.0)
+        self.code = CodeRunner(self.sandbox)
+        self._last_output: dict[str, Any] = {}
+        self.agent_status: str | None = None
+        self._closed = False
+
+    # ----- hooks -----------------------------------------------------------------------------
+    def _setup(self, task: Task | None) -> None:
+        if self._closed:
+            raise EnvCrashed("this env is closed")
+        self.sandbox.stop()
+        if not self.display.alive():
+            self.display.stop()
+            self.display.start()
+        setup = dict(task.setup) if task else {}
+        self.sandbox.restore_home()
+        _write_setup(self.sandbox.home, setup, self.sandbox.uid)
+        self.sandbox.start(self.display)
+        self.code.reset()
+        self._last_output = {}
+        self.agent_status = None
+        self.gui.release_all()
+        for cmd in setup.get("commands", []):
+            result = self.code.shell(cmd, 20.0)
+            if result.exit_code != 0:
+                raise InvalidRequest(
+                    f"the task's setup command {cmd[:80]!r} failed: {result.stderr[:300]}",
+                    field="task.setup",
+                )
+        self.code.reset()
+        if setup.get("cwd"):
+            self.code.cwd = f"{HOME}/{setup['cwd']}".rstrip("/")
+        apps = setup.get("apps", [] if task else [["terminal"]])
+        desktop.start_desktop(self.sandbox, self.gui, [list(a) for a in apps])
+        for action in setup.get("gui", []):
+            self._apply(self.action_set.parse(translate(action)))
+        self._screen: np.ndarray | None = self.gui.stable_screenshot()
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        try:
+            action = translate(action)
+        except ActionError as exc:
+            action = {"name": "pyautogui", "args": {"code": f"# {exc.detail}"}}
+            self._pending_error = exc.detail
+        return super().step(action)
+
+    def _apply(self, action: Action) -> bool:
+        self._screen = None
+        pending = getattr(self, "_pending_error", "")
+        if pending:
+            self._pending_error = ""
+            raise ActionError(pending)
+        if not self.sandbox.alive():
+            self.gui.check_alive()
+            raise EnvCrashed("the session's sandbox died; reset the session")
+        name, a = action.name, action.args
+        if name == "pyautogui":
+            steps = [self.action_set.parse(s) for s in parse_pyautogui(a["code"])]
+            for s in steps:  # check everything before doing anything
+                self._check(s)
+            ended = False
+            for s in steps:
+                ended = self._do(s) or ended
+                if ended:
+                    break
+            if any(s.name in GUI_ACTIONS for s in steps):
+                self.gui.settle()
+            return ended
+        self._check(action)
+        ended = self._do(action)
+        if name in GUI_ACTIONS:
+            self.gui.settle()
+        return ended
+
+    def _check(self, action: Action) -> None:
+        """Agent mistakes found before acting, so a rejected action changes nothing."""
+        a = action.args
+        for kx, ky in (("x", "y"), ("x1", "y1"), ("x2", "y2")):
+            if a.get(kx) is not None and a.get(ky) is not None:
+                self.gui.on_screen(action.name, a[kx], a[ky])
+            elif (a.get(kx) is None) != (a.get(ky) is None):
+                raise ActionError(f"{action.name}: give both {kx} and {ky}, or neither")
+        if action.name == "key":
+            combo(a["combo"])
+        if action.name in ("key_down", "key_up"):
+            key_name(a["key"])
+
+    def _do(self, action: Action) -> bool:
+        g, a, name = self.gui, action.args, action.name
+        if name in ("click", "double_click", "right_click"):
+            button = "right" if name == "right_click" else a.get("button", "left")
+            g.click(a.get("x"), a.get("y"), button, 2 if name == "double_click" else 1)
+        elif name == "move":
+            g.move(a["x"], a["y"])
+        elif name == "drag":
+            x1, y1 = a.get("x1"), a.get("y1")
+            if x1 is None:
+                loc = dict(p.split(":") for p in g.xdotool("getmouselocation").split()[:2])
+                x1, y1 = int(loc["x"]), int(loc["y"])
+            g.drag(x1, y1, a["x2"], a["y2"], a.get("button", "left"))
+        elif name == "scroll":
+            g.scroll(a.get("x"), a.get("y"), a["dy"], a["dx"])
+        elif name in ("mouse_down", "mouse_up"):
+            g.button(a["button"], name == "mouse_down")
+        elif name == "type_text":
+            g.type_text(a["text"])
+        elif name == "key":
+            g.key(combo(a["combo"]))
+        elif name in ("key_down", "key_up"):
+            g.key([key_name(a["key"])], "keydown" if name == "key_down" else "keyup")
+        elif name == "run_shell":
+            self._output(self.code.shell(a["cmd"], a["timeout"]))
+        elif name == "run_python":
+            self._output(self.code.python(a["code"], a["timeout"]))
+        elif name == "write_file":
+            result = self.code.write_file(a["path"], a["content"])
+            self._output(result)
+            if result.exit_code != 0:
+                raise ActionError(f"write_file: {result.stderr.strip()[:500]}")
+        elif name == "wait":
+            time.sleep(a["seconds"])
+        elif name == "done":
+            self.agent_status = "done"
+            return True
+        elif name == "fail":
+            self.agent_status = "fail"
+            self._last_output = {"action": "fail", "reason": a.get("reason", "")}
+            return True
+        return False
+
+    def _output(self, result: CodeResult) -> None:
+        self._last_output = result.to_json()
+
+    def _observe(self) -> dict[str, Any]:
+        screen = self._screen if self._screen is not None else self.gui.screenshot()
+        self._screen = screen
+        goal = self.task.instruction if self.task else ""
+        return {
+            "screenshot": screen,
+            "windows": json.dumps(self.gui.windows()),
+            "last_output": json.dumps(self._last_output)[: MAX_TEXT * 3],
+            "cwd": self.code.cwd[:4096],
+            "goal": goal[:MAX_TEXT],
+        }
+
+    def state_probe(self) -> ComputerProbe:
+        return ComputerProbe(
+            self.sandbox.home, self.sandbox.uid, self.gui, self.agent_status, self._last_output
+        )
+
+    def render(self) -> np.ndarray:  # type: ignore[override]
+        return self.gui.screenshot()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.sandbox.close()
+            self.display.stop()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
+
+
+def _write_setup(home: Path, setup: dict[str, Any], uid: int) -> None:
+    """The task's files, written from the host into the fresh home (before the sandbox runs,
+    so no agent symlink can redirect them), then handed to the session's user."""
+    for rel in setup.get("dirs", []):
+        _inside(home, rel).mkdir(parents=True, exist_ok=True)
+    for rel, content in setup.get("files", {}).items():
+        path = _inside(home, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+    chown_tree(home, uid)
+    for rel, mode in setup.get("modes", {}).items():
+        _inside(home, rel).chmod(int(str(mode), 8))
+    for rel, stamp in setup.get("mtimes", {}).items():
+        path = _inside(home, rel)
+        subprocess.run(["touch", "-h", "-d", str(stamp), str(path)], check=True)
+
+
+def _inside(home: Path, rel: str) -> Path:
+    rel = rel.removeprefix(HOME + "/").removeprefix("~/")
+    path = (home / rel).resolve()
+    if not path.is_relative_to(home.resolve()):
+        raise InvalidRequest(f"the task's setup path {rel!r} leaves the home", field="task")
+    return path

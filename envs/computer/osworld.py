@@ -1,0 +1,254 @@
+"""A loader for OSWorld's task JSON (instruction, config steps, evaluator getter/metric/expected).
+
+It converts what this desktop can run and reports the rest with a reason: :func:`report` is the
+CLI-free answer to "which of these tasks run here, and why not the others".
+
+Decisions:
+
+- Config ``execute``/``command`` steps: a ``python -c "import pyautogui; ..."`` step becomes GUI
+  actions (parsed, never executed; coordinates scaled from OSWorld's 1920x1080 screen to ours);
+  a shell step runs in the sandbox as the user, with OSWorld's ``echo password | sudo -S`` and
+  ``sudo`` prefixes removed (the sandbox user owns its home, which is all these steps touch).
+  ``sleep`` is dropped (a reset waits until the screen is still). ``download`` cannot work with
+  no network and makes a task unsupported, as does any step needing package installation,
+  GNOME services, audio, systemd or root.
+- Evaluators: ``exact_match`` and ``check_include_exclude`` over ``vm_command_line`` become
+  ``command_output`` checks (run by the verifier in a fresh read-only sandbox); ``infeasible``
+  becomes ``agent_status == "fail"``. ``vm_terminal_output`` (GNOME Terminal's text through the
+  accessibility tree), other metrics, and empty evaluators are reported as unsupported.
+- For an infeasible task the config only sets the scene: steps that cannot run are skipped
+  rather than rejecting the task, since only the agent's refusal is scored.
+- OSWorld tasks have no oracles; ``osworld_oracles.json`` beside this file holds ours, keyed by
+  task id, for the tasks that run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from palaestra.envs.computer.actions import parse_pyautogui
+from palaestra.errors import ActionError
+from palaestra.tasks import Task
+
+ENV_ID = "palaestra/computer-v0"
+ORACLES = Path(__file__).with_name("osworld_oracles.json")
+OSWORLD_SCREEN = (1920, 1080)
+SCREEN = (1024, 768)
+#: commands a step may use that this desktop cannot offer, and why
+_NEEDS = {
+    "apt-get": "installs packages (needs the network and root)",
+    "apt": "installs packages (needs the network and root)",
+    "aptget": "installs packages (needs the network and root)",
+    "pip": "installs packages (needs the network)",
+    "dpkg": "checks installed Debian packages (package management needs root)",
+    "gsettings": "reads GNOME settings (gsettings/dconf), which this desktop does not have",
+    "pactl": "needs an audio server (PulseAudio)",
+    "pulseaudio": "needs an audio server (PulseAudio)",
+    "timedatectl": "needs systemd (timedatectl)",
+    "gio": "uses GNOME's GIO trash",
+    "loginctl": "needs systemd-logind",
+    "chsh": "changes the login shell (needs root)",
+    "su": "switches users (needs root)",
+    "curl": "needs the network",
+    "wget": "needs the network",
+}
+_SUDO = re.compile(r"echo\s+'?password'?\s*\|\s*sudo\s+-S\s+|\bsudo\s+(-S\s+)?")
+_OUTSIDE = re.compile(r"(?<![\w~.$/-])(/(?!home/user\b|dev/null\b|tmp\b|usr/|bin/|etc/)[\w.-]+)")
+
+
+@dataclass
+class Conversion:
+    task_id: str
+    task: Task | None = None
+    reasons: list[str] = field(default_factory=list)
+
+
+def default_dir() -> Path | None:
+    """``PALAESTRA_OSWORLD_DIR``, else the shared folder beside the repo or at /work/shared."""
+    repo = Path(__file__).resolve().parents[2]
+    candidates = [os.environ.get("PALAESTRA_OSWORLD_DIR", "")]
+    candidates += [
+        str(repo.parent / "shared/osworld/examples/os"),
+        "/work/shared/osworld/examples/os",
+    ]
+    for c in candidates:
+        if c and Path(c).is_dir():
+            return Path(c)
+    return None
+
+
+def _commands_needing(text: str) -> list[str]:
+    words = set(re.findall(r"(?:^|[\s;|&(`$])([a-z][\w.-]*)", text))
+    return [f"`{w}` {_NEEDS[w]}" for w in sorted(words) if w in _NEEDS]
+
+
+def _shell(step: dict[str, Any]) -> str | list[str] | None:
+    params = step.get("parameters") or {}
+    cmd = params.get("command")
+    if isinstance(cmd, list) and len(cmd) >= 3 and cmd[0].startswith("python") and cmd[1] == "-c":
+        return cmd  # a pyautogui script
+    if isinstance(cmd, list):
+        return " ".join(cmd)
+    return cmd
+
+
+def _scale(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    sx, sy = SCREEN[0] / OSWORLD_SCREEN[0], SCREEN[1] / OSWORLD_SCREEN[1]
+    for a in actions:
+        for kx, ky in (("x", "y"), ("x2", "y2")):
+            if kx in a["args"]:
+                a["args"][kx] = min(int(a["args"][kx] * sx), SCREEN[0] - 1)
+                a["args"][ky] = min(int(a["args"][ky] * sy), SCREEN[1] - 1)
+    return actions
+
+
+def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conversion:
+    tid = str(data.get("id", "?"))
+    out = Conversion(tid)
+    ev = data.get("evaluator") or {}
+    func = ev.get("func")
+    infeasible = func == "infeasible"
+    setup: dict[str, Any] = {"apps": [], "commands": [], "gui": []}
+    skipped: list[str] = []
+
+    def problem(reason: str) -> None:
+        (skipped if infeasible else out.reasons).append(reason)
+
+    for step in data.get("config") or []:
+        kind = step.get("type")
+        if kind == "sleep":
+            continue
+        if kind == "download":
+            urls = [f.get("url", "") for f in (step.get("parameters") or {}).get("files", [])]
+            host = re.sub(r"^https?://([^/]+).*", r"\1", urls[0]) if urls else "?"
+            problem(f"config downloads files from {host}: no network in the sandbox")
+        elif kind in ("execute", "command"):
+            cmd = _shell(step)
+            if isinstance(cmd, list):
+                try:
+                    setup["gui"] += _scale(parse_pyautogui(cmd[2]))
+                except ActionError as exc:
+                    problem(f"config script is not plain pyautogui: {exc.detail}")
+                continue
+            text = _SUDO.sub("", str(cmd or ""))
+            needs = _commands_needing(text)
+            if needs:
+                problem("config " + "; ".join(needs))
+            else:
+                setup["commands"].append(text)
+        else:
+            problem(f"config step {kind!r} is not supported")
+
+    verifier: dict[str, Any] | None = None
+    if not func:
+        out.reasons.append("no evaluator (func is empty): the task cannot be scored")
+    elif infeasible:
+        verifier = {"kind": "all", "checks": [{"kind": "agent_status", "status": "fail"}]}
+    elif isinstance(func, list):
+        out.reasons.append("evaluators with several metrics are not supported")
+    else:
+        for step in ev.get("postconfig") or []:
+            if step.get("type") != "sleep":
+                out.reasons.append(
+                    f"evaluator postconfig step {step.get('type')!r} "
+                    + (
+                        "downloads its checker (no network)"
+                        if step.get("type") == "download"
+                        else "drives GNOME Terminal before scoring"
+                    )
+                )
+                break
+        result = ev.get("result") or {}
+        rules = (ev.get("expected") or {}).get("rules") or {}
+        if result.get("type") == "vm_terminal_output":
+            out.reasons.append(
+                "evaluator reads the terminal's text (vm_terminal_output, GNOME's accessibility "
+                "tree), which this desktop does not expose"
+            )
+        elif result.get("type") != "vm_command_line":
+            out.reasons.append(f"evaluator getter {result.get('type')!r} is not supported")
+        elif func not in ("exact_match", "check_include_exclude"):
+            out.reasons.append(f"evaluator metric {func!r} is not implemented")
+        else:
+            command = str(result.get("command", ""))
+            needs = _commands_needing(command)
+            outside = _OUTSIDE.findall(command)
+            if needs:
+                out.reasons.append("evaluator " + "; ".join(needs))
+            elif outside:
+                out.reasons.append(
+                    f"evaluator checks {outside[0]}, outside the home: the sandbox's system is "
+                    "read-only and there is no root"
+                )
+            elif func == "exact_match":
+                verifier = _check(command, equals=rules.get("expected", ""), strip=False)
+            else:
+                verifier = _check(
+                    command,
+                    contains=rules.get("include", []),
+                    not_contains=rules.get("exclude", []),
+                )
+    if out.reasons or verifier is None:
+        return out
+    oracle = (oracles or {}).get(tid)
+    out.task = Task(
+        id=tid,
+        family="computer",
+        env=ENV_ID,
+        instruction=str(data.get("instruction", "")),
+        setup={k: v for k, v in setup.items() if v},
+        verifier=verifier,
+        max_steps=30,
+        metadata={
+            "source": "OSWorld (xlang-ai, Apache-2.0)",
+            "domain": data.get("snapshot", "os"),
+            "related_apps": data.get("related_apps", []),
+            "skipped_config": skipped,
+            "tags": ["computer", "osworld"] + (["infeasible"] if infeasible else []),
+        },
+        oracle=oracle,
+    )
+    return out
+
+
+def _check(command: str, **how: Any) -> dict[str, Any]:
+    return {"kind": "all", "checks": [{"kind": "command_output", "command": command, **how}]}
+
+
+def load_dir(folder: Path | None = None) -> list[Conversion]:
+    folder = folder or default_dir()
+    if folder is None:
+        return []
+    oracles = json.loads(ORACLES.read_text()) if ORACLES.exists() else {}
+    return [convert(json.loads(p.read_text()), oracles) for p in sorted(folder.glob("*.json"))]
+
+
+def report(folder: Path | None = None) -> dict[str, Any]:
+    """Which tasks run here and, for the others, why not."""
+    conv = load_dir(folder)
+    return {
+        "total": len(conv),
+        "runnable": [c.task_id for c in conv if c.task is not None],
+        "unsupported": {c.task_id: "; ".join(c.reasons) for c in conv if c.task is None},
+    }
+
+
+def load_suite() -> list[Task]:
+    return [c.task for c in load_dir() if c.task is not None]
+
+
+def main() -> None:
+    """``python -m palaestra.envs.computer.osworld``: print the report."""
+    rep = report()
+    print(f"{len(rep['runnable'])} of {rep['total']} OSWorld tasks run on this desktop")
+    for tid, reason in rep["unsupported"].items():
+        print(f"- {tid}: {reason}")
+
+
+if __name__ == "__main__":
+    main()
