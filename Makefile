@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS := dev,bench,web,synth,mobile,cad
+EXTRAS := dev,bench,web,synth,mobile,cad,ray
 
 .PHONY: setup demo serve test lint bench clean
 
@@ -37,6 +37,8 @@ bench: setup
 	$(VENV)/bin/palaestra bench mobile
 	$(VENV)/bin/palaestra bench cad
 	$(VENV)/bin/palaestra bench usersim
+	$(VENV)/bin/palaestra bench computer
+	$(VENV)/bin/palaestra bench scale
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -36,7 +36,13 @@ def serve(
     workers: Annotated[
         int | None, typer.Option(help="Worker processes hosting env sessions [default: 2]")
     ] = None,
-    backend: Annotated[str, typer.Option(help="Worker backend: local")] = "local",
+    backend: Annotated[
+        str | None, typer.Option(help="Worker backend: local or ray [default: local]")
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="Ray backend: the cluster's address (host:port); none starts one here"),
+    ] = None,
     api_key: Annotated[
         list[str] | None, typer.Option(help="API key allowed to use the gateway (repeatable)")
     ] = None,
@@ -51,14 +57,23 @@ def serve(
     from palaestra.server.runner import serve as run
     from palaestra.server.settings import Settings
 
-    if backend != "local":
-        raise typer.BadParameter("only the 'local' backend exists so far", param_hint="--backend")
+    if backend not in (None, "local", "ray"):
+        raise typer.BadParameter(
+            f"unknown backend {backend!r}: 'local' or 'ray'", param_hint="--backend"
+        )
     values: dict[str, object] = {}
     if config is not None:
         import yaml
 
         values.update(yaml.safe_load(config.read_text()) or {})
-    given = {"host": host, "port": port, "workers": workers, "runs_dir": runs_dir}
+    given = {
+        "host": host,
+        "port": port,
+        "workers": workers,
+        "runs_dir": runs_dir,
+        "backend": backend,
+        "ray_address": ray_address,
+    }
     values.update({k: v for k, v in given.items() if v is not None})
     if api_key:
         values["api_keys"] = api_key
@@ -498,6 +513,17 @@ def bench_computer(
     from palaestra.bench.computer import main
 
     main(resets=resets)
+
+
+@bench_app.command("scale")
+def bench_scale(
+    starts: Annotated[int, typer.Option(help="Timed session starts per backend")] = 20,
+    steps: Annotated[int, typer.Option(help="Timed steps per backend")] = 500,
+) -> None:
+    """Backends side by side: local worker processes vs Ray actors on a two-node cluster."""
+    from palaestra.bench.scale import main
+
+    main(starts=starts, steps=steps)
 
 
 @bench_app.command("usersim")

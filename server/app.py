@@ -123,12 +123,28 @@ def _field_errors(exc: RequestValidationError) -> InvalidRequest:
     return InvalidRequest(f"invalid request: {summary}", field=first, errors=errors)
 
 
+def make_backend(settings: Settings) -> Backend:
+    """The worker backend the settings name (Ray is imported only when asked for)."""
+    if settings.backend == "ray":
+        from palaestra.workers.ray import RayBackend
+
+        return RayBackend(
+            settings.ray_address,
+            settings.ray_placement,
+            settings.ray_worker_cpus,
+            settings.ray_worker_memory_mb,
+            settings.ray_worker_resources,
+            settings.ray_node_ip,
+        )
+    from palaestra.workers.local import LocalBackend
+
+    return LocalBackend()
+
+
 def create_app(settings: Settings | None = None, backend: Backend | None = None) -> FastAPI:
     settings = settings or Settings.from_env()
     if backend is None:
-        from palaestra.workers.local import LocalBackend
-
-        backend = LocalBackend()
+        backend = make_backend(settings)
     metrics = Metrics()
     manager = SessionManager(settings, backend, metrics)
     pools = PoolManager(manager)

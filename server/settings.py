@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +17,17 @@ class Settings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = 8000
-    backend: str = "local"
+    backend: Literal["local", "ray"] = "local"
+    #: Ray backend: the cluster to join (``host:port``, or None to start one on this machine)
+    ray_address: str | None = None
+    #: Ray backend: ``spread`` puts workers on different nodes first, ``pack`` fills nodes
+    ray_placement: Literal["spread", "pack"] = "spread"
+    #: Ray backend: what each worker actor asks of its node
+    ray_worker_cpus: float = Field(default=1.0, ge=0)
+    ray_worker_memory_mb: int | None = Field(default=None, ge=1)
+    ray_worker_resources: dict[str, float] = Field(default_factory=dict)
+    #: Ray backend: the address this gateway's Ray driver announces (loopback on one machine)
+    ray_node_ip: str = "127.0.0.1"
     workers: int = Field(default=2, ge=1, le=256)
     #: API keys; empty means no authentication, which is only allowed on loopback
     api_keys: list[str] = Field(default_factory=list)

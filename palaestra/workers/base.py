@@ -19,6 +19,8 @@ from typing import Any
 from palaestra.errors import PalaestraError, StepTimeout, WorkerCrashed, from_problem
 from palaestra.workers.protocol import pack, read_frame
 
+REPLACE_ATTEMPTS = 8
+
 
 class Worker(abc.ABC):
     """One process (or container, or actor) hosting many env sessions."""
@@ -235,9 +237,18 @@ class Backend(abc.ABC):
             asyncio.get_running_loop().create_task(self._replace(index, worker))
 
     async def _replace(self, index: int, dead: Worker) -> None:
+        """Start a worker in the dead one's place, retrying with a growing pause while the
+        start fails (a cluster may still be placing work on the node that just went away)."""
         await dead.stop()
         self.restarts += 1
-        replacement = await self._spawn(index)
+        for attempt in range(REPLACE_ATTEMPTS):
+            try:
+                replacement = await self._spawn(index)
+                break
+            except WorkerCrashed:
+                await asyncio.sleep(min(0.5 * 2**attempt, 10.0))
+        else:
+            return  # the slot stays dead; sessions go to the other workers
         if index < len(self.workers) and self.workers[index] is dead:
             self.workers[index] = replacement
         else:

@@ -128,6 +128,22 @@ class HostedSession:
             self.env.close()
 
 
+def reply(worker: str, op: str, work: Any) -> dict[str, Any]:
+    """Run one request; its protocol reply. Errors become problems: a PalaestraError as it is,
+    anything else (a bug in a family's constructor, say) as EnvCrashed naming the worker."""
+    try:
+        return {"ok": True, "result": work()}
+    except PalaestraError as exc:
+        return {"ok": False, "error": exc.to_problem()}
+    except Exception as exc:
+        err = EnvCrashed(
+            f"worker {worker} failed on {op}: {type(exc).__name__}: {exc}",
+            worker=worker,
+            trace=traceback.format_exc(limit=6),
+        )
+        return {"ok": False, "error": err.to_problem()}
+
+
 class WorkerHost:
     def __init__(self, name: str) -> None:
         self.name = name
@@ -142,48 +158,48 @@ class WorkerHost:
             while True:
                 msg = recv_frame(conn)
                 op = msg.get("op")
-                try:
+                if op == "close":
+                    send_frame(conn, {"ok": True, "result": {}})
+                    break
+                if op == "hello":
+                    control = True
+
+                def work(msg: dict[str, Any] = msg, op: Any = op) -> Any:
+                    nonlocal session
                     if op == "hello":
-                        control = True
-                        result: Any = {"name": self.name, "pid": os.getpid()}
-                    elif op == "ping":
-                        result = {"name": self.name, "sessions": len(self.sessions)}
-                    elif op == "make":
+                        return {"name": self.name, "pid": os.getpid()}
+                    if op == "ping":
+                        return {"name": self.name, "sessions": len(self.sessions)}
+                    if op == "make":
                         if session is not None:
                             raise InvalidRequest("this connection already hosts a session")
-                        session = HostedSession(self.name, msg)
-                        with self._lock:
-                            self.sessions[session.sid] = session
-                        result = session.describe()
-                    elif op == "close":
-                        send_frame(conn, {"ok": True, "result": {}})
-                        break
-                    elif session is None:
+                        session = self.open(msg)
+                        return session.describe()
+                    if session is None:
                         raise InvalidRequest(f"{op!r} before 'make' on this connection")
-                    else:
-                        result = session.run(str(op), msg)
-                    reply = {"ok": True, "result": result}
-                except PalaestraError as exc:
-                    reply = {"ok": False, "error": exc.to_problem()}
-                except Exception as exc:  # a bug in a family's constructor, say
-                    err = EnvCrashed(
-                        f"worker {self.name} failed on {op}: {type(exc).__name__}: {exc}",
-                        worker=self.name,
-                        trace=traceback.format_exc(limit=6),
-                    )
-                    reply = {"ok": False, "error": err.to_problem()}
-                send_frame(conn, reply)
+                    return session.run(str(op), msg)
+
+                send_frame(conn, reply(self.name, str(op), work))
         except (EOFError, OSError, ValueError):
             pass
         finally:
             with contextlib.suppress(OSError):
                 conn.close()
             if session is not None:
-                with self._lock:
-                    self.sessions.pop(session.sid, None)
-                session.close()
+                self.forget(session)
             if control:
                 self.exit("the gateway's control connection closed")
+
+    def open(self, msg: dict[str, Any]) -> HostedSession:
+        session = HostedSession(self.name, msg)
+        with self._lock:
+            self.sessions[session.sid] = session
+        return session
+
+    def forget(self, session: HostedSession) -> None:
+        with self._lock:
+            self.sessions.pop(session.sid, None)
+        session.close()
 
     def exit(self, reason: str) -> None:
         """Close every env (each gets a grace period in parallel), then leave at once."""
