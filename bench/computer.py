@@ -10,7 +10,7 @@ Measured in one process, for real (Xvfb, openbox, xterm/mousepad in bubblewrap):
   path, as a ratio; OSWorld's VM snapshot revert takes tens of seconds;
 - memory per session (PSS growth of this process and its children, Xvfb and the apps included)
   and the sessions a 2-core machine holds: the lower of the CPU bound (each session stepping
-  once a second) and the memory bound (8 GB).
+  once a second) and the memory bound (the machine's memory less 4 GB).
 
 Run: ``palaestra bench computer`` or ``python -m palaestra.bench.computer``.
 """
@@ -31,7 +31,8 @@ from palaestra.envs.computer.env import ComputerEnv
 from palaestra.envs.computer.tasks import all_tasks
 
 console = Console()
-MACHINE_MB = 8192
+#: memory left for sessions: this machine's, less 4 GB for the system, gateway and workers
+MACHINE_MB = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**20 - 4096
 OSWORLD_REVERT_MS = 20_000  # a VM snapshot revert: "tens of seconds" (issue 5)
 
 
@@ -121,7 +122,8 @@ def main(resets: int = 10) -> dict[str, Any]:
     table.add_row(
         "sessions per 2-core machine",
         str(min(cpu_bound, mem_bound)),
-        f"CPU bound {cpu_bound} (1 step/s each), memory bound {mem_bound} (8 GB)",
+        f"CPU bound {cpu_bound} (1 step/s each), memory bound {mem_bound} "
+        f"({MACHINE_MB / 1024:.0f} GB for sessions)",
     )
     console.print(table)
 
