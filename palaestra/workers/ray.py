@@ -315,10 +315,6 @@ class RayBackend(Backend):
             await asyncio.to_thread(ray.shutdown)
             self._connected_here = False
 
-    def nodes(self) -> list[str]:
-        """The nodes hosting live workers (for placement reports)."""
-        return sorted({str(w.describe().get("node_id")) for w in self.workers if w.alive})
-
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
