@@ -213,6 +213,14 @@ class Client:
     def step_pool(self, pool_id: str, actions: list[Any]) -> Any:
         return self.request("POST", f"/v1/pools/{pool_id}/step", {"actions": actions})
 
+    def send_pool(self, pool_id: str, actions: list[Any], env_ids: list[int]) -> Any:
+        body = {"actions": actions, "env_ids": env_ids}
+        return self.request("POST", f"/v1/pools/{pool_id}/send", body)
+
+    def recv_pool(self, pool_id: str, batch_size: int, timeout_s: float = 60.0) -> Any:
+        body = {"batch_size": batch_size, "timeout_s": timeout_s}
+        return self.request("POST", f"/v1/pools/{pool_id}/recv", body)
+
     def close_pool(self, pool_id: str) -> None:
         self.request("DELETE", f"/v1/pools/{pool_id}")
 
@@ -539,9 +547,9 @@ class RemoteVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
 
-    def _batch(self, encoded: list[Any]) -> Any:
+    def _batch(self, encoded: list[Any], n: int | None = None) -> Any:
         items = [conform(codec.decode(o), self.single_observation_space) for o in encoded]
-        out = create_empty_array(self.single_observation_space, self.num_envs)
+        out = create_empty_array(self.single_observation_space, n or self.num_envs)
         return concatenate(self.single_observation_space, items, out)
 
     def reset(
@@ -552,9 +560,26 @@ class RemoteVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         batch = [_jsonable_action(a) for a in actions]
-        r = self.client.step_pool(str(self.pool_id), batch)
+        return self._results(self.client.step_pool(str(self.pool_id), batch), self.num_envs)
+
+    def send(self, actions: Any, env_ids: Any = None) -> None:
+        """Start steps on some members and return at once (EnvPool's async API); all members
+        when ``env_ids`` is None."""
+        ids = list(range(self.num_envs)) if env_ids is None else [int(i) for i in env_ids]
+        batch = [_jsonable_action(a) for a in actions]
+        self.client.send_pool(str(self.pool_id), batch, ids)
+
+    def recv(
+        self, batch_size: int, timeout_s: float = 60.0
+    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """The first ``batch_size`` sent steps to finish; ``info["env_id"]`` says whose."""
+        r = self.client.recv_pool(str(self.pool_id), batch_size, timeout_s)
+        obs, rewards, terminated, truncated, info = self._results(r, batch_size)
+        return obs, rewards, terminated, truncated, {**info, "env_id": np.asarray(r["env_ids"])}
+
+    def _results(self, r: Any, n: int) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         return (
-            self._batch(r["observations"]),
+            self._batch(r["observations"], n),
             np.asarray(r["rewards"], dtype=np.float64),
             np.asarray(r["terminated"], dtype=np.bool_),
             np.asarray(r["truncated"], dtype=np.bool_),

@@ -325,6 +325,16 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         body = await _body(request, models.PoolStep)
         return JSON(await pools.step(pools.get(who, pool_id), body.actions))
 
+    @app.post("/v1/pools/{pool_id}/send", openapi_extra=_schema(models.PoolSend))
+    async def send_pool(pool_id: str, request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.PoolSend)
+        return JSON(pools.send(pools.get(who, pool_id), body.actions, body.env_ids))
+
+    @app.post("/v1/pools/{pool_id}/recv", openapi_extra=_schema(models.PoolRecv))
+    async def recv_pool(pool_id: str, request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.PoolRecv)
+        return JSON(await pools.recv(pools.get(who, pool_id), body.batch_size, body.timeout_s))
+
     @app.delete("/v1/pools/{pool_id}", status_code=204)
     async def delete_pool(pool_id: str, who: str = Owner) -> Response:
         await pools.close(pools.get(who, pool_id))

@@ -50,6 +50,16 @@ class PoolStep(_Body):
     actions: list[Action] = Field(description="One action per member, in member order")
 
 
+class PoolSend(_Body):
+    actions: list[Action] = Field(description="One action per member named in env_ids")
+    env_ids: list[int] = Field(description="Members (0-based) to step; each must be idle")
+
+
+class PoolRecv(_Body):
+    batch_size: int = Field(ge=1, description="Answer once this many sent steps have finished")
+    timeout_s: float = Field(default=60.0, gt=0, le=3600, description="Longest wait")
+
+
 class CreateSynthJob(_Body):
     domains: list[str] = Field(
         min_length=1, max_length=64, description="App domains, e.g. ['train']; 'all' for every one"

@@ -3,6 +3,12 @@
 Autoreset follows Gymnasium's NEXT_STEP mode (what ``gymnasium.vector`` does by default): after
 a member's episode ends, its next action is ignored and the member is reset instead, so a
 ``RemoteVectorEnv`` behaves exactly like a local ``SyncVectorEnv``.
+
+Besides the lockstep ``step``, a pool can be stepped asynchronously as EnvPool does when
+``num_envs > batch_size``: ``send`` starts steps on some members and returns at once, ``recv``
+answers as soon as ``batch_size`` of the sent steps have finished, first finished first, with
+the members' ids, so a learner never waits for the slowest env. The two styles do not mix: a
+lockstep step is refused while sent steps are pending.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra.errors import InvalidRequest, NotFound
+from palaestra.errors import InvalidRequest, NotFound, StepTimeout
 from palaestra.server.models import CreatePool
 from palaestra.server.sessions import Session, SessionManager
 
@@ -23,6 +29,10 @@ class Pool:
     owner: str
     members: list[Session]
     ended: list[bool] = field(default_factory=list)
+    #: sent steps: member -> its task; finished ones wait in ``finished`` in completion order
+    running: dict[int, asyncio.Task[dict[str, Any]]] = field(default_factory=dict)
+    finished: list[int] = field(default_factory=list)
+    progress: asyncio.Event = field(default_factory=asyncio.Event)
 
     def public(self) -> dict[str, Any]:
         first = self.members[0]
@@ -80,35 +90,97 @@ class PoolManager:
             raise InvalidRequest(
                 f"got {len(actions)} actions for a pool of {n} sessions", field="actions"
             )
-
-        async def one(i: int) -> dict[str, Any]:
-            member = pool.members[i]
-            if pool.ended[i]:
-                r = await self.sessions.reset(member, None, None)
-                return {
-                    "observation": r["observation"],
-                    "reward": 0.0,
-                    "terminated": False,
-                    "truncated": False,
-                    "info": {**r["info"], "autoreset": True},
-                }
-            return await self.sessions.step(member, actions[i])
-
-        results = await _gather([one(i) for i in range(n)])
+        if pool.running:
+            raise InvalidRequest(
+                f"{len(pool.running)} sent step(s) are pending: recv them before a lockstep step",
+                field="actions",
+            )
+        results = await _gather([self._step_member(pool, i, actions[i]) for i in range(n)])
         pool.ended = [r["terminated"] or r["truncated"] for r in results]
-        return {
-            "observations": [r["observation"] for r in results],
-            "rewards": [r["reward"] for r in results],
-            "terminated": [r["terminated"] for r in results],
-            "truncated": [r["truncated"] for r in results],
-            "infos": [r["info"] for r in results],
-        }
+        return _batch(results)
+
+    async def _step_member(self, pool: Pool, i: int, action: Any) -> dict[str, Any]:
+        member = pool.members[i]
+        if pool.ended[i]:
+            r = await self.sessions.reset(member, None, None)
+            return {
+                "observation": r["observation"],
+                "reward": 0.0,
+                "terminated": False,
+                "truncated": False,
+                "info": {**r["info"], "autoreset": True},
+            }
+        return await self.sessions.step(member, action)
+
+    def send(self, pool: Pool, actions: list[Any], env_ids: list[int]) -> dict[str, Any]:
+        """Start steps on idle members; their results are collected by :meth:`recv`."""
+        if len(actions) != len(env_ids):
+            raise InvalidRequest(
+                f"got {len(actions)} actions for {len(env_ids)} env_ids", field="actions"
+            )
+        if len(set(env_ids)) != len(env_ids):
+            raise InvalidRequest("env_ids names a member twice", field="env_ids")
+        for i in env_ids:
+            if not 0 <= i < len(pool.members):
+                raise InvalidRequest(
+                    f"no member {i} in a pool of {len(pool.members)}", field="env_ids"
+                )
+            if i in pool.running:
+                raise InvalidRequest(
+                    f"member {i} is still stepping: recv it first", field="env_ids"
+                )
+        for i, action in zip(env_ids, actions, strict=True):
+            task = asyncio.create_task(self._step_member(pool, i, action))
+            pool.running[i] = task
+            task.add_done_callback(lambda _, i=i: _finished(pool, i))
+        return {"sent": env_ids}
+
+    async def recv(self, pool: Pool, batch_size: int, timeout_s: float) -> dict[str, Any]:
+        """The first ``batch_size`` sent steps to finish, in the order they finished."""
+        if batch_size > len(pool.running):
+            raise InvalidRequest(
+                f"batch_size {batch_size} but only {len(pool.running)} sent step(s) pending",
+                field="batch_size",
+            )
+        try:
+            async with asyncio.timeout(timeout_s):
+                while len(pool.finished) < batch_size:
+                    pool.progress.clear()
+                    await pool.progress.wait()
+        except TimeoutError:
+            raise StepTimeout(
+                f"only {len(pool.finished)} of {batch_size} sent steps finished in {timeout_s:g} s",
+                pool_id=pool.id,
+            ) from None
+        ids, pool.finished = pool.finished[:batch_size], pool.finished[batch_size:]
+        tasks = [pool.running.pop(i) for i in ids]
+        results = await _gather(tasks)
+        for i, r in zip(ids, results, strict=True):
+            pool.ended[i] = r["terminated"] or r["truncated"]
+        return {"env_ids": ids, **_batch(results)}
 
     async def close(self, pool: Pool) -> None:
         self.pools.pop(pool.id, None)
+        for task in pool.running.values():
+            task.cancel()
         await asyncio.gather(
             *(self.sessions.close(m, f"its pool {pool.id} was closed") for m in pool.members)
         )
+
+
+def _finished(pool: Pool, i: int) -> None:
+    pool.finished.append(i)
+    pool.progress.set()
+
+
+def _batch(results: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "observations": [r["observation"] for r in results],
+        "rewards": [r["reward"] for r in results],
+        "terminated": [r["terminated"] for r in results],
+        "truncated": [r["truncated"] for r in results],
+        "infos": [r["info"] for r in results],
+    }
 
 
 async def _gather(calls: list[Any]) -> list[dict[str, Any]]:

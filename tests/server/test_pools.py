@@ -56,3 +56,52 @@ def test_a_failing_member_is_named(http):
     problem = r.json()
     assert problem["session_id"] == pool["session_ids"][1] and problem["worker"]
     http.delete(f"/v1/pools/{pool['pool_id']}")
+
+
+def test_async_pool_returns_the_first_finished_steps(gateway):
+    """EnvPool's num_envs > batch_size: recv answers with whoever finished first."""
+    from palaestra.client import RemoteVectorEnv
+
+    pool = RemoteVectorEnv(FAULTY_ENV, 4, base_url=gateway, options={"allow_faults": True})
+    try:
+        pool.reset(seed=0)
+        pool.send(["sleep(1.5)", "ok()", "sleep(0.8)", "ok()"])
+        obs, rewards, *_, info = pool.recv(batch_size=2)
+        assert sorted(info["env_id"].tolist()) == [1, 3] and list(obs["oks"]) == [1, 1]
+        assert obs["screen"].shape == (2, 8, 8, 3) and rewards.shape == (2,)
+        pool.send(["ok()", "ok()"], env_ids=[1, 3])  # the fast ones go on meanwhile
+        _, _, _, _, info = pool.recv(batch_size=3)
+        assert sorted(info["env_id"].tolist()) == [1, 2, 3]
+        _, _, _, _, info = pool.recv(batch_size=1)
+        assert info["env_id"].tolist() == [0]  # the slowest, last
+    finally:
+        pool.close()
+
+
+def test_async_pool_bad_input(http):
+    pid = http.post(
+        "/v1/pools", json={"env": FAULTY_ENV, "size": 2, "options": {"allow_faults": True}}
+    ).json()["pool_id"]
+    http.post(f"/v1/pools/{pid}/reset", json={})
+    assert http.post(f"/v1/pools/{pid}/recv", json={"batch_size": 1}).status_code == 422
+    bad = http.post(f"/v1/pools/{pid}/send", json={"actions": ["ok()"], "env_ids": [5]})
+    assert bad.status_code == 422 and "no member 5" in bad.json()["detail"]
+    assert (
+        http.post(f"/v1/pools/{pid}/send", json={"actions": ["ok()"], "env_ids": []}).status_code
+        == 422
+    )
+    assert (
+        http.post(
+            f"/v1/pools/{pid}/send", json={"actions": ["sleep(1)"], "env_ids": [0]}
+        ).status_code
+        == 200
+    )
+    busy = http.post(f"/v1/pools/{pid}/send", json={"actions": ["ok()"], "env_ids": [0]})
+    assert busy.status_code == 422 and "still stepping" in busy.json()["detail"]
+    lockstep = http.post(f"/v1/pools/{pid}/step", json={"actions": ["ok()", "ok()"]})
+    assert lockstep.status_code == 422 and "pending" in lockstep.json()["detail"]
+    slow = http.post(f"/v1/pools/{pid}/recv", json={"batch_size": 1, "timeout_s": 0.05})
+    assert slow.status_code == 504 and "0 of 1" in slow.json()["detail"]
+    done = http.post(f"/v1/pools/{pid}/recv", json={"batch_size": 1})
+    assert done.status_code == 200 and done.json()["env_ids"] == [0]
+    assert http.delete(f"/v1/pools/{pid}").status_code == 204
