@@ -37,7 +37,7 @@ def serve(
         int | None, typer.Option(help="Worker processes hosting env sessions [default: 2]")
     ] = None,
     backend: Annotated[
-        str | None, typer.Option(help="Worker backend: local or ray [default: local]")
+        str | None, typer.Option(help="Worker backend: local, docker or ray [default: local]")
     ] = None,
     ray_address: Annotated[
         str | None,
@@ -57,9 +57,9 @@ def serve(
     from palaestra.server.runner import serve as run
     from palaestra.server.settings import Settings
 
-    if backend not in (None, "local", "ray"):
+    if backend not in (None, "local", "docker", "ray"):
         raise typer.BadParameter(
-            f"unknown backend {backend!r}: 'local' or 'ray'", param_hint="--backend"
+            f"unknown backend {backend!r}: 'local', 'docker' or 'ray'", param_hint="--backend"
         )
     values: dict[str, object] = {}
     if config is not None:

@@ -124,7 +124,18 @@ def _field_errors(exc: RequestValidationError) -> InvalidRequest:
 
 
 def make_backend(settings: Settings) -> Backend:
-    """The worker backend the settings name (Ray is imported only when asked for)."""
+    """The worker backend the settings name (Docker and Ray are imported only when asked for)."""
+    if settings.backend == "docker":
+        from palaestra.workers.docker import DockerBackend
+
+        return DockerBackend(
+            settings.docker_image,
+            settings.gateway_name,
+            settings.docker_worker_cpus,
+            settings.docker_worker_memory_mb,
+            settings.docker_worker_pids,
+            settings.docker_host,
+        )
     if settings.backend == "ray":
         from palaestra.workers.ray import RayBackend
 

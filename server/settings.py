@@ -17,7 +17,16 @@ class Settings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = 8000
-    backend: Literal["local", "ray"] = "local"
+    backend: Literal["local", "docker", "ray"] = "local"
+    #: Docker backend: the worker image (built by docker/build.sh), the engine (None: the
+    #: environment's DOCKER_HOST or the default socket), each container's limits
+    docker_image: str = "palaestra/core"
+    docker_host: str | None = None
+    docker_worker_cpus: float = Field(default=1.0, gt=0)
+    docker_worker_memory_mb: int = Field(default=2048, ge=64)
+    docker_worker_pids: int = Field(default=512, ge=16)
+    #: names this gateway's containers (their label), so a restart sweeps only its own orphans
+    gateway_name: str = Field(default="default", pattern=r"^[a-zA-Z0-9_.-]+$")
     #: Ray backend: the cluster to join (``host:port``, or None to start one on this machine)
     ray_address: str | None = None
     #: Ray backend: ``spread`` puts workers on different nodes first, ``pack`` fills nodes

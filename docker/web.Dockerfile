@@ -1,0 +1,10 @@
+# palaestra/web: + Chromium's headless shell, for the web and mobile families.
+FROM palaestra/core
+USER root
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+        chromium chromium-headless-shell fonts-dejavu-core \
+    && rm -rf /var/lib/apt/lists/*
+COPY docker/.wheels /wheels
+RUN /opt/palaestra/bin/pip install -q --no-index --find-links /wheels "palaestra[synth,web,mobile]" \
+    && rm -rf /wheels
+USER 65534:65534

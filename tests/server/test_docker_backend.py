@@ -1,0 +1,131 @@
+"""The Docker backend on a real engine (``dockerd --bridge=none``) and the image docker/build.sh
+makes: locked-down containers, sessions through the gateway, a killed container, orphans."""
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from palaestra.client import RemoteEnv
+from palaestra.errors import WorkerCrashed
+from palaestra.server.runner import gateway_thread
+from palaestra.server.settings import Settings
+
+docker = pytest.importorskip("docker")
+from palaestra.workers.docker import LABEL, local_engine  # noqa: E402
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def engine():
+    """A private engine under PALAESTRA_HOME (images kept between runs), the core image built."""
+    with local_engine(Path(os.environ["PALAESTRA_HOME"]) / "docker") as host:
+        client = docker.DockerClient(base_url=host)
+        try:
+            client.images.get("palaestra/core")
+        except docker.errors.ImageNotFound:
+            subprocess.run(
+                [str(ROOT / "docker" / "build.sh"), "core"],
+                env={**os.environ, "DOCKER_HOST": host, "PY": str(Path(os.sys.executable))},
+                check=True,
+                timeout=800,
+            )
+        yield host, client
+        client.close()
+
+
+@pytest.fixture(scope="module")
+def gateway_on_docker(engine):
+    host, _ = engine
+    settings = Settings(
+        backend="docker", docker_host=host, workers=2, record=False, gateway_name="test"
+    )
+    with gateway_thread(settings) as url:
+        yield url
+
+
+def containers(client, gateway="test"):
+    return client.containers.list(all=True, filters={"label": f"{LABEL}={gateway}"})
+
+
+def test_workers_are_locked_down_containers_serving_sessions(engine, gateway_on_docker):
+    _, client = engine
+    found = containers(client)
+    assert len(found) == 2
+    for c in found:
+        host = c.attrs["HostConfig"]
+        assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"]
+        assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+        assert host["PidsLimit"] == 512 and host["Memory"] == 2048 * 2**20
+        assert c.attrs["Config"]["User"] == "65534:65534"
+        # no network at all: not even the gateway's port on the host's loopback
+        port = int(gateway_on_docker.rsplit(":", 1)[1])
+        probe = c.exec_run(
+            ["python", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"]
+        )
+        assert probe.exit_code != 0 and b"refused" in probe.output.lower()
+    env = RemoteEnv(task="usersim/airline-cancel-82210a", base_url=gateway_on_docker)
+    obs, _ = env.reset(seed=0)
+    obs, *_ = env.step('send_message("Could you tell me your reservation number?")')
+    assert "C548C7" in obs["user_message"]
+    env.close()
+
+
+def test_a_killed_container_fails_only_its_sessions_and_is_replaced(engine, gateway_on_docker):
+    _, client = engine
+    envs = [
+        RemoteEnv("palaestra-bench/Overhead-v0", base_url=gateway_on_docker, transport="ws")
+        for _ in range(2)
+    ]
+    for env in envs:
+        env.reset(seed=0)
+    workers = {
+        w["name"]: w["container"]
+        for w in httpx.get(f"{gateway_on_docker}/v1/health").json()["workers"]
+    }
+    sessions = httpx.get(f"{gateway_on_docker}/v1/sessions").json()["sessions"]
+    host_of = {s["session_id"]: s["worker"] for s in sessions}
+    lost = envs[0]
+    kept = envs[1]
+    assert host_of[lost.session_id] != host_of[kept.session_id]
+    client.containers.get(workers[host_of[lost.session_id]]).kill()  # SIGKILL
+    with pytest.raises(WorkerCrashed, match="died"):
+        lost.step("add(1)")
+    assert kept.step("add(1)")[0]["count"] == 1
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        live = [
+            w for w in httpx.get(f"{gateway_on_docker}/v1/health").json()["workers"] if w["alive"]
+        ]
+        if len(live) == 2:
+            break
+        time.sleep(0.3)
+    assert len(live) == 2 and workers[host_of[lost.session_id]] not in {
+        w["container"] for w in live
+    }
+    assert len([c for c in containers(client) if c.status == "running"]) == 2
+    for env in envs:
+        env.close()
+
+
+def test_orphans_are_swept_at_start_and_nothing_is_left_at_shutdown(engine):
+    host, client = engine
+    orphan = client.containers.run(
+        "palaestra/core",
+        ["python", "-c", "import time; time.sleep(600)"],
+        detach=True,
+        network_mode="none",
+        labels={LABEL: "sweep"},
+    )
+    settings = Settings(
+        backend="docker", docker_host=host, workers=1, record=False, gateway_name="sweep"
+    )
+    with gateway_thread(settings):
+        names = {c.id for c in containers(client, "sweep")}
+        assert orphan.id not in names and len(names) == 1
+    assert containers(client, "sweep") == []
