@@ -156,6 +156,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     settings = settings or Settings.from_env()
     if backend is None:
         backend = make_backend(settings)
+        backend.heartbeat_s = settings.heartbeat_s
     metrics = Metrics()
     manager = SessionManager(settings, backend, metrics)
     pools = PoolManager(manager)

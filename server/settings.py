@@ -18,6 +18,8 @@ class Settings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 8000
     backend: Literal["local", "docker", "ray"] = "local"
+    #: a worker (process or container) silent on its heartbeat this long is hung: replaced
+    heartbeat_s: float = Field(default=15.0, gt=0)
     #: Docker backend: the worker image (built by docker/build.sh), the engine (None: the
     #: environment's DOCKER_HOST or the default socket), each container's limits
     docker_image: str = "palaestra/core"

@@ -20,6 +20,8 @@ from palaestra.errors import PalaestraError, StepTimeout, WorkerCrashed, from_pr
 from palaestra.workers.protocol import pack, read_frame
 
 REPLACE_ATTEMPTS = 8
+#: a worker that answers no heartbeat for this long is hung: it is stopped and replaced
+HEARTBEAT_S = 15.0
 
 
 class Worker(abc.ABC):
@@ -76,16 +78,21 @@ class _Channel:
 class SocketWorker(Worker):
     """A worker reached over a Unix socket; subclasses decide how the process is started.
 
-    A control connection watches the worker (its EOF means the worker died); each session gets
-    a connection of its own, so a hung session is abandoned by closing its connection.
+    A control connection watches the worker: its EOF means the worker died, and a heartbeat on
+    it (a ``ping`` every third of ``heartbeat_s``) finds a worker that is alive but no longer
+    answers (stopped, deadlocked, swapping), which is then treated as dead and replaced. Each
+    session gets a connection of its own, so a hung session is abandoned by closing it.
     """
 
-    def __init__(self, name: str, socket_path: str) -> None:
+    def __init__(self, name: str, socket_path: str, heartbeat_s: float = HEARTBEAT_S) -> None:
         super().__init__(name)
         self.socket_path = socket_path
+        self.heartbeat_s = heartbeat_s
         self._control: _Channel | None = None
         self._channels: dict[str, _Channel] = {}
         self._watch_task: asyncio.Task[None] | None = None
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self._pong = asyncio.Event()
         self._dead_reason: str | None = None
         self.info: dict[str, Any] = {}
 
@@ -111,6 +118,7 @@ class SocketWorker(Worker):
         self.info = await control.request({"op": "hello"})
         self._control = control
         self._watch_task = asyncio.create_task(self._watch())
+        self._heartbeat_task = asyncio.create_task(self._heartbeat())
 
     def _process_running(self) -> bool:
         return True
@@ -119,16 +127,37 @@ class SocketWorker(Worker):
         return "its socket never appeared"
 
     async def _watch(self) -> None:
-        """The control connection stays silent until the worker dies and it reads EOF."""
+        """Read the control connection's answers (heartbeats) until EOF: the worker died."""
         assert self._control is not None
         with contextlib.suppress(asyncio.IncompleteReadError, ConnectionError, ValueError):
-            await self._control.reader.read()
+            while True:
+                await read_frame(self._control.reader)
+                self._pong.set()
         if self._dead_reason is None:
-            self._dead_reason = await self._death_reason()
-            for channel in self._channels.values():
-                channel.close()
-            if self.on_death is not None:
-                self.on_death(self, self._dead_reason)
+            self._declare_dead(await self._death_reason())
+
+    async def _heartbeat(self) -> None:
+        assert self._control is not None
+        while self._dead_reason is None:
+            await asyncio.sleep(self.heartbeat_s / 3)
+            self._pong.clear()
+            self._control.writer.write(pack({"op": "ping"}))
+            try:
+                async with asyncio.timeout(self.heartbeat_s):
+                    await self._pong.wait()
+            except TimeoutError:
+                self._declare_dead(
+                    f"it answered no heartbeat for {self.heartbeat_s:g} s (hung); it is stopped"
+                )
+
+    def _declare_dead(self, reason: str) -> None:
+        if self._dead_reason is not None:
+            return
+        self._dead_reason = reason
+        for channel in self._channels.values():
+            channel.close()
+        if self.on_death is not None:
+            self.on_death(self, reason)
 
     async def _death_reason(self) -> str:
         return "its connection closed"
@@ -201,10 +230,11 @@ class SocketWorker(Worker):
             self.drop(sid)
         if self._control is not None:
             self._control.close()
-        if self._watch_task is not None:
-            self._watch_task.cancel()
-            with contextlib.suppress(BaseException):
-                await self._watch_task
+        for task in (self._watch_task, self._heartbeat_task):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
 
 
 class Backend(abc.ABC):
@@ -217,6 +247,8 @@ class Backend(abc.ABC):
         #: called with (dead worker, reason); the session manager fails that worker's sessions
         self.on_worker_death: Callable[[Worker, str], None] | None = None
         self.restarts = 0
+        #: how long a socket worker may leave a heartbeat unanswered before it counts as hung
+        self.heartbeat_s = HEARTBEAT_S
 
     @abc.abstractmethod
     async def new_worker(self, index: int) -> Worker: ...

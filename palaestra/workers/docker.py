@@ -35,8 +35,8 @@ HOST_COMMAND = ("python", "-m", "palaestra.workers.host", "--socket", f"{SOCKET_
 
 
 class DockerWorker(SocketWorker):
-    def __init__(self, name: str, socket_path: str, container: Any) -> None:
-        super().__init__(name, socket_path)
+    def __init__(self, name: str, socket_path: str, container: Any, heartbeat_s: float) -> None:
+        super().__init__(name, socket_path, heartbeat_s)
         self.container = container
 
     async def start(self) -> None:
@@ -137,7 +137,7 @@ class DockerBackend(Backend):
         os.mkdir(folder, 0o700)
         os.chown(folder, CONTAINER_UID, CONTAINER_UID)
         container = await asyncio.to_thread(self._run, name, folder)
-        worker = DockerWorker(name, os.path.join(folder, "w.sock"), container)
+        worker = DockerWorker(name, os.path.join(folder, "w.sock"), container, self.heartbeat_s)
         try:
             await worker.start()
         except BaseException:

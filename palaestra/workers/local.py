@@ -25,8 +25,8 @@ def _child_env() -> dict[str, str]:
 
 
 class LocalWorker(SocketWorker):
-    def __init__(self, name: str, socket_path: str) -> None:
-        super().__init__(name, socket_path)
+    def __init__(self, name: str, socket_path: str, heartbeat_s: float) -> None:
+        super().__init__(name, socket_path, heartbeat_s)
         self.process: asyncio.subprocess.Process | None = None
 
     @property
@@ -93,7 +93,8 @@ class LocalBackend(Backend):
     async def new_worker(self, index: int) -> Worker:
         self._generation += 1
         name = f"local-{index}"
-        worker = LocalWorker(name, f"{self.socket_dir}/w{index}-{self._generation}.sock")
+        socket_path = f"{self.socket_dir}/w{index}-{self._generation}.sock"
+        worker = LocalWorker(name, socket_path, self.heartbeat_s)
         await worker.start()
         return worker
 

@@ -1,5 +1,6 @@
 """Crashes, hangs and limits fail only the session concerned, with a clear message."""
 
+import contextlib
 import os
 import signal
 import threading
@@ -91,6 +92,29 @@ def test_sigkilled_worker_fails_its_sessions_and_is_replaced(tmp_path):
         assert _step(http, fresh, "ok()").status_code == 200
         events = list(read_events(tmp_path / "live" / victim))
         assert events[-1]["type"] == "error"
+
+
+def test_a_hung_worker_misses_its_heartbeat_and_is_replaced(tmp_path):
+    settings = Settings(workers=2, runs_dir=tmp_path, step_timeout_s=20, heartbeat_s=1.5)
+    with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
+        victim, victim_worker = _session(http)
+        pids = {w["name"]: w["pid"] for w in http.get("/v1/health").json()["workers"]}
+        os.kill(pids[victim_worker], signal.SIGSTOP)  # alive, but answers nothing
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                workers = {w["name"]: w for w in http.get("/v1/health").json()["workers"]}
+                if workers[victim_worker]["pid"] != pids[victim_worker]:
+                    break
+                time.sleep(0.2)
+            assert workers[victim_worker]["pid"] != pids[victim_worker]
+            follow = _step(http, victim, "ok()")
+            assert follow.status_code == 502 and "heartbeat" in follow.json()["detail"]
+            fresh, _ = _session(http)
+            assert _step(http, fresh, "ok()").status_code == 200
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pids[victim_worker], signal.SIGKILL)
 
 
 def test_capacity_limits_answer_429_with_retry_after(tmp_path):
