@@ -7,11 +7,41 @@ a batch). The Ray side runs on a real two-node Ray cluster on this machine (both
 127.0.0.1), workers spread one per node. Ratios are against the local backend, measured in the
 same run.
 
+Then routing at scale (:func:`measure_routing`): one gateway process with four local workers
+holds N live sessions of the counter for N up to 20,000, and a few probe sessions are stepped at
+every N (WebSocket, and REST, whose every call looks the session up by id), on the way up and
+again on the way down as the fillers are closed, so a change in the machine's load shows. A
+step's cost must not grow with the sessions the gateway holds: the ratio to N=100 should stay
+near 1.0x. Filler sessions are made 512 at a time with ``POST /v1/pools`` and reset, so they are
+live envs in an episode, each with its worker thread and Unix socket. Memory (PSS) of the
+gateway alone and of its workers is read at every N.
+
+What limited 20,000 sessions on this machine, and what was changed:
+
+- Open files. The gateway keeps one Unix-socket connection per session, so 20,000 sessions
+  need 20,000 descriptors plus its own few dozen, and this machine's hard limit is 20,000 per
+  process, which this container cannot raise (root without ``CAP_SYS_RESOURCE``). The gateway
+  and the worker host now raise their soft limit to the hard one at start (most systems ship a
+  soft limit of 1,024 under a much higher hard one); this benchmark also tries to raise both
+  limits to ``max_sessions + 4096`` for the gateway it starts and, where it may not, grows the
+  gateway to what fits (19,900 sessions here) and says so.
+- The worker's listen backlog (256): a pool's members connect to their worker all at once, and
+  a connect past the backlog fails with EAGAIN, which the gateway reports as a 500 (a pool of
+  1,024 on two workers fails so). Fillers are therefore made 512 at a time, one request at a
+  time (128 connects per worker).
+- Threads were not a limit: a worker keeps one thread per session, and with the default 8 MB
+  stack 5,000 threads per worker reserve 40 GB of address space but touch only a few pages
+  each (reservation is not commitment under the default overcommit policy); each thread takes
+  two memory mappings, so ``vm.max_map_count`` (65,530) allows about 32,000 sessions per worker.
+
 Run: ``palaestra bench scale`` or ``python -m palaestra.bench.scale``.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import resource
 import statistics
 import time
 from collections.abc import Iterator
@@ -22,13 +52,23 @@ from rich.console import Console
 from rich.table import Table
 
 from palaestra.bench.fixtures import ENV_ID
-from palaestra.client import RemoteEnv, RemoteVectorEnv
-from palaestra.server.runner import gateway_thread
+from palaestra.bench.web import _pss_mb
+from palaestra.client import AsyncClient, Client, RemoteEnv, RemoteVectorEnv
+from palaestra.server.runner import gateway_process, gateway_thread
 from palaestra.server.settings import Settings
 
 console = Console()
 OPTIONS = {"max_steps": 10**9}
 POOL_SIZES = (1, 2, 4, 8)
+ROUTING_SIZES = (100, 1_000, 5_000, 10_000, 20_000)
+ROUTING_WORKERS = 4
+PROBES = 4
+#: filler sessions per ``POST /v1/pools``, one request at a time: every member opens a Unix
+#: connection to its worker at once, and past the worker's listen backlog (256) the connect
+#: fails with EAGAIN, which the gateway answers with a 500 (a pool of 1,024 on two workers does)
+FILL_BATCH = 512
+#: descriptors the gateway holds besides its sessions' sockets, with room to spare
+OWN_FDS = 100
 
 
 @contextmanager
@@ -80,7 +120,218 @@ def measure(url: str, starts: int, steps: int, batches: int) -> dict[str, Any]:
     return {"start": start, "step": step, "throughput": throughput}
 
 
-def main(starts: int = 20, steps: int = 500, batches: int = 100) -> dict[str, Any]:
+def _own_pss_mb(pid: int) -> float:
+    """PSS of one process without its children (the gateway apart from its workers)."""
+    with open(f"/proc/{pid}/smaps_rollup") as fh:
+        for line in fh:
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.append(int(entry))
+            except OSError:
+                continue
+    return out
+
+
+def _raise_open_files(wanted: int) -> int:
+    """Let the gateway started next (it inherits this limit) hold ``wanted`` descriptors: the
+    soft limit goes up to the hard one, and both go up to ``wanted`` when the process may raise
+    its hard limit (root here). Returns the soft limit in force."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = max(soft, wanted) if hard == resource.RLIM_INFINITY else max(soft, min(wanted, hard))
+    try:
+        if hard != resource.RLIM_INFINITY and wanted > hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, wanted))
+            return wanted
+    except (ValueError, OSError):
+        pass
+    resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return target
+
+
+async def _fill(url: str, count: int) -> list[str]:
+    """``count`` more live counter sessions, in pools of ``FILL_BATCH``; returns the pool ids."""
+    full, rest = divmod(count, FILL_BATCH)
+    sizes = [FILL_BATCH] * full + ([rest] if rest else [])
+    gate = asyncio.Semaphore(1)
+    client = AsyncClient(url, timeout=600)
+
+    async def one(size: int) -> str:
+        async with gate:
+            body = {"env": ENV_ID, "size": size, "options": OPTIONS, "record": False}
+            pool = await client.request("POST", "/v1/pools", body)
+            await client.request("POST", f"/v1/pools/{pool['pool_id']}/reset", {"seed": 0})
+            return str(pool["pool_id"])
+
+    try:
+        return list(await asyncio.gather(*(one(size) for size in sizes)))
+    finally:
+        await client.aclose()
+
+
+def _probe(probes: list[RemoteEnv], rest: Client, rest_sid: str, steps: int) -> dict[str, Any]:
+    ws, http = [], []
+    for _ in range(steps):
+        for env in probes:
+            t = time.perf_counter()
+            env.step("add(1)")
+            ws.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        rest.step(rest_sid, "add(1)")
+        http.append(time.perf_counter() - t)
+    return {"ws": ws, "rest": http}
+
+
+def _quantile(xs: list[float], q: float) -> float:
+    return statistics.quantiles(xs, n=100)[int(q * 100) - 1] * 1e3
+
+
+def measure_routing(
+    max_sessions: int = 20_000, steps: int = 500, sizes: tuple[int, ...] = ROUTING_SIZES
+) -> dict[str, Any]:
+    """Step latency on a few probe sessions while the gateway holds N live sessions."""
+    limit = _raise_open_files(max_sessions + 4096)
+    # the gateway needs a descriptor per session plus a few dozen of its own (10,027 at 10,000
+    # sessions here): past the limit, the top size is what fits, and the table says so
+    fits = limit - OWN_FDS
+    sizes = tuple(dict.fromkeys(min(n, fits) for n in sizes if n <= max_sessions))
+    if fits < max_sessions:
+        console.print(
+            f"[yellow]open-files limit {limit:,} (hard limit, not raisable here): the gateway "
+            f"holds at most {fits:,} sessions, not {max_sessions:,}[/]"
+        )
+    env = {
+        "PALAESTRA_MAX_SESSIONS": str(max_sessions + 16),
+        "PALAESTRA_MAX_SESSIONS_PER_KEY": str(max_sessions + 16),
+        "PALAESTRA_IDLE_TIMEOUT_S": "86400",  # the fillers sit idle for the whole run
+    }
+    args = ("--workers", str(ROUTING_WORKERS), "--no-record", "--log-level", "warning")
+    rows: list[dict[str, Any]] = []
+    with gateway_process(*args, env=env) as (url, proc):
+        probes = [
+            RemoteEnv(ENV_ID, base_url=url, transport="ws", options=OPTIONS, record=False)
+            for _ in range(PROBES)
+        ]
+        for probe in probes:
+            probe.reset(seed=0)
+        rest = Client(url)
+        rest_sid = rest.create_session(ENV_ID, options=OPTIONS, record=False)["session_id"]
+        rest.reset(rest_sid, seed=0)
+        _probe(probes, rest, rest_sid, 100)  # warm up
+        live = PROBES + 1
+        stages: list[list[str]] = []  # the pools added to reach each size
+        for n in sizes:
+            t = time.perf_counter()
+            stages.append(asyncio.run(_fill(url, n - live)))
+            fill_s, added, live = time.perf_counter() - t, n - live, n
+            time.sleep(1.0)  # let the allocators and the reaper settle
+            workers = _children(proc.pid)
+            row = {
+                "sessions": n,
+                "up": _probe(probes, rest, rest_sid, steps),
+                "gateway_mb": _own_pss_mb(proc.pid),
+                "workers_mb": sum(_pss_mb(w) for w in workers),
+                "gateway_fds": len(os.listdir(f"/proc/{proc.pid}/fd")),
+                "worker_threads": sum(len(os.listdir(f"/proc/{w}/task")) for w in workers),
+                "create_per_s": added / fill_s if added > 0 else None,
+            }
+            rows.append(row)
+            console.print(
+                f"  up to {n:,} sessions: WS p50 {_quantile(row['up']['ws'], 0.5):.3f} ms, "
+                f"gateway {row['gateway_fds']:,} fds, workers {row['worker_threads']:,} threads"
+            )
+        # and down again, so each size is measured twice, apart in time: a drift of the
+        # machine's load (another job, say) shows as the two passes disagreeing
+        with Client(url) as admin:
+            for row, pools in zip(reversed(rows), reversed(stages), strict=True):
+                row["down"] = _probe(probes, rest, rest_sid, steps)
+                console.print(
+                    f"  down at {row['sessions']:,} sessions: WS p50 "
+                    f"{_quantile(row['down']['ws'], 0.5):.3f} ms"
+                )
+                for pool_id in pools:
+                    admin.close_pool(pool_id)
+        for row in rows:
+            both = {k: row["up"][k] + row["down"][k] for k in ("ws", "rest")}
+            row["ws_p50_up"] = _quantile(row["up"]["ws"], 0.5)
+            row["ws_p50_down"] = _quantile(row["down"]["ws"], 0.5)
+            row["ws_p50"] = _quantile(both["ws"], 0.5)
+            row["ws_p99"] = _quantile(both["ws"], 0.99)
+            row["rest_p50"] = _quantile(both["rest"], 0.5)
+            del row["up"], row["down"]
+        for probe in probes:
+            probe.close()
+        rest.close_session(rest_sid)
+
+    base = rows[0]
+    table = Table(
+        title=f"Routing: a gateway with {ROUTING_WORKERS} local workers holding N live sessions "
+        f"(counter env), {PROBES} WebSocket probes + 1 REST probe, open-files limit {limit:,}"
+    )
+    for col in (
+        "live sessions",
+        "WS step p50 ms (up / down)",
+        "WS p50",
+        "WS p99",
+        "p50 / N=100",
+        "REST step p50",
+        "REST / N=100",
+        "gateway PSS MB",
+        "workers PSS MB",
+        "created/s",
+    ):
+        table.add_column(col, justify="right")
+    for row in rows:
+        rate = row["create_per_s"]
+        table.add_row(
+            f"{row['sessions']:,}",
+            f"{row['ws_p50_up']:.3f} / {row['ws_p50_down']:.3f}",
+            f"{row['ws_p50']:.3f}",
+            f"{row['ws_p99']:.3f}",
+            f"{row['ws_p50'] / base['ws_p50']:.2f}x",
+            f"{row['rest_p50']:.3f}",
+            f"{row['rest_p50'] / base['rest_p50']:.2f}x",
+            f"{row['gateway_mb']:,.0f}",
+            f"{row['workers_mb']:,.0f}",
+            f"{rate:,.0f}" if rate else "",
+        )
+    console.print(table)
+    if len(rows) > 1:
+        top = rows[-1]
+        extra = (top["sessions"] - base["sessions"]) / 1024
+        gateway_kb = (top["gateway_mb"] - base["gateway_mb"]) / extra
+        workers_kb = (top["workers_mb"] - base["workers_mb"]) / extra
+        console.print(f"per session: gateway {gateway_kb:.1f} KB, workers {workers_kb:.1f} KB.")
+    return {"rows": rows, "open_files_limit": limit}
+
+
+def main(
+    starts: int = 20,
+    steps: int = 500,
+    batches: int = 100,
+    routing: bool = True,
+    max_sessions: int = 20_000,
+    backends: bool = True,
+) -> dict[str, Any]:
+    """The backend comparison, then routing at scale up to ``max_sessions`` live sessions."""
+    results: dict[str, Any] = {}
+    if backends:
+        results.update(compare_backends(starts, steps, batches))
+    if routing:
+        results["routing"] = measure_routing(max_sessions)
+    return results
+
+
+def compare_backends(starts: int = 20, steps: int = 500, batches: int = 100) -> dict[str, Any]:
     results = {}
     with gateway_thread(Settings(workers=2, record=False)) as url:
         results["local"] = measure(url, starts, steps, batches)

@@ -519,11 +519,21 @@ def bench_computer(
 def bench_scale(
     starts: Annotated[int, typer.Option(help="Timed session starts per backend")] = 20,
     steps: Annotated[int, typer.Option(help="Timed steps per backend")] = 500,
+    backends: Annotated[
+        bool, typer.Option(help="Compare the local and Ray backends (two workers each)")
+    ] = True,
+    routing: Annotated[
+        bool, typer.Option(help="Time steps while one gateway holds 100 to max-sessions sessions")
+    ] = True,
+    max_sessions: Annotated[
+        int, typer.Option(help="Live sessions the routing measurement grows to")
+    ] = 20_000,
 ) -> None:
-    """Backends side by side: local worker processes vs Ray actors on a two-node cluster."""
+    """Backends side by side (local processes vs Ray actors on a two-node cluster), then the
+    gateway's step latency as the live sessions it holds grow to 20,000."""
     from palaestra.bench.scale import main
 
-    main(starts=starts, steps=steps)
+    main(starts=starts, steps=steps, backends=backends, routing=routing, max_sessions=max_sessions)
 
 
 @bench_app.command("usersim")

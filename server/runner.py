@@ -19,6 +19,7 @@ import uvicorn
 
 from palaestra.server.app import create_app
 from palaestra.server.settings import Settings
+from palaestra.workers.host import raise_open_files_limit
 
 
 def free_port() -> int:
@@ -44,6 +45,7 @@ def uvicorn_config(settings: Settings, **extra: Any) -> uvicorn.Config:
 
 def serve(settings: Settings, log_level: str = "info") -> None:
     settings.check_bind()
+    raise_open_files_limit()  # one socket per session to its worker; local workers inherit it
     uvicorn.Server(uvicorn_config(settings, log_level=log_level)).run()
 
 

@@ -105,7 +105,7 @@ class SocketWorker(Worker):
         while True:
             try:
                 return _Channel(*await asyncio.open_unix_connection(self.socket_path))
-            except (FileNotFoundError, ConnectionRefusedError):
+            except (FileNotFoundError, ConnectionRefusedError, BlockingIOError):  # full backlog
                 if loop.time() > deadline or not self._process_running():
                     raise WorkerCrashed(
                         f"worker {self.name} did not start: {self._exit_description()}",

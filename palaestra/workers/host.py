@@ -17,6 +17,7 @@ import argparse
 import base64
 import contextlib
 import os
+import resource
 import signal
 import socket
 import threading
@@ -216,15 +217,31 @@ class WorkerHost:
         os._exit(0)  # hung env threads must not keep the process alive
 
 
+def raise_open_files_limit() -> int:
+    """Lift the soft limit on open files to the hard one; returns the soft limit in force.
+
+    A worker holds one Unix socket per session and the gateway one per session it routes, so
+    the usual soft limit of 1,024 caps a process near 1,000 sessions long before memory does
+    (``bench/scale.py`` holds 20,000 live sessions in one gateway). The hard limit is the
+    administrator's; going past it needs privilege and is left to the deployment.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):  # e.g. macOS refuses an infinite soft
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
 def serve(socket_path: str, name: str) -> None:
     load_plugins()
+    raise_open_files_limit()
     host = WorkerHost(name)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)
     server.bind(socket_path)
     os.chmod(socket_path, 0o600)
-    server.listen(256)
+    server.listen(socket.SOMAXCONN)  # a pool opens all its members' connections at once
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: host.exit("signalled"))
     while True:

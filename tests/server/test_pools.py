@@ -105,3 +105,18 @@ def test_async_pool_bad_input(http):
     done = http.post(f"/v1/pools/{pid}/recv", json={"batch_size": 1})
     assert done.status_code == 200 and done.json()["env_ids"] == [0]
     assert http.delete(f"/v1/pools/{pid}").status_code == 204
+
+
+def test_a_large_pool_is_created_at_once():
+    """1,024 members connect to 2 workers at once: past a small listen backlog, retried."""
+    from palaestra.server.runner import gateway_thread
+    from palaestra.server.settings import Settings
+
+    settings = Settings(workers=2, record=False, max_sessions=2048, max_sessions_per_key=2048)
+    with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=120) as http:
+        made = http.post("/v1/pools", json={"env": BENCH_ENV, "size": 1024})
+        assert made.status_code == 201, made.text
+        pid = made.json()["pool_id"]
+        assert http.post(f"/v1/pools/{pid}/reset", json={}).status_code == 200
+        step = http.post(f"/v1/pools/{pid}/step", json={"actions": ["add(1)"] * 1024})
+        assert step.status_code == 200 and len(step.json()["rewards"]) == 1024
