@@ -10,7 +10,8 @@ RUN python3 -m venv /opt/palaestra \
 FROM palaestra/debian:bookworm
 ENV DEBIAN_FRONTEND=noninteractive PYTHONDONTWRITEBYTECODE=1
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 \
-    && rm -rf /var/lib/apt/lists/* /usr/share/doc /usr/share/man
+    && rm -rf /var/lib/apt/lists/* /usr/share/doc /usr/share/man \
+    && mkdir /data && chown 65534:65534 /data
 COPY --from=build /opt/palaestra /opt/palaestra
 ENV PATH=/opt/palaestra/bin:$PATH HOME=/tmp PALAESTRA_HOME=/tmp/palaestra
 USER 65534:65534
