@@ -1,11 +1,12 @@
-"""Backends side by side: the same client code on local worker processes and on Ray actors.
+"""Backends side by side: the same client code on local processes, Docker containers, Ray actors.
 
-Both gateways host two workers and step the benchmark counter (``palaestra-bench/Overhead-v0``,
+Each gateway hosts two workers and step the benchmark counter (``palaestra-bench/Overhead-v0``,
 so only the platform is measured). For each backend: session start (create + first reset),
 a WebSocket step, and pool throughput (``RemoteVectorEnv`` of 1, 2, 4 and 8 sessions stepped as
-a batch). The Ray side runs on a real two-node Ray cluster on this machine (both nodes on
-127.0.0.1), workers spread one per node. Ratios are against the local backend, measured in the
-same run.
+a batch). The Docker side runs palaestra/core containers on a private ``dockerd
+--bridge=none`` (built by docker/build.sh if missing); the Ray side runs on a real two-node Ray
+cluster on this machine (both nodes on 127.0.0.1), workers spread one per node. Ratios are
+against the local backend, measured in the same run.
 
 Then routing at scale (:func:`measure_routing`): one gateway process with four local workers
 holds N live sessions of the counter for N up to 20,000, and a few probe sessions are stepped at
@@ -331,26 +332,50 @@ def main(
     return results
 
 
+@contextmanager
+def docker_gateway() -> Iterator[str]:
+    """Workers in palaestra/core containers on a private ``dockerd --bridge=none``."""
+    from palaestra.paths import home
+    from palaestra.workers.docker import ensure_image, local_engine
+
+    with local_engine(home() / "docker") as host:
+        ensure_image(host)
+        settings = Settings(
+            backend="docker", docker_host=host, workers=2, record=False, gateway_name="bench"
+        )
+        with gateway_thread(settings) as url:
+            yield url
+
+
 def compare_backends(starts: int = 20, steps: int = 500, batches: int = 100) -> dict[str, Any]:
     results = {}
     with gateway_thread(Settings(workers=2, record=False)) as url:
         results["local"] = measure(url, starts, steps, batches)
+    with docker_gateway() as url:
+        results["docker"] = measure(url, starts, steps, batches)
     with ray_gateway() as url:
         results["ray"] = measure(url, starts, steps, batches)
 
     def p50(xs: list[float]) -> float:
         return statistics.median(xs) * 1e3
 
-    local, ray = results["local"], results["ray"]
+    local, dock, ray = results["local"], results["docker"], results["ray"]
     table = Table(title="Backends: 2 workers each, the counter env, p50 (one 2-core machine)")
-    for col in ("measure", "local processes", "Ray actors (2 nodes)", "Ray / local"):
+    for col in ("measure", "local", "Docker", "Ray (2 nodes)", "Docker / local", "Ray / local"):
         table.add_column(col, justify="right")
     for key, label in (("start", "session start (create + reset) ms"), ("step", "step (WS) ms")):
-        a, b = p50(local[key]), p50(ray[key])
-        table.add_row(label, f"{a:.2f}", f"{b:.2f}", f"{b / a:.2f}x")
+        a, b, c = p50(local[key]), p50(dock[key]), p50(ray[key])
+        table.add_row(label, f"{a:.2f}", f"{b:.2f}", f"{c:.2f}", f"{b / a:.2f}x", f"{c / a:.2f}x")
     for size in POOL_SIZES:
-        a, b = local["throughput"][size], ray["throughput"][size]
-        table.add_row(f"pool of {size}, steps/s", f"{a:,.0f}", f"{b:,.0f}", f"{b / a:.2f}x")
+        a, b, c = (r["throughput"][size] for r in (local, dock, ray))
+        table.add_row(
+            f"pool of {size}, steps/s",
+            f"{a:,.0f}",
+            f"{b:,.0f}",
+            f"{c:,.0f}",
+            f"{b / a:.2f}x",
+            f"{c / a:.2f}x",
+        )
     console.print(table)
     return results
 

@@ -35,7 +35,9 @@ for t in "${targets[@]}"; do
     case $t in web) extras+=,web,mobile ;; cad) extras+=,cad ;; esac
 done
 mkdir -p "$wheels"
-"$PY" -m pip wheel -q --wheel-dir "$wheels" ".[$extras]"
+rm -rf build  # setuptools' staging folder: stale files in it would end up in the wheel
+"$PY" -m pip wheel -q --wheel-dir "$wheels" ".[$extras]" 2> >(grep -v "^WARNING: Location" >&2)
+rm -rf build
 
 for t in "${targets[@]}"; do
     echo "building palaestra/$t"

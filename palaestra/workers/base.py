@@ -19,7 +19,8 @@ from typing import Any
 from palaestra.errors import PalaestraError, StepTimeout, WorkerCrashed, from_problem
 from palaestra.workers.protocol import pack, read_frame
 
-REPLACE_ATTEMPTS = 8
+#: the longest pause between attempts to replace a dead worker
+REPLACE_PAUSE_MAX_S = 5.0
 #: a worker that answers no heartbeat for this long is hung: it is stopped and replaced
 HEARTBEAT_S = 15.0
 
@@ -269,22 +270,25 @@ class Backend(abc.ABC):
             asyncio.get_running_loop().create_task(self._replace(index, worker))
 
     async def _replace(self, index: int, dead: Worker) -> None:
-        """Start a worker in the dead one's place, retrying with a growing pause while the
-        start fails (a cluster may still be placing work on the node that just went away)."""
+        """Start a worker in the dead one's place, retrying with a growing pause for as long as
+        the slot is still this dead worker's (the backend was not stopped meanwhile): a cluster
+        may still be placing work on the node that just went away, an engine may be restarting.
+        """
         await dead.stop()
         self.restarts += 1
-        for attempt in range(REPLACE_ATTEMPTS):
+        attempt = 0
+        while index < len(self.workers) and self.workers[index] is dead:
             try:
                 replacement = await self._spawn(index)
-                break
             except WorkerCrashed:
-                await asyncio.sleep(min(0.5 * 2**attempt, 10.0))
-        else:
-            return  # the slot stays dead; sessions go to the other workers
-        if index < len(self.workers) and self.workers[index] is dead:
-            self.workers[index] = replacement
-        else:
-            await replacement.stop()
+                await asyncio.sleep(min(0.5 * 2**attempt, REPLACE_PAUSE_MAX_S))
+                attempt += 1
+                continue
+            if index < len(self.workers) and self.workers[index] is dead:
+                self.workers[index] = replacement
+            else:
+                await replacement.stop()
+            return
 
     def pick(self) -> Worker:
         """The live worker with the fewest sessions."""

@@ -21,6 +21,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from palaestra.errors import WorkerCrashed
@@ -136,7 +137,12 @@ class DockerBackend(Backend):
         folder = os.path.join(self.socket_dir, f"w{index}-{self._generation}")
         os.mkdir(folder, 0o700)
         os.chown(folder, CONTAINER_UID, CONTAINER_UID)
-        container = await asyncio.to_thread(self._run, name, folder)
+        try:
+            container = await asyncio.to_thread(self._run, name, folder)
+        except Exception as exc:  # the engine is down or restarting: the backend retries
+            raise WorkerCrashed(
+                f"the Docker engine could not start worker {name}: {exc}", worker=name
+            ) from None
         worker = DockerWorker(name, os.path.join(folder, "w.sock"), container, self.heartbeat_s)
         try:
             await worker.start()
@@ -174,26 +180,16 @@ class DockerBackend(Backend):
         shutil.rmtree(self.socket_dir, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def local_engine(root: str | os.PathLike[str]) -> Iterator[str]:
-    """A Docker engine for this machine's tests and demos: ``dockerd --bridge=none`` on a
-    Unix socket under ``root`` (images are kept there between runs). Yields its DOCKER_HOST.
-
-    No bridge and no iptables rules: containers get no network unless asked (and the backend
-    never asks), and the engine changes nothing on the host's network. Needs root.
-    """
+def start_engine(root: str | os.PathLike[str]) -> str:
+    """Start ``dockerd --bridge=none`` on a Unix socket under ``root``; its DOCKER_HOST once it
+    answers. No bridge and no iptables rules: containers get no network unless asked (the
+    backend never asks), and the engine changes nothing on the host's network. Needs root."""
     import subprocess
     import time
-
-    import docker
 
     base = os.path.abspath(root)
     os.makedirs(base, exist_ok=True)
     host = f"unix://{base}/docker.sock"
-    with contextlib.suppress(Exception):  # one already serving this folder
-        docker.DockerClient(base_url=host).ping()
-        yield host
-        return
     with open(os.path.join(base, "dockerd.log"), "ab") as log:
         proc = subprocess.Popen(
             [
@@ -205,25 +201,87 @@ def local_engine(root: str | os.PathLike[str]) -> Iterator[str]:
                 f"--data-root={base}/data",
                 f"--exec-root={base}/exec",
                 f"--pidfile={base}/dockerd.pid",
+                "--shutdown-timeout=5",  # containers get 5 s to stop when the engine does
             ],
             stdout=log,
             stderr=log,
+            start_new_session=True,
         )
+    deadline = time.monotonic() + 60
+    while not _answers(host):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"dockerd did not start; see {base}/dockerd.log")
+        time.sleep(0.2)
+    return host
+
+
+def _answers(host: str) -> bool:
+    import docker
+
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                docker.DockerClient(base_url=host).ping()
+        docker.DockerClient(base_url=host).ping()
+    except docker.errors.DockerException:
+        return False
+    return True
+
+
+def stop_engine(root: str | os.PathLike[str], timeout: float = 60) -> None:
+    """Stop the engine serving ``root`` (found by its pid file, so a restarted one too)."""
+    import signal
+    import time
+
+    pidfile = os.path.join(os.path.abspath(root), "dockerd.pid")
+    try:
+        pid = int(Path(pidfile).read_text().strip())
+    except (OSError, ValueError):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+        with contextlib.suppress(ChildProcessError):  # reap it if it is our child
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 break
-            except docker.errors.DockerException:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"dockerd did not start; see {base}/dockerd.log") from None
-                time.sleep(0.2)
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def local_engine(root: str | os.PathLike[str]) -> Iterator[str]:
+    """A Docker engine for this machine's tests and benchmarks (see :func:`start_engine`);
+    images are kept under ``root`` between runs. An engine already serving ``root`` is used
+    and left running."""
+    host = f"unix://{os.path.abspath(root)}/docker.sock"
+    if _answers(host):
+        yield host
+        return
+    host = start_engine(root)
+    try:
         yield host
     finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_engine(root)
+
+
+BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "docker" / "build.sh"
+
+
+def ensure_image(docker_host: str, target: str = "core") -> None:
+    """Build ``palaestra/<target>`` with docker/build.sh unless the engine has it already."""
+    import subprocess
+    import sys
+
+    import docker
+
+    client = docker.DockerClient(base_url=docker_host)
+    try:
+        client.images.get(f"palaestra/{target}")
+        return
+    except docker.errors.ImageNotFound:
+        pass
+    finally:
+        client.close()
+    if not BUILD_SCRIPT.exists():
+        raise RuntimeError(f"no image palaestra/{target}; build it with docker/build.sh {target}")
+    env = {**os.environ, "DOCKER_HOST": docker_host, "PY": sys.executable}
+    subprocess.run([str(BUILD_SCRIPT), target], env=env, check=True, timeout=1800)

@@ -2,39 +2,35 @@
 makes: locked-down containers, sessions through the gateway, a killed container, orphans."""
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from palaestra.client import RemoteEnv
-from palaestra.errors import WorkerCrashed
+from palaestra.client import RemoteEnv, RemoteVectorEnv
+from palaestra.errors import PalaestraError, WorkerCrashed
 from palaestra.server.runner import gateway_thread
 from palaestra.server.settings import Settings
 
 docker = pytest.importorskip("docker")
-from palaestra.workers.docker import LABEL, local_engine  # noqa: E402
+from palaestra.workers.docker import (  # noqa: E402
+    LABEL,
+    ensure_image,
+    local_engine,
+    start_engine,
+    stop_engine,
+)
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(900)]
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def engine():
     """A private engine under PALAESTRA_HOME (images kept between runs), the core image built."""
     with local_engine(Path(os.environ["PALAESTRA_HOME"]) / "docker") as host:
+        ensure_image(host)
         client = docker.DockerClient(base_url=host)
-        try:
-            client.images.get("palaestra/core")
-        except docker.errors.ImageNotFound:
-            subprocess.run(
-                [str(ROOT / "docker" / "build.sh"), "core"],
-                env={**os.environ, "DOCKER_HOST": host, "PY": str(Path(os.sys.executable))},
-                check=True,
-                timeout=800,
-            )
         yield host, client
         client.close()
 
@@ -129,3 +125,36 @@ def test_orphans_are_swept_at_start_and_nothing_is_left_at_shutdown(engine):
         names = {c.id for c in containers(client, "sweep")}
         assert orphan.id not in names and len(names) == 1
     assert containers(client, "sweep") == []
+
+
+def test_a_pool_runs_on_docker_with_the_same_client_code(gateway_on_docker):
+    pool = RemoteVectorEnv("palaestra-bench/Overhead-v0", 4, base_url=gateway_on_docker)
+    try:
+        pool.reset(seed=0)
+        obs, *_ = pool.step(["add(2)"] * 4)
+        assert list(obs["count"]) == [2, 2, 2, 2]
+    finally:
+        pool.close()
+
+
+def test_an_engine_restart_fails_the_sessions_and_the_workers_come_back(engine, gateway_on_docker):
+    env = RemoteEnv("palaestra-bench/Overhead-v0", base_url=gateway_on_docker)
+    env.reset(seed=0)
+    root = Path(os.environ["PALAESTRA_HOME"]) / "docker"
+    stop_engine(root)  # its containers stop with it
+    with pytest.raises((WorkerCrashed, PalaestraError)):
+        for _ in range(50):
+            env.step("add(1)")
+            time.sleep(0.1)
+    start_engine(root)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        workers = httpx.get(f"{gateway_on_docker}/v1/health").json()["workers"]
+        if len(workers) == 2 and all(w["alive"] for w in workers):
+            break
+        time.sleep(0.5)
+    assert all(w["alive"] for w in workers)
+    fresh = RemoteEnv("palaestra-bench/Overhead-v0", base_url=gateway_on_docker)
+    fresh.reset(seed=0)
+    assert fresh.step("add(3)")[0]["count"] == 3
+    fresh.close()
