@@ -197,8 +197,10 @@ class Client:
         task: str | None = None,
         options: Mapping[str, Any] | None = None,
         record: bool | None = None,
+        **pool: Any,
     ) -> dict[str, Any]:
-        body = {**_session_body(env, task, options, record), "size": size}
+        """``pool`` takes ``placement``, ``warm``, ``min_size``, ``max_size`` (see the API)."""
+        body = {**_session_body(env, task, options, record), "size": size, **pool}
         return self.request("POST", "/v1/pools", body)
 
     def reset_pool(
@@ -212,6 +214,9 @@ class Client:
 
     def step_pool(self, pool_id: str, actions: list[Any]) -> Any:
         return self.request("POST", f"/v1/pools/{pool_id}/step", {"actions": actions})
+
+    def resize_pool(self, pool_id: str, size: int) -> Any:
+        return self.request("POST", f"/v1/pools/{pool_id}/resize", {"size": size})
 
     def send_pool(self, pool_id: str, actions: list[Any], env_ids: list[int]) -> Any:
         body = {"actions": actions, "env_ids": env_ids}
@@ -536,16 +541,41 @@ class RemoteVectorEnv(VectorEnv):
         options: Mapping[str, Any] | None = None,
         record: bool | None = None,
         timeout: float = 300.0,
+        placement: str = "spread",
+        warm: int = 0,
+        min_size: int | None = None,
+        max_size: int | None = None,
     ) -> None:
         self.client = Client(base_url, api_key, timeout)
-        made = self.client.create_pool(num_envs, env_id, task, options, record)
+        made = self.client.create_pool(
+            num_envs,
+            env_id,
+            task,
+            options,
+            record,
+            placement=placement,
+            warm=warm,
+            min_size=min_size,
+            max_size=max_size,
+        )
         self.pool_id: str | None = made["pool_id"]
-        self.session_ids: list[str] = made["session_ids"]
-        self.num_envs = num_envs
         self.single_observation_space = space_from_json(made["spaces"]["observation"])
         self.single_action_space = space_from_json(made["spaces"]["action"])
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        self._sized(made)
+
+    def _sized(self, made: Mapping[str, Any]) -> None:
+        self.session_ids: list[str] = list(made["session_ids"])
+        self.num_envs = len(self.session_ids)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+    def resize(self, num_envs: int) -> tuple[Any, dict[str, Any]]:
+        """Grow or shrink the pool (within its min/max); new members arrive reset: their
+        observations and infos are returned (warm spares make this instant)."""
+        r = self.client.resize_pool(str(self.pool_id), num_envs)
+        self._sized(r)
+        added = self._batch(r["observations"], len(r["added"])) if r["added"] else None
+        return added, {"members": r["infos"], "added": r["added"], "from_warm": r["from_warm"]}
 
     def _batch(self, encoded: list[Any], n: int | None = None) -> Any:
         items = [conform(codec.decode(o), self.single_observation_space) for o in encoded]

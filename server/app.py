@@ -337,6 +337,11 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         body = await _body(request, models.PoolStep)
         return JSON(await pools.step(pools.get(who, pool_id), body.actions))
 
+    @app.post("/v1/pools/{pool_id}/resize", openapi_extra=_schema(models.PoolResize))
+    async def resize_pool(pool_id: str, request: Request, who: str = Owner) -> Response:
+        body = await _body(request, models.PoolResize)
+        return JSON(await pools.resize(pools.get(who, pool_id), body.size))
+
     @app.post("/v1/pools/{pool_id}/send", openapi_extra=_schema(models.PoolSend))
     async def send_pool(pool_id: str, request: Request, who: str = Owner) -> Response:
         body = await _body(request, models.PoolSend)

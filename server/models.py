@@ -37,6 +37,26 @@ class Step(_Body):
 
 class CreatePool(CreateSession):
     size: int = Field(ge=1, le=1024, description="Number of sessions in the pool")
+    placement: Literal["spread", "pack"] = Field(
+        default="spread", description="spread: members over the workers; pack: on one worker"
+    )
+    warm: int = Field(
+        default=0, ge=0, le=256, description="Spare sessions kept reset, so growing is instant"
+    )
+    min_size: int | None = Field(default=None, ge=1, description="Smallest resize [size]")
+    max_size: int | None = Field(default=None, ge=1, le=1024, description="Largest resize [size]")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> CreatePool:
+        low = self.min_size if self.min_size is not None else self.size
+        high = self.max_size if self.max_size is not None else self.size
+        if not low <= self.size <= high:
+            raise ValueError(f"need min_size <= size <= max_size, got {low}, {self.size}, {high}")
+        return self
+
+
+class PoolResize(_Body):
+    size: int = Field(ge=1, le=1024, description="New number of members")
 
 
 class PoolReset(_Body):

@@ -9,6 +9,12 @@ Besides the lockstep ``step``, a pool can be stepped asynchronously as EnvPool d
 answers as soon as ``batch_size`` of the sent steps have finished, first finished first, with
 the members' ids, so a learner never waits for the slowest env. The two styles do not mix: a
 lockstep step is refused while sent steps are pending.
+
+A pool can change size on demand between ``min_size`` and ``max_size`` (``resize``). With
+``warm`` spares it keeps that many extra sessions created and reset in the background, so a
+pool grows at once: a spare becomes a member with its reset observation already made, and the
+spares are refilled afterwards. ``placement`` decides where members live: ``spread`` over the
+workers (and so, on Ray, over the nodes), or ``pack`` on one worker.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra.errors import InvalidRequest, NotFound, StepTimeout
+from palaestra.errors import InvalidRequest, NotFound, PalaestraError, StepTimeout
 from palaestra.server.models import CreatePool
 from palaestra.server.sessions import Session, SessionManager
 
@@ -33,6 +39,10 @@ class Pool:
     running: dict[int, asyncio.Task[dict[str, Any]]] = field(default_factory=dict)
     finished: list[int] = field(default_factory=list)
     progress: asyncio.Event = field(default_factory=asyncio.Event)
+    request: CreatePool | None = None
+    #: warm spares: sessions created and reset in the background, with their reset result
+    spares: list[tuple[Session, dict[str, Any]]] = field(default_factory=list)
+    refill: asyncio.Task[None] | None = None
 
     def public(self) -> dict[str, Any]:
         first = self.members[0]
@@ -45,7 +55,19 @@ class Pool:
             "spaces": first.spaces,
             "actions": first.actions,
             "autoreset_mode": "next_step",
+            "placement": self.request.placement if self.request else "spread",
+            "min_size": self.bounds[0],
+            "max_size": self.bounds[1],
+            "warm": len(self.spares),
         }
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        req, n = self.request, len(self.members)
+        if req is None:
+            return n, n
+        low = req.min_size if req.min_size is not None else req.size
+        return low, req.max_size if req.max_size is not None else req.size
 
 
 class PoolManager:
@@ -60,10 +82,64 @@ class PoolManager:
         return pool
 
     async def create(self, owner: str, req: CreatePool) -> Pool:
-        members = await self.sessions.create(owner, req, count=req.size)
-        pool = Pool(secrets.token_urlsafe(9), owner, members, [False] * req.size)
+        members = await self.sessions.create(owner, req, req.size, req.placement)
+        pool = Pool(secrets.token_urlsafe(9), owner, members, [False] * req.size, request=req)
         self.pools[pool.id] = pool
+        self._refill_later(pool)
         return pool
+
+    def _refill_later(self, pool: Pool) -> None:
+        if pool.request and pool.request.warm and (pool.refill is None or pool.refill.done()):
+            pool.refill = asyncio.create_task(self._refill(pool))
+
+    async def _refill(self, pool: Pool) -> None:
+        """Top the spares up to ``warm``; stop quietly at a limit (capacity, a worker down)."""
+        assert pool.request is not None
+        while pool.id in self.pools and len(pool.spares) < pool.request.warm:
+            try:
+                (spare,) = await self.sessions.create(pool.owner, pool.request, 1, "spread")
+                pool.spares.append((spare, await self.sessions.reset(spare, None, None)))
+            except PalaestraError:
+                return
+
+    async def resize(self, pool: Pool, size: int) -> dict[str, Any]:
+        """Grow (spares first, then new sessions, reset) or shrink (the last members close)."""
+        low, high = pool.bounds
+        if not low <= size <= high:
+            raise InvalidRequest(f"size {size} is outside this pool's {low}..{high}", field="size")
+        if pool.running:
+            raise InvalidRequest("sent steps are pending: recv them before a resize", field="size")
+        n = len(pool.members)
+        added: list[dict[str, Any]] = []
+        warm_used = 0
+        if size > n:
+            while pool.spares and len(added) < size - n:
+                spare, reset = pool.spares.pop(0)
+                pool.members.append(spare)
+                added.append(reset)
+                warm_used += 1
+            missing = size - len(pool.members)
+            if missing:
+                assert pool.request is not None
+                fresh = await self.sessions.create(
+                    pool.owner, pool.request, missing, pool.request.placement
+                )
+                resets = await _gather([self.sessions.reset(m, None, None) for m in fresh])
+                pool.members += fresh
+                added += resets
+            pool.ended += [False] * (size - n)
+        else:
+            gone, pool.members = pool.members[size:], pool.members[:size]
+            pool.ended = pool.ended[:size]
+            await asyncio.gather(*(self.sessions.close(m, "its pool shrank") for m in gone))
+        self._refill_later(pool)
+        return {
+            **pool.public(),
+            "added": list(range(n, n + len(added))),
+            "from_warm": warm_used,
+            "observations": [r["observation"] for r in added],
+            "infos": [r["info"] for r in added],
+        }
 
     async def reset(
         self, pool: Pool, seed: int | list[int | None] | None, options: Any
@@ -161,8 +237,11 @@ class PoolManager:
 
     async def close(self, pool: Pool) -> None:
         self.pools.pop(pool.id, None)
-        for task in pool.running.values():
-            task.cancel()
+        for task in [*pool.running.values(), pool.refill]:
+            if task is not None:
+                task.cancel()
+        spares = [spare for spare, _ in pool.spares]
+        await asyncio.gather(*(self.sessions.close(s, "its pool was closed") for s in spares))
         await asyncio.gather(
             *(self.sessions.close(m, f"its pool {pool.id} was closed") for m in pool.members)
         )

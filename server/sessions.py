@@ -134,13 +134,24 @@ class SessionManager:
         assert env is not None
         return registry.spec(env), task
 
-    async def create(self, owner: str, req: CreateSession, count: int = 1) -> list[Session]:
-        """Create ``count`` sessions (a pool's members) all or nothing, within the limits."""
+    async def create(
+        self, owner: str, req: CreateSession, count: int = 1, placement: str = "spread"
+    ) -> list[Session]:
+        """Create ``count`` sessions (a pool's members) all or nothing, within the limits.
+
+        ``spread`` puts each on the least-loaded worker (on Ray, workers are spread over the
+        nodes); ``pack`` puts them all on one worker, e.g. so a pool's members share its
+        browser process and its machine.
+        """
         spec, task = self.resolve(req.env, req.task)
         self._reserve(owner, count)
+        worker = self.backend.pick() if placement == "pack" else None
         try:
             made = await asyncio.gather(
-                *(self._create(owner, spec, task, req.options, req.record) for _ in range(count)),
+                *(
+                    self._create(owner, spec, task, req.options, req.record, worker)
+                    for _ in range(count)
+                ),
                 return_exceptions=True,
             )
         finally:
@@ -159,8 +170,9 @@ class SessionManager:
         task: str | None,
         options: dict[str, Any],
         record: bool | None,
+        worker: Worker | None = None,
     ) -> Session:
-        worker = self.backend.pick()
+        worker = worker or self.backend.pick()
         sid = secrets.token_urlsafe(12)
         worker.sessions.add(sid)
         try:

@@ -1,5 +1,7 @@
 """Pools over REST: batched reset/step, NEXT_STEP autoreset, errors naming worker and session."""
 
+import time
+
 import httpx
 import pytest
 
@@ -120,3 +122,46 @@ def test_a_large_pool_is_created_at_once():
         assert http.post(f"/v1/pools/{pid}/reset", json={}).status_code == 200
         step = http.post(f"/v1/pools/{pid}/step", json={"actions": ["add(1)"] * 1024})
         assert step.status_code == 200 and len(step.json()["rewards"]) == 1024
+
+
+def test_pools_resize_on_demand_from_warm_spares_and_place_their_members(gateway):
+    from palaestra.client import RemoteVectorEnv
+
+    pool = RemoteVectorEnv(BENCH_ENV, 2, base_url=gateway, warm=2, min_size=1, max_size=4)
+    try:
+        pool.reset(seed=0)
+        pool.step(["add(1)", "add(1)"])
+        deadline = time.monotonic() + 30
+        while httpx.get(f"{gateway}/v1/pools/{pool.pool_id}").json()["warm"] < 2:
+            assert time.monotonic() < deadline, "the spares were never made"
+            time.sleep(0.05)
+        added, info = pool.resize(4)  # the two spares join, already reset
+        assert info["added"] == [2, 3] and info["from_warm"] == 2
+        assert list(added["count"]) == [0, 0] and pool.num_envs == 4
+        obs, *_ = pool.step(["add(1)"] * 4)
+        assert list(obs["count"]) == [2, 2, 1, 1]
+        gone = pool.session_ids[1:]
+        pool.resize(1)
+        assert pool.num_envs == 1 and pool.step(["add(1)"])[0]["count"].tolist() == [3]
+        closed = httpx.post(f"{gateway}/v1/sessions/{gone[0]}/reset", json={})
+        assert closed.status_code == 409
+        too_big = httpx.post(f"{gateway}/v1/pools/{pool.pool_id}/resize", json={"size": 5})
+        assert too_big.status_code == 422 and "1..4" in too_big.json()["detail"]
+    finally:
+        pool.close()
+    bad = httpx.post(f"{gateway}/v1/pools", json={"env": BENCH_ENV, "size": 3, "max_size": 2})
+    assert bad.status_code == 422 and "max_size" in bad.text
+
+
+def test_pool_placement_spreads_or_packs_members():
+    from palaestra.server.runner import gateway_thread
+    from palaestra.server.settings import Settings
+
+    with gateway_thread(Settings(workers=2, record=False)) as url:  # no other sessions around
+        for placement, workers in (("spread", 2), ("pack", 1)):
+            body = {"env": BENCH_ENV, "size": 4, "placement": placement}
+            made = httpx.post(f"{url}/v1/pools", json=body).json()
+            sessions = httpx.get(f"{url}/v1/sessions").json()["sessions"]
+            hosts = {s["worker"] for s in sessions if s["session_id"] in made["session_ids"]}
+            assert len(hosts) == workers and made["placement"] == placement
+            httpx.delete(f"{url}/v1/pools/{made['pool_id']}")
