@@ -230,7 +230,9 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     # ----- discovery -----------------------------------------------------------------------
     @app.get("/v1/health")
     async def health() -> Response:
-        metrics.workers_alive.set(sum(w.alive for w in backend.workers))
+        metrics.workers_alive.labels(backend=backend.name).set(
+            sum(w.alive for w in backend.workers)
+        )
         return JSON(
             {
                 "status": "ok",
@@ -400,7 +402,9 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     # ----- operations ----------------------------------------------------------------------
     @app.get("/metrics")
     async def prometheus() -> Response:
-        metrics.workers_alive.set(sum(w.alive for w in backend.workers))
+        metrics.workers_alive.labels(backend=backend.name).set(
+            sum(w.alive for w in backend.workers)
+        )
         return Response(metrics.render(), media_type="text/plain; version=0.0.4")
 
     templates = Environment(

@@ -27,9 +27,14 @@ class Metrics:
             "palaestra_session_errors_total", "Sessions failed, by error", ["type"], registry=r
         )
         self.worker_restarts = Counter(
-            "palaestra_worker_restarts_total", "Workers that died and were replaced", registry=r
+            "palaestra_worker_restarts_total",
+            "Workers that died and were replaced, by backend",
+            ["backend"],
+            registry=r,
         )
-        self.workers_alive = Gauge("palaestra_workers_alive", "Workers running", registry=r)
+        self.workers_alive = Gauge(
+            "palaestra_workers_alive", "Workers running, by backend", ["backend"], registry=r
+        )
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -302,7 +302,7 @@ class SessionManager:
             session.recorder.note("error", error=exc.to_problem())
 
     def _worker_died(self, worker: Worker, reason: str) -> None:
-        self.metrics.worker_restarts.inc()
+        self.metrics.worker_restarts.labels(backend=self.backend.name).inc()
         for sid in list(worker.sessions):
             session = self.sessions.get(sid)
             if session is not None and session.failure is None:

@@ -105,6 +105,9 @@ def test_a_killed_container_fails_only_its_sessions_and_is_replaced(engine, gate
         w["container"] for w in live
     }
     assert len([c for c in containers(client) if c.status == "running"]) == 2
+    metrics = httpx.get(f"{gateway_on_docker}/metrics").text
+    assert 'palaestra_worker_restarts_total{backend="docker"} 1.0' in metrics
+    assert 'palaestra_workers_alive{backend="docker"} 2.0' in metrics
     for env in envs:
         env.close()
 

@@ -104,7 +104,7 @@ def test_a_node_removed_mid_episode_fails_only_its_sessions(cluster, gateway_on_
         time.sleep(0.5)
     assert len(live) == 2 and {w["node_id"] for w in live} == {c.head_node.node_id}
     metrics = httpx.get(f"{gateway_on_ray}/metrics").text
-    assert "palaestra_worker_restarts_total 1.0" in metrics
+    assert 'palaestra_worker_restarts_total{backend="ray"} 1.0' in metrics
     fresh = RemoteEnv("palaestra-bench/Overhead-v0", base_url=gateway_on_ray)
     fresh.reset(seed=0)
     assert fresh.step("add(3)")[0]["count"] == 3
