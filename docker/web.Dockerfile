@@ -7,7 +7,7 @@ RUN /opt/palaestra/bin/pip install -q --no-index --find-links /wheels "palaestra
 FROM palaestra/core
 USER root
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-        chromium-headless-shell fonts-dejavu-core \
+        chromium-headless-shell fonts-dejavu-core libatomic1 \
     && rm -rf /var/lib/apt/lists/* /usr/share/doc /usr/share/man
 COPY --from=build /opt/palaestra /opt/palaestra
 USER 65534:65534
