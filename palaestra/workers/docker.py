@@ -245,6 +245,12 @@ def stop_engine(root: str | os.PathLike[str], timeout: float = 60) -> None:
         time.sleep(0.1)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+    # dockerd leaves its network namespace mounted; unmounted, the folder can be deleted
+    import subprocess
+
+    netns = Path(root, "exec", "netns")
+    for mounted in netns.glob("*") if netns.is_dir() else []:
+        subprocess.run(["umount", str(mounted)], capture_output=True, check=False)
 
 
 @contextlib.contextmanager
