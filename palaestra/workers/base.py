@@ -25,8 +25,21 @@ REPLACE_PAUSE_MAX_S = 5.0
 HEARTBEAT_S = 15.0
 
 
+class WorkerLost(Exception):
+    """Raised by a worker's ``_call`` when the worker went away during the call."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 class Worker(abc.ABC):
-    """One process (or container, or actor) hosting many env sessions."""
+    """One process (or container, or actor) hosting many env sessions.
+
+    :meth:`call` is the same for every kind of worker: refuse when the worker is dead, bound
+    the call by its timeout, and turn a lost worker into WorkerCrashed naming worker, session
+    and reason. A kind only says how one call travels (``_call``).
+    """
 
     name: str
 
@@ -35,6 +48,8 @@ class Worker(abc.ABC):
         self.sessions: set[str] = set()
         #: set by the backend; called once when the worker dies, with a sentence saying why
         self.on_death: Callable[[Worker, str], None] | None = None
+        #: why the worker is gone (or "stopped"); None while it runs
+        self._dead_reason: str | None = None
 
     @property
     @abc.abstractmethod
@@ -43,9 +58,47 @@ class Worker(abc.ABC):
     @abc.abstractmethod
     async def start(self) -> None: ...
 
-    @abc.abstractmethod
     async def call(self, op: str, sid: str | None, timeout: float, **payload: Any) -> Any:
         """Run one operation; raise the PalaestraError the worker reported, or WorkerCrashed."""
+        if not self.alive or sid is None:
+            raise WorkerCrashed(
+                f"worker {self.name} is not running ({self._dead_reason or 'not started'})",
+                worker=self.name,
+                session_id=sid,
+            )
+        try:
+            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
+                return await self._call(op, sid, payload)
+        except TimeoutError:
+            self.drop(sid)
+            raise StepTimeout(
+                f"{op} on session {sid} took longer than {timeout:g} s on worker {self.name}",
+                worker=self.name,
+                session_id=sid,
+                timeout_s=timeout,
+            ) from None
+        except WorkerLost as lost:
+            self.drop(sid)
+            raise WorkerCrashed(
+                f"worker {self.name} died ({self._dead_reason or lost.reason}) while handling "
+                f"{op} on session {sid}; the session is lost, close it and create a new one",
+                worker=self.name,
+                session_id=sid,
+            ) from None
+        except PalaestraError as exc:
+            exc.fields.setdefault("worker", self.name)
+            raise
+
+    @abc.abstractmethod
+    async def _call(self, op: str, sid: str, payload: dict[str, Any]) -> Any:
+        """Carry one operation to the worker; raise WorkerLost if the worker went away."""
+
+    def _declare_dead(self, reason: str) -> None:
+        """Record why the worker is gone and tell the backend, once."""
+        if self._dead_reason is None:
+            self._dead_reason = reason
+            if self.on_death is not None:
+                self.on_death(self, reason)
 
     @abc.abstractmethod
     def drop(self, sid: str) -> None:
@@ -94,7 +147,6 @@ class SocketWorker(Worker):
         self._watch_task: asyncio.Task[None] | None = None
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._pong = asyncio.Event()
-        self._dead_reason: str | None = None
         self.info: dict[str, Any] = {}
 
     @property
@@ -152,51 +204,23 @@ class SocketWorker(Worker):
                 )
 
     def _declare_dead(self, reason: str) -> None:
-        if self._dead_reason is not None:
-            return
-        self._dead_reason = reason
-        for channel in self._channels.values():
-            channel.close()
-        if self.on_death is not None:
-            self.on_death(self, reason)
+        if self._dead_reason is None:
+            for channel in self._channels.values():
+                channel.close()
+        super()._declare_dead(reason)
 
     async def _death_reason(self) -> str:
         return "its connection closed"
 
-    async def call(self, op: str, sid: str | None, timeout: float, **payload: Any) -> Any:
-        if not self.alive or sid is None:
-            raise WorkerCrashed(
-                f"worker {self.name} is not running ({self._dead_reason or 'not started'})",
-                worker=self.name,
-                session_id=sid,
-            )
+    async def _call(self, op: str, sid: str, payload: dict[str, Any]) -> Any:
         try:
-            async with asyncio.timeout(timeout):  # no extra task, unlike wait_for
-                return await self._call(op, sid, payload)
-        except TimeoutError:
-            self.drop(sid)
-            raise StepTimeout(
-                f"{op} on session {sid} took longer than {timeout:g} s on worker {self.name}",
-                worker=self.name,
-                session_id=sid,
-                timeout_s=timeout,
-            ) from None
+            return await self._request(op, sid, payload)
         except (asyncio.IncompleteReadError, ConnectionError):
-            self.drop(sid)
             if self._watch_task is not None:  # a worker death shows on the control connection
                 await asyncio.wait({self._watch_task}, timeout=1.0)
-            reason = self._dead_reason or "the session's connection closed"
-            raise WorkerCrashed(
-                f"worker {self.name} died ({reason}) while handling {op} on session {sid}; "
-                "the session is lost, close it and create a new one",
-                worker=self.name,
-                session_id=sid,
-            ) from None
-        except PalaestraError as exc:
-            exc.fields.setdefault("worker", self.name)
-            raise
+            raise WorkerLost("the session's connection closed") from None
 
-    async def _call(self, op: str, sid: str, payload: dict[str, Any]) -> Any:
+    async def _request(self, op: str, sid: str, payload: dict[str, Any]) -> Any:
         if op == "make":
             channel = await self._open(asyncio.get_running_loop().time() + 5)
             self._channels[sid] = channel

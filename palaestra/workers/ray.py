@@ -25,8 +25,8 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from palaestra.errors import StepTimeout, WorkerCrashed, from_problem
-from palaestra.workers.base import Backend, Worker
+from palaestra.errors import WorkerCrashed, from_problem
+from palaestra.workers.base import Backend, Worker, WorkerLost
 
 #: Ray turns a loopback address into this machine's network address ("remotely reachable")
 #: unless this is off; a one-machine cluster must stay on loopback, so it is set before Ray is
@@ -143,7 +143,6 @@ class RayWorker(Worker):
         super().__init__(name)
         self.actor = actor
         self.info: dict[str, Any] = {}
-        self._dead_reason: str | None = None
         self._watch_task: asyncio.Task[None] | None = None
 
     @property
@@ -172,46 +171,19 @@ class RayWorker(Worker):
             reason = f"its Ray actor died: {_first_line(exc)}"
         else:
             reason = "its Ray actor stopped"
-        if self._dead_reason is None:
-            self._dead_reason = reason
-            if self.on_death is not None:
-                self.on_death(self, reason)
+        self._declare_dead(reason)
 
-    async def call(self, op: str, sid: str | None, timeout: float, **payload: Any) -> Any:
+    async def _call(self, op: str, sid: str, payload: dict[str, Any]) -> Any:
         import ray
 
-        if not self.alive or sid is None:
-            raise WorkerCrashed(
-                f"worker {self.name} is not running ({self._dead_reason or 'not started'})",
-                worker=self.name,
-                session_id=sid,
-            )
         try:
-            async with asyncio.timeout(timeout):
-                answer = await self.actor.call.remote(op, sid, payload)
-        except TimeoutError:
-            self.drop(sid)
-            raise StepTimeout(
-                f"{op} on session {sid} took longer than {timeout:g} s on worker {self.name}",
-                worker=self.name,
-                session_id=sid,
-                timeout_s=timeout,
-            ) from None
+            answer = await self.actor.call.remote(op, sid, payload)
         except ray.exceptions.RayError as exc:
-            self.sessions.discard(sid)
-            reason = self._dead_reason or _first_line(exc)
-            raise WorkerCrashed(
-                f"worker {self.name} died ({reason}) while handling {op} on session {sid}; "
-                "the session is lost, close it and create a new one",
-                worker=self.name,
-                session_id=sid,
-            ) from None
+            raise WorkerLost(_first_line(exc)) from None
         if op == "close":
             self.sessions.discard(sid)
         if not answer["ok"]:
-            exc = from_problem(answer["error"])
-            exc.fields.setdefault("worker", self.name)
-            raise exc
+            raise from_problem(answer["error"])
         return answer["result"]
 
     def drop(self, sid: str) -> None:

@@ -657,24 +657,78 @@ def _stay(conn: sqlite3.Connection, r: Any, venue: str, refuse: bool) -> tuple[i
     return r.randrange(MAX_ROOM + 1, MAX_ROOM + 3), r.choice(_days()), r.randrange(1, 4)
 
 
-def _table_steps(venue: str | None) -> list[dict[str, Any]]:
-    """Asks, availability check and confirmation for a table; ``venue`` None means the name is
-    the user's own ("$restaurant"), else it is the one the assistant found and offered."""
-    name = venue or "$restaurant"
-    text = venue or "{restaurant}"
+def _booking_steps(room: bool, name: str, text: str, total: float | None) -> list[dict]:
+    """Asks, availability check and confirmation for a table or a room. ``name`` is the tool
+    argument (the found venue, or "$restaurant"/"$hotel" when it is the user's own) and
+    ``text`` how the confirmation names it."""
+    when = "nights" if room else "time"
+    arg = "$nights:int" if room else "$time"
+    price = f", for a total of ${total:.2f}" if total is not None else ""
+    stay = "from {day} for {nights} nights" if room else "on {day} at {time}"
     return [
         {"ask": "people"},
         {"ask": "day"},
-        {"ask": "time"},
+        {"ask": when},
         {
             "call": "check_availability",
-            "args": {"name": name, "day": "$day", "people": "$people:int", "time": "$time"},
+            "args": {"name": name, "day": "$day", "people": "$people:int", when: arg},
         },
         {
-            "confirm": f"Shall I book a table at {text} for {{people}} people on {{day}} at "
-            "{time}?"
+            "confirm": f"Shall I book {'a room' if room else 'a table'} at {text} for "
+            f"{{people}} people {stay}{price}?"
         },
     ]
+
+
+def _booking_draft(
+    d: Hotel,
+    conn: sqlite3.Connection,
+    draft: dict[str, Any],
+    head: list[dict[str, Any]],
+    venue: dict[str, Any],
+    named: bool,
+    extra: str = "",
+    extra_facts: tuple[str, ...] = (),
+) -> dict[str, Any]:
+    """The tail every booking draft shares: a refusal when the rules forbid it, else the
+    booking, made on a scratch copy first so the plan tells the reference (and a room's total).
+    ``named``: the user names the venue, so the plan uses what it said; ``extra`` is one more
+    sentence to tell (the address or phone the user also asked for)."""
+    facts = draft["goal"]["facts"]
+    room = "nights" in facts
+    slot, tool = ("hotel", "book_hotel") if room else ("restaurant", "book_restaurant")
+    name, text = (f"${slot}", f"{{{slot}}}") if named else (venue["name"], venue["name"])
+    people, day = int(facts["people"]), facts["day"]
+    when_key = "nights" if room else "time"
+    when: Any = int(facts["nights"]) if room else facts["time"]
+    check = hotel_problem if room else restaurant_problem
+    why = check(conn, venue["name"], people, day, when)
+    if why:
+        asks = _booking_steps(room, name, text, None)[:-1]
+        what = f"book {'a room' if room else 'a table'} at {text} for {{people}} people"
+        stay = "from {day} for {nights} nights" if room else "on {day} at {time}"
+        plan = [*head, *asks]
+        return _refusal(draft["key"], draft["goal"], plan, f"{what} {stay}: {why}", draft["decoys"])
+    args = {"name": venue["name"], "people": people, "day": day, when_key: when}
+    result = d.trial(conn, tool, args)
+    total = result["total"] if room else None
+    told = [result["reference"]]
+    if room:
+        done = f"Your room at {text} has been booked from {{day}} for {{nights}} nights."
+        money = f" Your booking reference is {result['reference']}, and the total price is "
+        tell = done + money + f"${total:.2f}."
+        told.append(f"{total:.2f}")
+    else:
+        done = f"Your table at {text} has been booked for {{people}} people on {{day}} at {{time}}."
+        tell = done + f" Your booking reference is {result['reference']}."
+    tells = [{"tell": tell, "facts": told}]
+    if extra:
+        tells.append({"tell": extra, "facts": list(extra_facts)})
+    call_args = {"name": name, "people": "$people:int", "day": "$day", when_key: f"${when_key}"}
+    if room:
+        call_args["nights"] = "$nights:int"
+    steps = _booking_steps(room, name, text, total)
+    return {**draft, "plan": [*head, *steps, {"call": tool, "args": call_args}, *tells]}
 
 
 def _restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -707,38 +761,8 @@ def _restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -
             "food in the {pricerange} price range?"
         },
     ]
-    steps = _table_steps(venue["name"])
-    why = restaurant_problem(conn, venue["name"], people, day, time)
-    if why:
-        text = (
-            f"book a table at {venue['name']} for {{people}} people on {{day}} at {{time}}: {why}"
-        )
-        return _refusal(key, goal, [*search, *steps[:-1]], text, decoys)
-    args = {"name": venue["name"], "people": people, "day": day, "time": time}
-    result = d.trial(conn, "book_restaurant", args)
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *search,
-            *steps,
-            {
-                "call": "book_restaurant",
-                "args": {
-                    "name": venue["name"],
-                    "people": "$people:int",
-                    "day": "$day",
-                    "time": "$time",
-                },
-            },
-            {
-                "tell": f"Your table at {venue['name']} has been booked for {{people}} people on "
-                f"{{day}} at {{time}}. Your booking reference is {result['reference']}.",
-                "facts": [result["reference"]],
-            },
-        ],
-        "decoys": decoys,
-    }
+    draft = {"key": key, "goal": goal, "decoys": decoys}
+    return _booking_draft(d, conn, draft, search, venue, named=False)
 
 
 def _named_restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -757,54 +781,9 @@ def _named_restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: b
         {"ask": "restaurant"},
         {"call": "find_restaurants", "args": {"name": "$restaurant"}},
     ]
-    steps = _table_steps(None)
-    why = restaurant_problem(conn, venue["name"], people, day, time)
-    if why:
-        text = f"book a table at {{restaurant}} for {{people}} people on {{day}} at {{time}}: {why}"
-        return _refusal(key, goal, [*lookup, *steps[:-1]], text, decoys)
-    args = {"name": venue["name"], "people": people, "day": day, "time": time}
-    result = d.trial(conn, "book_restaurant", args)
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *lookup,
-            *steps,
-            {
-                "call": "book_restaurant",
-                "args": {
-                    "name": "$restaurant",
-                    "people": "$people:int",
-                    "day": "$day",
-                    "time": "$time",
-                },
-            },
-            {
-                "tell": "Your table at {restaurant} has been booked for {people} people on {day} "
-                f"at {{time}}. Your booking reference is {result['reference']}, and the address "
-                f"is {venue['address']}.",
-                "facts": [result["reference"], venue["address"]],
-            },
-        ],
-        "decoys": decoys,
-    }
-
-
-def _hotel_steps(name: str, text: str, total: float | None) -> list[dict[str, Any]]:
-    price = f", for a total of ${total:.2f}" if total is not None else ""
-    return [
-        {"ask": "people"},
-        {"ask": "day"},
-        {"ask": "nights"},
-        {
-            "call": "check_availability",
-            "args": {"name": name, "day": "$day", "people": "$people:int", "nights": "$nights:int"},
-        },
-        {
-            "confirm": f"Shall I book a room at {text} for {{people}} people from {{day}} for "
-            f"{{nights}} nights{price}?"
-        },
-    ]
+    draft = {"key": key, "goal": goal, "decoys": decoys}
+    extra = f"The address of {{restaurant}} is {venue['address']}."
+    return _booking_draft(d, conn, draft, lookup, venue, True, extra, (venue["address"],))
 
 
 def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -844,43 +823,8 @@ def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dic
             f"{{area}}{with_parking}?"
         },
     ]
-    why = hotel_problem(conn, venue["name"], people, day, nights)
-    if why:
-        steps = _hotel_steps(venue["name"], venue["name"], None)[:-1]
-        text = (
-            f"book {venue['name']} for {{people}} people from {{day}} for {{nights}} nights: {why}"
-        )
-        return _refusal(key, goal, [*search, *steps], text, decoys)
-    result = d.trial(
-        conn,
-        "book_hotel",
-        {"name": venue["name"], "people": people, "day": day, "nights": nights},
-    )
-    total = result["total"]
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *search,
-            *_hotel_steps(venue["name"], venue["name"], total),
-            {
-                "call": "book_hotel",
-                "args": {
-                    "name": venue["name"],
-                    "people": "$people:int",
-                    "day": "$day",
-                    "nights": "$nights:int",
-                },
-            },
-            {
-                "tell": f"Your room at {venue['name']} has been booked from {{day}} for {{nights}} "
-                f"nights. Your booking reference is {result['reference']}, and the total price is "
-                f"${total:.2f}.",
-                "facts": [result["reference"], f"{total:.2f}"],
-            },
-        ],
-        "decoys": decoys,
-    }
+    draft = {"key": key, "goal": goal, "decoys": decoys}
+    return _booking_draft(d, conn, draft, search, venue, named=False)
 
 
 def _named_hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -896,45 +840,9 @@ def _named_hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) 
     key = f"named-hotel:{venue['name']}:{day}:{nights}:{people}"
     decoys = {"hotel": _other(HOTELS, venue["name"]), "people": str(people % MAX_ROOM + 1)}
     lookup = [{"ask": "hotel"}, {"call": "find_hotels", "args": {"name": "$hotel"}}]
-    why = hotel_problem(conn, venue["name"], people, day, nights)
-    if why:
-        steps = _hotel_steps("$hotel", "{hotel}", None)[:-1]
-        text = f"book {{hotel}} for {{people}} people from {{day}} for {{nights}} nights: {why}"
-        return _refusal(key, goal, [*lookup, *steps], text, decoys)
-    result = d.trial(
-        conn,
-        "book_hotel",
-        {"name": venue["name"], "people": people, "day": day, "nights": nights},
-    )
-    total = result["total"]
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *lookup,
-            *_hotel_steps("$hotel", "{hotel}", total),
-            {
-                "call": "book_hotel",
-                "args": {
-                    "name": "$hotel",
-                    "people": "$people:int",
-                    "day": "$day",
-                    "nights": "$nights:int",
-                },
-            },
-            {
-                "tell": "Your room at {hotel} has been booked from {day} for {nights} nights. "
-                f"Your booking reference is {result['reference']}, and the total price is "
-                f"${total:.2f}.",
-                "facts": [result["reference"], f"{total:.2f}"],
-            },
-            {
-                "tell": f"The phone number of the hotel is {venue['phone']}.",
-                "facts": [venue["phone"]],
-            },
-        ],
-        "decoys": decoys,
-    }
+    draft = {"key": key, "goal": goal, "decoys": decoys}
+    extra = f"The phone number of the hotel is {venue['phone']}."
+    return _booking_draft(d, conn, draft, lookup, venue, True, extra, (venue["phone"],))
 
 
 def _cancel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
