@@ -21,7 +21,7 @@ from typing import Any
 
 from palaestra.envs.usersim import acts as A
 from palaestra.envs.usersim.domain import Domain
-from palaestra.envs.usersim.world import domain
+from palaestra.envs.usersim.world import bind, domain
 
 KINDS = ("competent", "irrelevant", "early", "wrong")
 CLOSING = "Is there anything else I can help you with today?"
@@ -77,7 +77,7 @@ class ScriptedAssistant:
             elif "call" in step:
                 yield {
                     "name": "call_tool",
-                    "args": {"name": step["call"], "arguments": self._bind(step["args"])},
+                    "args": {"name": step["call"], "arguments": bind(step["args"], self._value)},
                 }
             elif "confirm" in step or "offer" in step:
                 text = self._fill(step.get("confirm") or step["offer"])
@@ -119,17 +119,6 @@ class ScriptedAssistant:
     def _fill(self, text: str) -> str:
         slots = {name: self._value(name) for name in self.dom.slots}
         return text.format(**slots)
-
-    def _bind(self, args: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in args.items():
-            if isinstance(value, str) and value.startswith("$"):
-                slot, _, cast = value[1:].partition(":")
-                value = self._value(slot)
-                if cast == "int":
-                    value = int(value) if value.isdigit() else value
-            out[key] = value
-        return out
 
 
 def _wrong(fact: str) -> str:

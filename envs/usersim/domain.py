@@ -13,6 +13,7 @@ reader can find "ZFA04Y" in "your reservation ZFA04Y is cancelled" and tell whic
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -49,11 +50,15 @@ class Tool:
             "writes": self.writes,
         }
 
+    @functools.cached_property
+    def _validator(self) -> Any:
+        """Built once per tool: every call is checked on the step's hot path."""
+        return jsonschema.Draft202012Validator(self.parameters)
+
     def check(self, arguments: Any) -> dict[str, Any]:
         if not isinstance(arguments, Mapping):
             raise DomainError(f"{self.name}: arguments must be a JSON object")
-        validator = jsonschema.Draft202012Validator(self.parameters)
-        errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
+        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
         if errors:
             err = errors[0]
             where = ".".join(str(p) for p in err.path) or "arguments"
@@ -200,8 +205,10 @@ class Domain:
         conn.execute("RELEASE tool")
         return result
 
-    def schemas(self) -> list[dict[str, Any]]:
-        return [t.schema() for t in self.tools.values()]
+    @functools.cached_property
+    def tools_json(self) -> str:
+        """The tools as the observation shows them; the same text every step, so made once."""
+        return json.dumps([t.schema() for t in self.tools.values()])
 
     def slot_values(self, text: str) -> dict[str, list[str]]:
         """Every slot value found in ``text``, by slot."""

@@ -172,7 +172,7 @@ class UserSimEnv(PalaestraEnv):
             "conversation": _transcript(ep.messages)[-MAX_CONVERSATION:],
             "user_message": last_user[:MAX_MESSAGE],
             "last_tool_result": ep.tool_result[:MAX_CONVERSATION],
-            "tools": json.dumps(dom.schemas()),
+            "tools": dom.tools_json,
             "policy": dom.policy,
         }
 

@@ -47,7 +47,7 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
         if any(not same_value(v, goal["facts"].get(slot, "")) for v in found):
             raise ValueError(f"{draft['key']}: the goal's phrase states a {slot} it does not hold")
     calls = [
-        {"name": s["call"], "args": world.bind(s["args"], goal["facts"])}
+        {"name": s["call"], "args": world.bind(s["args"], goal["facts"].__getitem__)}
         for s in plan
         if "call" in s and dom.tools[s["call"]].writes
     ]

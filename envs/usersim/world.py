@@ -13,6 +13,7 @@ import functools
 import importlib
 import json
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from palaestra.envs.usersim.domain import Domain, dump
@@ -54,15 +55,19 @@ def fresh(name: str, seed: int) -> sqlite3.Connection:
     return conn
 
 
-def bind(args: dict[str, Any], facts: dict[str, str]) -> dict[str, Any]:
-    """Reference-call arguments with ``"$slot"`` (or ``"$slot:int"``) replaced by the value."""
+def bind(args: dict[str, Any], value: Callable[[str], str]) -> dict[str, Any]:
+    """Plan arguments with ``"$slot"`` (or ``"$slot:int"``) replaced by ``value(slot)``: the
+    goal's fact for the gold replay, what the user said for the scripted assistant. A value
+    that is not a number stays text, so the tool's schema names the mistake."""
     out = {}
-    for key, value in args.items():
-        if isinstance(value, str) and value.startswith("$"):
-            slot, _, cast = value[1:].partition(":")
-            value = facts[slot]
-            value = int(value) if cast == "int" else value
-        out[key] = value
+    for key, arg in args.items():
+        if isinstance(arg, str) and arg.startswith("$"):
+            slot, _, cast = arg[1:].partition(":")
+            if cast not in ("", "int"):
+                raise ValueError(f"plan argument {arg!r}: the only cast is ':int'")
+            arg = value(slot)
+            arg = int(arg) if cast == "int" and arg.isdigit() else arg
+        out[key] = arg
     return out
 
 
