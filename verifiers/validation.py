@@ -158,3 +158,17 @@ class ValidationRecord:
 def digest(data: Any) -> str:
     """A stable key for JSON-able data (what a task is, for :class:`ValidationRecord`)."""
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def play(env: Any, task: Any, actions: list[Any]) -> VerifierResult:
+    """Reset ``env`` onto ``task`` and play a fixed action list (an oracle, a do-nothing, a
+    mutant's) to its end; the verifier's result. An action the env refuses is a broken plan,
+    so it raises rather than being scored."""
+    env.reset(seed=0, options={"task": task})
+    for action in actions:
+        obs, _, terminated, truncated, _ = env.step(action)
+        if obs["last_action_error"]:
+            raise RuntimeError(f"{str(action)[:80]} failed: {obs['last_action_error']}")
+        if terminated or truncated:
+            break
+    return env.last_verification or env.verify()

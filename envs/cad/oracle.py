@@ -13,7 +13,7 @@ from typing import Any
 
 from palaestra.tasks import Task
 from palaestra.verifiers.base import VerifierResult
-from palaestra.verifiers.validation import ValidationReport, validate
+from palaestra.verifiers.validation import ValidationReport, play, validate
 
 
 def run_actions(task: Task, actions: list[str]) -> tuple[VerifierResult, dict[str, Any]]:
@@ -22,15 +22,7 @@ def run_actions(task: Task, actions: list[str]) -> tuple[VerifierResult, dict[st
 
     env = CadEnv(task, observe=("properties",))
     try:
-        env.reset(seed=0)
-        for action in actions:
-            obs, _, terminated, truncated, _ = env.step(action)
-            if obs["last_action_error"]:
-                raise RuntimeError(f"{action[:80]} failed: {obs['last_action_error']}")
-            if terminated or truncated:
-                break
-        result = env.last_verification or env.verify()
-        return result, dict(env.state_probe().read())
+        return play(env, task, actions), dict(env.state_probe().read())
     finally:
         env.close()
 

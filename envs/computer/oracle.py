@@ -14,24 +14,12 @@ from typing import Any
 
 from palaestra.tasks import Task
 from palaestra.verifiers.base import VerifierResult
-from palaestra.verifiers.validation import ValidationReport, validate
-
-
-def run_actions(env: Any, task: Task, actions: list[Any]) -> tuple[VerifierResult, dict]:
-    env.reset(seed=0, options={"task": task})
-    for action in actions:
-        obs, _, terminated, truncated, _ = env.step(action)
-        if obs["last_action_error"]:
-            raise RuntimeError(f"{str(action)[:80]} failed: {obs['last_action_error']}")
-        if terminated or truncated:
-            break
-    result = env.last_verification or env.verify()
-    return result, {}
+from palaestra.verifiers.validation import ValidationReport, play, validate
 
 
 def validate_task(env: Any, task: Task, repeats: int = 2) -> ValidationReport:
     def run(policy: str) -> tuple[VerifierResult, Mapping[str, Any]]:
-        return run_actions(env, task, list(task.oracle or []) if policy == "oracle" else [])
+        return play(env, task, list(task.oracle or []) if policy == "oracle" else []), {}
 
     return validate(task.verifier, run, [], lambda s, m: nullcontext(s), repeats=repeats)
 
