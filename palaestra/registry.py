@@ -11,7 +11,6 @@ session, so a worker builds exactly the env the gateway resolved.
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 import re
 from dataclasses import asdict, dataclass, field
@@ -21,6 +20,7 @@ from typing import Any
 import gymnasium as gym
 
 from palaestra.errors import EnvNotFound
+from palaestra.resolve import resolve
 
 ENTRY_POINT_GROUP = "palaestra.envs"
 PLUGINS_ENV_VAR = "PALAESTRA_PLUGINS"
@@ -42,11 +42,7 @@ class EnvSpec:
             raise ValueError(f"env id {self.id!r} must look like 'namespace/name-v0'")
 
     def load(self) -> type:
-        module, _, attr = self.entry_point.partition(":")
-        obj: Any = importlib.import_module(module)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-        return obj
+        return resolve(self.entry_point)
 
     def make(self, **kwargs: Any) -> gym.Env:
         return self.load()(**{**self.kwargs, **kwargs})
@@ -65,17 +61,22 @@ def register(spec: EnvSpec) -> EnvSpec:
 
 
 def load_plugins() -> None:
-    """Run every ``palaestra.envs`` entry point and every PALAESTRA_PLUGINS module, once each."""
+    """Install every ``palaestra.envs`` entry point and PALAESTRA_PLUGINS module, once each.
+
+    An entry point names a :class:`palaestra.family.Family` (installed) or a function (run);
+    a bare module is imported for what it registers on import."""
     refs = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
     refs += [ref.strip() for ref in os.environ.get(PLUGINS_ENV_VAR, "").split(",") if ref.strip()]
     for ref in refs:
         if ref in _PLUGINS_LOADED:
             continue
         _PLUGINS_LOADED.add(ref)
-        module, _, attr = ref.partition(":")
-        obj = importlib.import_module(module)
-        if attr:
-            getattr(obj, attr)()
+        obj = resolve(ref)
+        install = getattr(obj, "install", None)
+        if callable(install):  # a palaestra.family.Family
+            install()
+        elif ":" in ref and callable(obj):  # a registration function
+            obj()
 
 
 def specs() -> dict[str, EnvSpec]:

@@ -10,21 +10,46 @@ worker that scores the episode.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from palaestra.errors import InvalidRequest, TaskNotFound
+from palaestra.resolve import resolve
 
 #: What an agent may see of a task; everything else is privileged.
 AGENT_FIELDS = ("id", "family", "env", "instruction", "max_steps", "metadata")
+
+
+class Oracle(BaseModel):
+    """A task's reference solution: the name of a policy of the task's family and its data.
+
+    One encoding for every family, so any runner can play any oracle through
+    ``Family.policy("oracle")``: e.g. ``{"policy": "replay", "data": ["circle(5)", ...]}``
+    (a fixed action list), ``{"policy": "plan", "data": [{"op": "click", ...}]}`` (a semantic
+    plan resolved against each observation), ``{"policy": "miniwob", "data": "click-button"}``.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    policy: str
+    data: Any = None
+
+
+def _legacy_oracle(value: Any) -> Any:
+    """Suites written before the one encoding stored a bare list: semantic plans (dicts with an
+    ``op``) or fixed action lists. Read them as what they meant."""
+    if not isinstance(value, list):
+        return value
+    if value and all(isinstance(v, dict) and "op" in v for v in value):
+        return {"policy": "plan", "data": value}
+    return {"policy": "replay", "data": value}
 
 
 class Task(BaseModel):
@@ -38,7 +63,7 @@ class Task(BaseModel):
     verifier: dict[str, Any] = Field(default_factory=dict)
     max_steps: int = Field(default=50, ge=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
-    oracle: list[Any] | None = None
+    oracle: Annotated[Oracle | None, BeforeValidator(_legacy_oracle)] = None
     validation: dict[str, Any] | None = None
 
     def agent_view(self) -> dict[str, Any]:
@@ -215,7 +240,7 @@ def get_suite(name: str) -> Suite:
     if isinstance(source, Path):
         suite = load_suite_dir(name, source, description)
     else:
-        loader = _import(source) if isinstance(source, str) else source
+        loader = resolve(source) if isinstance(source, str) else source
         result = loader()
         suite = (
             result
@@ -233,10 +258,3 @@ def get_task(ref: str) -> Task:
     suite, task_id = ref.split("/", 1)
     return get_suite(suite).get(task_id)
 
-
-def _import(ref: str) -> Any:
-    module, _, attr = ref.partition(":")
-    obj: Any = importlib.import_module(module)
-    for part in attr.split(".") if attr else []:
-        obj = getattr(obj, part)
-    return obj

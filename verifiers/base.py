@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from palaestra.family import load_check_modules
+
 
 @runtime_checkable
 class StateProbe(Protocol):
@@ -174,6 +176,9 @@ _COMPOSITES: dict[str, CheckFn] = {"all": _all, "any": _any, "weighted": _weight
 def evaluate(spec: Mapping[str, Any], probe: StateProbe) -> CheckResult:
     kind = spec.get("kind")
     fn = _COMPOSITES.get(str(kind)) or _KINDS.get(str(kind))
+    if fn is None:  # check kinds live with their family: load the installed families' modules
+        load_check_modules()
+        fn = _KINDS.get(str(kind))
     if fn is None:
         raise ValueError(f"unknown check kind {kind!r}; known: {check_kinds()}")
     fields = {k: v for k, v in spec.items() if k not in ("kind", "gate")}

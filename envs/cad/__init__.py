@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+from palaestra.family import Family, SuiteSpec
+from palaestra.registry import EnvSpec
 
-def register_cad() -> None:
-    from palaestra.registry import EnvSpec, register
-    from palaestra.tasks import register_suite
-
-    register(
+FAMILY = Family(
+    name="cad",
+    envs=(
         EnvSpec(
             "palaestra/cad-v0",
             "palaestra.envs.cad.env:CadEnv",
             family="cad",
             description="Build a part step by step with semantic CAD actions on a real B-rep "
             "kernel (OpenCascade via build123d); scored by volumetric IoU and dimensions.",
-        )
-    )
-    register_suite(
-        "cad-parts",
-        "palaestra.envs.cad.suite:load_suite",
-        "Eight parametric part families (plate, L-bracket, flange, shaft, enclosure, gear "
-        "blank, standoff, hinge leaf), 20 seeded tasks each, execution-validated.",
-    )
+        ),
+    ),
+    suites=(
+        SuiteSpec(
+            "cad-parts",
+            "palaestra.envs.cad.suite:load_suite",
+            "Eight parametric part families (plate, L-bracket, flange, shaft, enclosure, gear "
+            "blank, standoff, hinge leaf), 20 seeded tasks each, execution-validated.",
+        ),
+    ),
+    policies="palaestra.envs.cad.policies",
+    checks=("palaestra.verifiers.cad",),
+    requires=("build123d",),
+    extra="cad",
+    bench="palaestra.bench.cad:main",
+    description="Parametric part modeling on OpenCascade (build123d).",
+)

@@ -2,22 +2,29 @@
 
 from __future__ import annotations
 
+from palaestra.family import Family, SuiteSpec
+from palaestra.registry import EnvSpec
 
-def register_usersim() -> None:
-    from palaestra.registry import EnvSpec, register
-    from palaestra.tasks import register_suite
-
-    register(
+FAMILY = Family(
+    name="usersim",
+    envs=(
         EnvSpec(
             "palaestra/usersim-v0",
             "palaestra.envs.usersim.env:UserSimEnv",
             family="usersim",
             description="Customer-service worlds: the agent is the assistant, talks to an "
             "agenda-driven simulated user and calls domain tools on a real SQLite database.",
-        )
-    )
-    register_suite(
-        "usersim",
-        "palaestra.envs.usersim.tasks:suite",
-        "Customer-service dialogues (airline, retail, train, hotel), each task validated",
-    )
+        ),
+    ),
+    suites=(
+        SuiteSpec(
+            "usersim",
+            "palaestra.envs.usersim.tasks:suite",
+            "Customer-service dialogues (airline, retail, train, hotel), each task validated",
+        ),
+    ),
+    policies="palaestra.envs.usersim.policies",
+    checks=("palaestra.verifiers.usersim",),
+    bench="palaestra.bench.usersim:main",
+    description="Tool-using customer-service dialogues with a simulated user.",
+)

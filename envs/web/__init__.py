@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+from palaestra.family import Family, SuiteSpec
+from palaestra.registry import EnvSpec
 
-def register_web() -> None:
-    from palaestra.registry import EnvSpec, register
-    from palaestra.tasks import register_suite
-
-    register(
+FAMILY = Family(
+    name="web",
+    envs=(
         EnvSpec(
             "palaestra/web-v0",
             "palaestra.envs.web.env:WebEnv",
             family="web",
             description="Chromium through Playwright with BrowserGym's actions and a bid-tagged "
             "accessibility tree.",
-        )
-    )
-    register_suite(
-        "miniwob",
-        "palaestra.envs.web.miniwob:miniwob_tasks",
-        "MiniWoB++ (the miniwob package's own pages and rewards)",
-    )
+        ),
+    ),
+    suites=(
+        SuiteSpec(
+            "miniwob",
+            "palaestra.envs.web.miniwob:miniwob_tasks",
+            "MiniWoB++ (the miniwob package's own pages and rewards)",
+        ),
+    ),
+    policies="palaestra.envs.web.policies",
+    checks=("palaestra.verifiers.web", "palaestra.verifiers.app_state"),
+    requires=("playwright", "miniwob"),
+    extra="web",
+    bench="palaestra.bench.web:main",
+    description="Real Chromium: MiniWoB++ and synthesized web apps.",
+)

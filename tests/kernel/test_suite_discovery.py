@@ -42,7 +42,7 @@ def test_suites_on_the_path_are_listed_and_loaded(suite_path):
     assert "disk-one" in tasks.suite_names()
     suite = tasks.get_suite("disk-one")
     assert [t.id for t in suite.tasks] == ["t1", "t2"] and suite.description == "on disk"
-    assert tasks.get_task("disk-one/t2").oracle == ["add(2)", "done()"]
+    assert tasks.get_task("disk-one/t2").oracle.data == ["add(2)", "done()"]
 
 
 def test_a_suite_written_after_start_is_found_at_once(suite_path):

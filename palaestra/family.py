@@ -1,0 +1,133 @@
+"""The ``Family`` descriptor: everything the platform needs to know about one env family.
+
+A family is discovered, never imported by name: its package exposes one ``FAMILY`` object and
+names it in the ``palaestra.envs`` entry-point group (``web = "palaestra.envs.web:FAMILY"``).
+The registry, the CLI, ``/v1/suites``, ``make bench`` and execution validation all read the
+same descriptor, so adding a family touches its folder, its verifier module and one
+entry-point line. Everything is named by ``"module:attr"`` strings, so describing a family
+imports no browser, CAD kernel or X server, and a family whose optional extra is missing is
+listed as unavailable (with the reason) instead of failing wherever it is first touched.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from palaestra.errors import InvalidRequest
+from palaestra.policies import Policy, PolicyFactory
+from palaestra.registry import EnvSpec, load_plugins, register
+from palaestra.resolve import resolve
+from palaestra.tasks import SuiteSource, Task, register_suite
+
+#: Policies every family offers (``oracle`` is generic: it plays ``task.oracle``).
+REQUIRED_POLICIES = ("oracle", "random", "noop")
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    name: str
+    source: SuiteSource
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    envs: tuple[EnvSpec, ...]
+    suites: tuple[SuiteSpec, ...] = ()
+    #: module whose ``POLICIES`` maps names to policy factories (``envs/<family>/policies.py``)
+    policies: str = ""
+    #: modules that define the family's check kinds (``verifiers/<family>.py``)
+    checks: tuple[str, ...] = ()
+    #: importable modules the family needs, and the pip extra that brings them
+    requires: tuple[str, ...] = ()
+    extra: str = ""
+    #: ``"module:function"`` run by ``palaestra bench <name>``
+    bench: str = ""
+    description: str = ""
+    _policy_table: dict[str, PolicyFactory] = field(default_factory=dict, compare=False)
+
+    def install(self) -> None:
+        """Register the family's envs and suites (run once by the entry-point loader)."""
+        for spec in self.envs:
+            register(spec)
+        for suite in self.suites:
+            register_suite(suite.name, suite.source, suite.description)
+        _FAMILIES[self.name] = self
+
+    def unavailable(self) -> str | None:
+        """Why the family cannot run in this environment, or None when it can."""
+        missing = [m for m in self.requires if importlib.util.find_spec(m) is None]
+        if not missing:
+            return None
+        extra = f" (pip install 'palaestra[{self.extra}]')" if self.extra else ""
+        return f"needs {', '.join(missing)}{extra}"
+
+    def policy_names(self) -> list[str]:
+        return sorted({*REQUIRED_POLICIES, *self._table()})
+
+    def policy(self, name: str, **options: Any) -> Policy:
+        """A fresh policy by name; ``oracle`` plays whatever the task's oracle names."""
+        if name == "oracle" and "oracle" not in self._table():
+            return OraclePolicy(self, options)
+        factory = self._table().get(name)
+        if factory is None:
+            raise InvalidRequest(
+                f"family {self.name!r} has no policy {name!r}; it has {self.policy_names()}",
+                field="policy",
+            )
+        return factory(**options)
+
+    def _table(self) -> Mapping[str, PolicyFactory]:
+        if not self._policy_table and self.policies:
+            self._policy_table.update(resolve(self.policies).POLICIES)
+        return self._policy_table
+
+
+class OraclePolicy:
+    """Plays a task's reference solution: the family's policy that ``task.oracle`` names,
+    fed the oracle's data. Privileged (it reads the oracle), so it runs beside the env."""
+
+    def __init__(self, family: Family, options: Mapping[str, Any]) -> None:
+        self.family = family
+        self.options = dict(options)
+        self.inner: Policy | None = None
+
+    def reset(self, task: Task | None) -> None:
+        if task is None or task.oracle is None:
+            raise InvalidRequest("this task has no oracle", field="policy")
+        self.inner = self.family.policy(task.oracle.policy, **self.options)
+        self.inner.reset(task)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        assert self.inner is not None, "reset() first"
+        return self.inner.act(observation, info)
+
+
+_FAMILIES: dict[str, Family] = {}
+
+
+def families() -> dict[str, Family]:
+    """Every installed family, by name (entry points are read on first use)."""
+    load_plugins()
+    return dict(sorted(_FAMILIES.items()))
+
+
+def family(name: str) -> Family:
+    found = families().get(name)
+    if found is None:
+        raise InvalidRequest(
+            f"unknown family {name!r}; installed: {sorted(_FAMILIES)}", field="family"
+        )
+    return found
+
+
+def load_check_modules() -> None:
+    """Import every family's check-kind modules (how an unknown check kind is looked up)."""
+    for fam in families().values():
+        if fam.unavailable() is None:
+            for module in fam.checks:
+                resolve(module)

@@ -1,0 +1,129 @@
+"""The one ``Policy`` protocol every scripted policy and agent speaks, and the generic ones.
+
+A policy is told the task at :meth:`Policy.reset` and answers each observation with an action
+in any encoding the family's ActionSet accepts. Scripted policies (oracles, random, no-op,
+adversaries) get the full :class:`~palaestra.tasks.Task` because they run on the worker side of
+the trust boundary; agents get only :meth:`Task.agent_view`. Families put theirs in
+``envs/<family>/policies.py`` under ``POLICIES``; :class:`palaestra.family.Family` finds them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from palaestra.tasks import Task
+
+
+@runtime_checkable
+class Policy(Protocol):
+    def reset(self, task: Task | None) -> None: ...
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any: ...
+
+
+#: What a family's ``POLICIES`` maps a name to: keyword options in, a fresh policy out.
+PolicyFactory = Callable[..., Policy]
+
+
+class ReplayPolicy:
+    """Plays the task oracle's fixed action list (``{"policy": "replay", "data": [...]}``),
+    then ``then`` forever. With ``actions`` given, plays those instead (a mutant, a script)."""
+
+    def __init__(self, actions: Sequence[Any] | None = None, then: Any = None) -> None:
+        self.fixed = None if actions is None else list(actions)
+        self.then = then
+        self.actions: list[Any] = []
+
+    def reset(self, task: Task | None) -> None:
+        if self.fixed is not None:
+            self.actions = list(self.fixed)
+        else:
+            oracle = task.oracle if task is not None else None
+            self.actions = list(oracle.data or []) if oracle is not None else []
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if self.actions:
+            return self.actions.pop(0)
+        if self.then is None:
+            raise StopIteration("the replayed action list is exhausted")
+        return self.then
+
+
+class ConstantPolicy:
+    """Always the same action: a family's no-op (``noop()``, ``done()``, ``submit()``, ...)."""
+
+    def __init__(self, action: Any) -> None:
+        self.action = action
+
+    def reset(self, task: Task | None) -> None:
+        pass
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        return self.action
+
+
+class SpacePolicy:
+    """Valid actions drawn from a gymnasium space (a family's ``ActionSet.space()``), seeded."""
+
+    def __init__(self, space: Any, seed: int = 0) -> None:
+        self.space = space
+        self.seed = seed
+
+    def reset(self, task: Task | None) -> None:
+        self.space.seed(self.seed)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        return self.space.sample()
+
+
+@dataclass
+class Episode:
+    """What one policy did in one episode: the last reward, the score, steps and the end."""
+
+    reward: float
+    steps: int
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any]
+    observation: dict[str, Any]
+    total_reward: float = 0.0
+
+
+def run_episode(
+    env: Any,
+    policy: Policy,
+    task: Task | None = None,
+    *,
+    seed: int | None = None,
+    reset_options: dict[str, Any] | None = None,
+    max_steps: int | None = None,
+    strict: bool = False,
+) -> Episode:
+    """Reset ``env`` and let ``policy`` act until the episode ends: the one loop every runner
+    (demo, validation, benchmarks, the CLI) shares. ``strict`` raises on the first
+    ``last_action_error`` (a scripted plan that an env refuses is broken, not a low score).
+    ``reset_options`` defaults to ``{"task": task}``; remote envs pass ``{"task": "suite/id"}``.
+    """
+    options = reset_options if reset_options is not None else ({"task": task} if task else None)
+    observation, info = env.reset(seed=seed, options=options)
+    policy.reset(task)
+    limit = max_steps if max_steps is not None else (task.max_steps if task else 10**9)
+    reward, total, steps = 0.0, 0.0, 0
+    terminated = truncated = False
+    while steps < limit:
+        try:
+            action = policy.act(observation, info)
+        except StopIteration:
+            break
+        observation, reward, terminated, truncated, info = env.step(action)
+        steps += 1
+        total += float(reward)
+        if strict and observation.get("last_action_error"):
+            raise RuntimeError(f"step {steps} ({str(action)[:80]}): "
+                               f"{observation['last_action_error']}")
+        if terminated or truncated:
+            break
+    return Episode(float(reward), steps, terminated, truncated, info, observation, total)
+
