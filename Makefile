@@ -27,18 +27,10 @@ test: setup
 	$(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+	bash scripts/lint.sh
 
 bench: setup
-	$(VENV)/bin/palaestra bench http
-	$(VENV)/bin/palaestra bench web
-	$(VENV)/bin/palaestra bench synth
-	$(VENV)/bin/palaestra bench mobile
-	$(VENV)/bin/palaestra bench cad
-	$(VENV)/bin/palaestra bench usersim
-	$(VENV)/bin/palaestra bench computer
-	$(VENV)/bin/palaestra bench scale
+	$(VENV)/bin/palaestra bench all
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -89,11 +89,12 @@ class Param:
                 action=action,
                 param=self.name,
             )
-        if self.minimum is not None and value < self.minimum:
+        checked: Any = value  # of the declared type now (isinstance narrows it to object)
+        if self.minimum is not None and checked < self.minimum:
             raise ActionError(f"{where} must be >= {self.minimum}, got {value!r}", action=action)
-        if self.maximum is not None and value > self.maximum:
+        if self.maximum is not None and checked > self.maximum:
             raise ActionError(f"{where} must be <= {self.maximum}, got {value!r}", action=action)
-        if self.max_length is not None and self.type == "str" and len(value) > self.max_length:
+        if self.max_length is not None and self.type == "str" and len(checked) > self.max_length:
             raise ActionError(f"{where} is longer than {self.max_length} characters", action=action)
         return value
 
@@ -414,7 +415,7 @@ class ActionSpace(gym.Space[dict]):
     def __repr__(self) -> str:
         return f"ActionSpace({', '.join(self.action_set.primitives)})"
 
-    def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:
+    def to_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:  # type: ignore[override]
         return list(sample_n)
 
     def from_jsonable(self, sample_n: Sequence[Any]) -> list[Any]:

@@ -106,6 +106,43 @@ def envs(
 
 
 @app.command()
+def families(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """List the installed env families: envs, suites, policies, check kinds, availability."""
+    from palaestra.family import families as installed
+
+    rows = []
+    for fam in installed().values():
+        reason = fam.unavailable()
+        rows.append(
+            {
+                "family": fam.name,
+                "envs": [e.id for e in fam.envs],
+                "suites": [s.name for s in fam.suites],
+                "policies": fam.policy_names() if reason is None else [],
+                "checks": list(fam.checks),
+                "available": reason is None,
+                "reason": reason,
+            }
+        )
+    if as_json:
+        print(json.dumps(rows, indent=1))
+        return
+    table = Table("family", "envs", "suites", "policies", "status")
+    for r in rows:
+        status = "[green]available[/]" if r["available"] else f"[red]unavailable:[/] {r['reason']}"
+        table.add_row(
+            r["family"],
+            ", ".join(r["envs"]),
+            ", ".join(r["suites"]),
+            ", ".join(r["policies"]),
+            status,
+        )
+    console.print(table)
+
+
+@app.command()
 def tasks(
     suite: Annotated[str | None, typer.Argument(help="Suite name; all suites if omitted")] = None,
 ) -> None:
@@ -330,7 +367,9 @@ def _synth_fail(message: str, code: int, json_progress: bool) -> Any:
 
 
 def _progress_dict(progress: Any) -> dict[str, Any]:
-    return asdict(progress) if is_dataclass(progress) else dict(vars(progress))
+    if is_dataclass(progress) and not isinstance(progress, type):
+        return asdict(progress)
+    return dict(vars(progress))
 
 
 def _synth_json(pipeline: Any, domains: list[str], kwargs: dict[str, Any]) -> Any:
@@ -445,6 +484,30 @@ def usersim_fidelity(
         out.write_text(json.dumps(report.to_json(), indent=1))
     if plot is not None:
         fidelity.plot(report, plot)
+
+
+@bench_app.command("all")
+def bench_all() -> None:
+    """Every benchmark: the gateway's transports, each available family's own benchmark (found
+    through its Family descriptor), synthesis and the backends, with default sizes."""
+    from palaestra.bench.http import main as http
+    from palaestra.bench.scale import main as scale
+    from palaestra.bench.synth import main as synth
+    from palaestra.family import families as installed
+    from palaestra.resolve import resolve
+
+    http()
+    for fam in installed().values():
+        reason = fam.unavailable()
+        if not fam.bench:
+            continue
+        if reason is not None:
+            console.print(f"[yellow]skipped[/] {fam.name} benchmark: {reason}")
+            continue
+        console.rule(f"{fam.name} benchmark")
+        resolve(fam.bench)()
+    synth()
+    scale()
 
 
 @bench_app.command("http")

@@ -125,9 +125,17 @@ def family(name: str) -> Family:
     return found
 
 
-def load_check_modules() -> None:
-    """Import every family's check-kind modules (how an unknown check kind is looked up)."""
+def load_check_modules() -> list[str]:
+    """Import every family's check-kind modules (how an unknown check kind is looked up).
+
+    One family's broken module must not stop the others' kinds from being found, so failures
+    are returned (for the error that names a kind still missing), not raised."""
+    failures = []
     for fam in families().values():
         if fam.unavailable() is None:
             for module in fam.checks:
-                resolve(module)
+                try:
+                    resolve(module)
+                except Exception as exc:
+                    failures.append(f"{fam.name}: {module}: {type(exc).__name__}: {exc}")
+    return failures

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # worker processes inherit the import path and the plugin list, so they see the test envs too
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-os.environ["PALAESTRA_PLUGINS"] = "tests.plugins:register_test_envs"
+os.environ["PALAESTRA_PLUGINS"] = "tests.plugins:FAMILY,tests.plugins:register_web_test_suite"
 os.environ.setdefault("PALAESTRA_HOME", str(ROOT / ".pytest_cache" / "palaestra-home"))
 
 

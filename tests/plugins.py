@@ -13,7 +13,9 @@ from gymnasium import spaces
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
 from palaestra.errors import ActionError
-from palaestra.registry import EnvSpec, register
+from palaestra.family import Family, SuiteSpec
+from palaestra.policies import ConstantPolicy, ReplayPolicy, SpacePolicy
+from palaestra.registry import EnvSpec
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task, register_suite
 
@@ -112,14 +114,48 @@ def web_test_tasks() -> list[Task]:
     return [home, ask]
 
 
-def register_test_envs() -> None:
-    register_suite("webtest", web_test_tasks, "Pages that misbehave, for the web env's tests")
-    register(
+def faulty_tasks() -> list[Task]:
+    """Count to three and finish; scored by the test family's own check kind."""
+    return [
+        Task(
+            id="count-3",
+            family="test",
+            env="palaestra-test/Faulty-v0",
+            instruction="Say ok three times, then finish.",
+            verifier={"kind": "test_oks", "at_least": 3},
+            max_steps=10,
+            oracle={"policy": "replay", "data": ["ok()", "ok()", "ok()", "finish()"]},
+        )
+    ]
+
+
+#: The test family's scripted policies, behind the one Policy protocol (``oracle`` is generic).
+POLICIES = {
+    "replay": ReplayPolicy,
+    "noop": lambda: ConstantPolicy("finish()"),
+    "random": lambda seed=0: SpacePolicy(FaultyEnv.action_set.space(), seed),
+}
+
+#: A whole family in one descriptor: what `docs/adding-a-family.md` walks through. Its env, suite,
+#: policies (this module) and check kind (tests/plugin_checks.py) are found through it alone.
+FAMILY = Family(
+    name="test",
+    envs=(
         EnvSpec(
             "palaestra-test/Faulty-v0",
             "tests.plugins:FaultyEnv",
             family="test",
             description="Test fixture: sleeps, crashes and breaks on request.",
             fixture=True,
-        )
-    )
+        ),
+    ),
+    suites=(SuiteSpec("faulty", faulty_tasks, "Counting tasks of the test family"),),
+    policies="tests.plugins",
+    checks=("tests.plugin_checks",),
+    description="The tests' own family.",
+)
+
+
+def register_web_test_suite() -> None:
+    """A web-family suite that only the tests use (pages that misbehave)."""
+    register_suite("webtest", web_test_tasks, "Pages that misbehave, for the web env's tests")

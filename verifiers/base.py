@@ -177,10 +177,13 @@ def evaluate(spec: Mapping[str, Any], probe: StateProbe) -> CheckResult:
     kind = spec.get("kind")
     fn = _COMPOSITES.get(str(kind)) or _KINDS.get(str(kind))
     if fn is None:  # check kinds live with their family: load the installed families' modules
-        load_check_modules()
+        failures = load_check_modules()
         fn = _KINDS.get(str(kind))
-    if fn is None:
-        raise ValueError(f"unknown check kind {kind!r}; known: {check_kinds()}")
+        if fn is None:
+            broken = f" (check modules that failed to load: {'; '.join(failures)})"
+            raise ValueError(
+                f"unknown check kind {kind!r}; known: {check_kinds()}{broken if failures else ''}"
+            )
     fields = {k: v for k, v in spec.items() if k not in ("kind", "gate")}
     return fn(probe, fields)
 

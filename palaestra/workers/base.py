@@ -229,14 +229,14 @@ class SocketWorker(Worker):
             except BaseException:
                 self.drop(sid)
                 raise
-        channel = self._channels.get(sid)
-        if channel is None:
+        found = self._channels.get(sid)
+        if found is None:
             raise WorkerCrashed(
                 f"session {sid} has no connection to worker {self.name}",
                 worker=self.name,
                 session_id=sid,
             )
-        result = await channel.request({"op": op, **payload})
+        result = await found.request({"op": op, **payload})
         if op == "close":
             self.drop(sid)
         return result
