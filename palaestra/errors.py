@@ -17,6 +17,14 @@ class PalaestraError(Exception):
     status: ClassVar[int] = 500
     title: ClassVar[str] = "Internal error"
 
+    def __init_subclass__(cls, status: int | None = None, title: str | None = None) -> None:
+        """``class Gone(PalaestraError, status=410, title="Gone")``: one line per error."""
+        super().__init_subclass__()
+        if status is not None:
+            cls.status = status
+        if title is not None:
+            cls.title = title
+
     def __init__(self, detail: str, **fields: Any) -> None:
         super().__init__(detail)
         self.detail = detail
@@ -37,98 +45,63 @@ class PalaestraError(Exception):
         }
 
 
-class InvalidRequest(PalaestraError):
-    status = 422
-    title = "Invalid request"
+class InvalidRequest(PalaestraError, status=422, title="Invalid request"): ...
 
 
-class ActionError(PalaestraError, ValueError):
+class ActionError(PalaestraError, ValueError, status=422, title="Invalid action"):
     """An action that does not parse or validate. Inside an env it becomes ``last_action_error``."""
 
-    status = 422
-    title = "Invalid action"
+
+class Unauthorized(PalaestraError, status=401, title="Unauthorized"): ...
 
 
-class Unauthorized(PalaestraError):
-    status = 401
-    title = "Unauthorized"
+class NotFound(PalaestraError, status=404, title="Not found"): ...
 
 
-class NotFound(PalaestraError):
-    status = 404
-    title = "Not found"
+class EnvNotFound(NotFound, title="Unknown environment"): ...
 
 
-class EnvNotFound(NotFound):
-    title = "Unknown environment"
+class TaskNotFound(NotFound, title="Unknown task"): ...
 
 
-class TaskNotFound(NotFound):
-    title = "Unknown task"
+class SessionNotFound(NotFound, title="Unknown session"): ...
 
 
-class SessionNotFound(NotFound):
-    title = "Unknown session"
+class JobNotFound(NotFound, title="Unknown job"): ...
 
 
-class JobNotFound(NotFound):
-    title = "Unknown job"
-
-
-class Conflict(PalaestraError):
+class Conflict(PalaestraError, status=409, title="Conflict"):
     """The request clashes with something that exists (e.g. a suite name already taken)."""
 
-    status = 409
-    title = "Conflict"
+
+class SessionClosed(PalaestraError, status=409, title="Session closed"): ...
 
 
-class SessionClosed(PalaestraError):
-    status = 409
-    title = "Session closed"
+class ResetNeeded(PalaestraError, status=409, title="Reset needed"): ...
 
 
-class ResetNeeded(PalaestraError):
-    status = 409
-    title = "Reset needed"
+class CapacityExceeded(PalaestraError, status=429, title="Capacity exceeded"): ...
 
 
-class CapacityExceeded(PalaestraError):
-    status = 429
-    title = "Capacity exceeded"
+class PayloadTooLarge(PalaestraError, status=413, title="Payload too large"): ...
 
 
-class PayloadTooLarge(PalaestraError):
-    status = 413
-    title = "Payload too large"
-
-
-class WorkerError(PalaestraError):
+class WorkerError(PalaestraError, status=502, title="Worker failure"):
     """The worker hosting a session failed; ``worker`` and ``session_id`` name where."""
 
-    status = 502
-    title = "Worker failure"
+
+class WorkerCrashed(WorkerError, title="Worker crashed"): ...
 
 
-class WorkerCrashed(WorkerError):
-    title = "Worker crashed"
-
-
-class EnvCrashed(WorkerError):
+class EnvCrashed(WorkerError, title="Environment crashed"):
     """The env code raised (a bug or a crashed browser): the session is failed, others go on."""
 
-    title = "Environment crashed"
+
+class StepTimeout(WorkerError, status=504, title="Step timed out"): ...
 
 
-class StepTimeout(WorkerError):
-    status = 504
-    title = "Step timed out"
-
-
-class TransportError(PalaestraError):
+class TransportError(PalaestraError, status=503, title="Gateway unreachable"):
     """The client could not reach the gateway (connection refused, reset, timed out)."""
-
-    status = 503
-    title = "Gateway unreachable"
 
 
 def _all_subclasses(cls: type[PalaestraError]) -> list[type[PalaestraError]]:
