@@ -45,8 +45,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+try:
+    from palaestra.bench import harness
+except ImportError:  # run as a script in the BrowserGym venv, which has no palaestra
+    import harness  # type: ignore[no-redef]
 
 #: the same browser build palaestra uses (envs/web/browser.py:find_chromium), so the
 #: comparison is of the platforms, not of two Chromium builds
@@ -57,7 +61,7 @@ CHROMIUM_FLAGS = (
     "--disable-sync --no-first-run"
 )
 NOOP = "noop(wait_ms=0)"
-PACKAGES = ("browsergym-miniwob", "psutil")
+PACKAGES = ("browsergym-miniwob",)
 VENV = Path(__file__).resolve().parents[1] / ".venv-browsergym"
 TIMEOUT_S = 1800.0
 
@@ -65,7 +69,7 @@ TIMEOUT_S = 1800.0
 def ensure_browsergym_venv(venv: Path = VENV) -> Path:
     """Create ``venv`` with browsergym-miniwob installed if missing; return its python."""
     python = venv / "bin" / "python"
-    probe = [str(python), "-c", "import browsergym.miniwob, psutil"]
+    probe = [str(python), "-c", "import browsergym.miniwob"]
     if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
         return python
     try:
@@ -130,20 +134,7 @@ def _fake_playwright_browsers(root: Path) -> None:
 
 def _chromium_memory_mb() -> float | None:
     """Summed PSS (else RSS) in MB of the Chromium processes under this process."""
-    try:
-        import psutil
-    except ImportError:
-        return None
-    total = 0
-    for proc in psutil.Process().children(recursive=True):
-        try:
-            if "chrom" not in proc.name():
-                continue
-            mem = proc.memory_full_info()
-            total += getattr(mem, "pss", mem.rss)
-        except psutil.Error:
-            continue
-    return total / 2**20 or None
+    return harness.pss_mb(name="chrom") or None
 
 
 def _measure_here(tasks: list[str], resets: int, steps: int) -> dict:
@@ -157,26 +148,20 @@ def _measure_here(tasks: list[str], resets: int, steps: int) -> dict:
         import browsergym.miniwob  # noqa: F401  (registers the gymnasium ids)
         import gymnasium as gym
 
-        out: dict = {"reset": [], "step": [], "memory_mb_per_env": None}
+        out = harness.Timings("reset", "step")
         memory: list[float] = []
         for task in tasks:
             env = gym.make(f"browsergym/miniwob.{task}")
             try:
                 for seed in range(resets):
-                    t0 = time.perf_counter()
-                    env.reset(seed=seed)
-                    out["reset"].append(time.perf_counter() - t0)
-                    for _ in range(steps):
-                        t0 = time.perf_counter()
-                        env.step(NOOP)
-                        out["step"].append(time.perf_counter() - t0)
+                    with out.timed("reset"):
+                        env.reset(seed=seed)
+                    out["step"] += harness.sample(lambda env=env: env.step(NOOP), steps)
                     if seed == 0 and (mb := _chromium_memory_mb()) is not None:
                         memory.append(mb)
             finally:
                 env.close()
-        if memory:
-            out["memory_mb_per_env"] = sum(memory) / len(memory)
-        return out
+        return {**out, "memory_mb_per_env": sum(memory) / len(memory) if memory else None}
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -197,8 +182,7 @@ def main() -> None:
         print(json.dumps(result))
         return
     for op in ("reset", "step"):
-        xs = sorted(result[op])
-        print(f"{op}: n={len(xs)} p50={xs[len(xs) // 2]:.3f}s max={xs[-1]:.3f}s")
+        print(f"{op}: {harness.describe(result[op])}")
     print(f"memory_mb_per_env: {result['memory_mb_per_env']}")
 
 

@@ -15,75 +15,55 @@ Run: ``palaestra bench cad`` or ``python -m palaestra.bench.cad``.
 
 from __future__ import annotations
 
-import gc
-import os
-import statistics
 import time
 from collections import defaultdict
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from palaestra.bench.web import _pss_mb
-from palaestra.envs.cad import measure, render
+from palaestra.bench import harness
+from palaestra.bench.harness import ms, ratio
+from palaestra.envs.cad import render
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
-from palaestra.envs.cad.suite import all_tasks, build_target, make_task, script_for
-
-console = Console()
-
-
-def _ms(xs: list[float]) -> float:
-    return statistics.median(xs) * 1e3 if xs else float("nan")
+from palaestra.envs.cad.suites import all_tasks, build_target, make_task, script_for
+from palaestra.verifiers import geometry
 
 
 def _semantic(task: Any) -> list[str]:
-    return [a for a in task.oracle if a != "submit()"]
+    return [a for a in task.oracle.data if a != "submit()"]
 
 
 def measure_steps(resets: int) -> dict[str, Any]:
-    steps: dict[str, list[float]] = defaultdict(list)
-    out: dict[str, list[float]] = defaultdict(list)
+    steps = harness.Timings()
+    out = harness.Timings()
     families = list(FAMILIES)
     for i in range(resets):
         task = make_task(families[i % len(families)], i // len(families))
         build_target(task.setup)  # the target is cached per worker; time the episode's reset
         env = CadEnv(task)
-        t = time.perf_counter()
-        env.reset(seed=i)
-        out["reset"].append(time.perf_counter() - t)
-        for action in task.oracle[:-1]:
-            name = action.split("(", 1)[0]
-            t = time.perf_counter()
-            obs, *_ = env.step(action)
-            steps[name].append(time.perf_counter() - t)
+        with out.timed("reset"):
+            env.reset(seed=i)
+        for action in task.oracle.data[:-1]:
+            with steps.timed(action.split("(", 1)[0]):
+                obs, *_ = env.step(action)
             assert not obs["last_action_error"], obs["last_action_error"]
         part, target = env.model.state.part, env.target
-        for _ in range(3):
-            t = time.perf_counter()
-            measure.iou(part, target)
-            out["iou"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        env.verify()
-        out["verify"].append(time.perf_counter() - t)
+        out["iou"] += harness.sample(lambda part=part, target=target: geometry.iou(part, target), 3)
+        with out.timed("verify"):
+            env.verify()
         fresh = part.moved(part.location)  # a new object: no cached mesh
-        t = time.perf_counter()
-        render.render(fresh)
-        out["render"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        env.step("inspect('properties')")
-        steps["inspect"].append(time.perf_counter() - t)
-        t = time.perf_counter()
-        env.step("undo()")
-        steps["undo"].append(time.perf_counter() - t)
+        with out.timed("render"):
+            render.render(fresh)
+        with steps.timed("inspect"):
+            env.step("inspect('properties')")
+        with steps.timed("undo"):
+            env.step("undo()")
         env.close()
     return {"steps": steps, **out}
 
 
 def measure_rebuild(resets: int) -> dict[str, list[float]]:
     """Fork (replay semantic history) vs run_code (sandboxed script), same part."""
-    out: dict[str, list[float]] = defaultdict(list)
+    out = harness.Timings("run_code", "fork")
     families = list(FAMILIES)
     env = CadEnv(observe=("properties",))
     env.reset(seed=0)
@@ -91,31 +71,26 @@ def measure_rebuild(resets: int) -> dict[str, list[float]]:
     for i in range(resets):
         task = make_task(families[i % len(families)], i // len(families))
         time.sleep(3.0)  # let the next warm child load the kernel, as between agent turns
-        t = time.perf_counter()
-        obs, *_ = env.step({"name": "run_code", "args": {"script": script_for(task)}})
-        out["run_code"].append(time.perf_counter() - t)
+        with out.timed("run_code"):
+            obs, *_ = env.step({"name": "run_code", "args": {"script": script_for(task)}})
         assert not obs["last_action_error"], obs["last_action_error"]
-        t = time.perf_counter()
-        env.reset(options={"history": _semantic(task)})
-        out["fork"].append(time.perf_counter() - t)
+        with out.timed("fork"):
+            env.reset(options={"history": _semantic(task)})
     env.close()
     return out
 
 
 def measure_memory(sessions: int = 8) -> float:
-    gc.collect()
-    base = _pss_mb(os.getpid())
-    envs = []
+    """PSS growth of this process (and its children) per open session."""
     families = list(FAMILIES)
-    for i in range(sessions):
+
+    def open_session(i: int) -> CadEnv:
         task = make_task(families[i % len(families)], 50 + i)  # targets not yet cached
         env = CadEnv(task)
         env.reset(options={"history": _semantic(task)})
-        envs.append(env)
-    grown = (_pss_mb(os.getpid()) - base) / sessions
-    for env in envs:
-        env.close()
-    return grown
+        return env
+
+    return harness.SessionMemory(open_session, sessions).mb_per_session()
 
 
 def measure_chars() -> dict[str, Any]:
@@ -132,47 +107,40 @@ def main(resets: int = 8) -> dict[str, Any]:
     memory = measure_memory()
     chars = measure_chars()
 
-    table = Table(title="palaestra/cad-v0 step p50 (ms), full observation incl. 2x2 render")
-    for col in ("action", "p50 ms", "n"):
-        table.add_column(col, justify="right")
-    for name, xs in sorted(steps["steps"].items()):
-        table.add_row(name, f"{_ms(xs):.1f}", str(len(xs)))
-    console.print(table)
-
-    ops = Table(title="verifier, render, reset, memory")
-    for col in ("operation", "p50 ms", "note"):
-        ops.add_column(col, justify="right")
-    ops.add_row("IoU (kernel boolean)", f"{_ms(steps['iou']):.1f}", "target < 300 ms")
-    ops.add_row("full verifier (cad_part)", f"{_ms(steps['verify']):.1f}", "IoU+bbox+dims+holes+CD")
-    ops.add_row("render 2x2 (fresh mesh)", f"{_ms(steps['render']):.1f}", "256x256, CPU only")
-    ops.add_row("reset (target cached)", f"{_ms(steps['reset']):.1f}", "incl. first observation")
-    fork, code = _ms(rebuild["fork"]), _ms(rebuild["run_code"])
-    ops.add_row(
-        "reset-from-history (fork)",
-        f"{fork:.1f}",
-        f"run_code of the same part (warm sandbox) {code:.1f} ms: ratio {code / fork:.2f}x",
+    harness.print_table(
+        "palaestra/cad-v0 step p50 (ms), full observation incl. 2x2 render",
+        ("action", "p50 ms", "n"),
+        [(name, f"{ms(xs):.1f}", len(xs)) for name, xs in sorted(steps["steps"].items())],
     )
-    ops.add_row("memory per session", f"{memory:.1f} MB", "PSS growth, 8 sessions")
-    console.print(ops)
 
-    ratio = Table(title="oracle size in characters: semantic actions vs build123d script")
-    for col in ("family", "semantic", "script", "semantic / script", "fewer"):
-        ratio.add_column(col, justify="right")
+    operations = {
+        "iou": ("IoU (kernel boolean)", "target < 300 ms"),
+        "verify": ("full verifier (cad_part)", "IoU+bbox+dims+holes+CD"),
+        "render": ("render 2x2 (fresh mesh)", "256x256, CPU only"),
+        "reset": ("reset (target cached)", "incl. first observation"),
+    }
+    rows = [(label, f"{ms(steps[key]):.1f}", note) for key, (label, note) in operations.items()]
+    fork, code = ms(rebuild["fork"]), ms(rebuild["run_code"])
+    against = f"run_code of the same part (warm sandbox) {code:.1f} ms: ratio {ratio(code, fork)}"
+    rows.append(("reset-from-history (fork)", f"{fork:.1f}", against))
+    rows.append(("memory per session", f"{memory:.1f} MB", "PSS growth, 8 sessions"))
+    harness.print_table("verifier, render, reset, memory", ("operation", "p50 ms", "note"), rows)
+
+    rows = []
     total_sem = total_code = 0
     for fam, pairs in chars.items():
         s = sum(p[0] for p in pairs) / len(pairs)
         c = sum(p[1] for p in pairs) / len(pairs)
         total_sem += sum(p[0] for p in pairs)
         total_code += sum(p[1] for p in pairs)
-        ratio.add_row(fam, f"{s:.0f}", f"{c:.0f}", f"{s / c:.2f}", f"{1 - s / c:.0%}")
-    ratio.add_row(
-        "all",
-        str(total_sem),
-        str(total_code),
-        f"{total_sem / total_code:.2f}",
-        f"{1 - total_sem / total_code:.0%}",
+        rows.append((fam, f"{s:.0f}", f"{c:.0f}", f"{s / c:.2f}", f"{1 - s / c:.0%}"))
+    share = total_sem / total_code
+    rows.append(("all", total_sem, total_code, f"{share:.2f}", f"{1 - share:.0%}"))
+    harness.print_table(
+        "oracle size in characters: semantic actions vs build123d script",
+        ("family", "semantic", "script", "semantic / script", "fewer"),
+        rows,
     )
-    console.print(ratio)
     return {"steps": steps, "rebuild": rebuild, "memory_mb": memory, "chars": chars}
 
 

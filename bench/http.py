@@ -13,21 +13,18 @@ Run: ``palaestra bench http`` or ``python -m palaestra.bench.http``.
 from __future__ import annotations
 
 import contextlib
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
 from palaestra import registry
+from palaestra.bench import harness
 from palaestra.bench.fixtures import ENV_ID
+from palaestra.bench.harness import console
 from palaestra.client import RemoteEnv
 from palaestra.server.runner import gateway_process
 
-console = Console()
 ADD = {"name": "add", "args": {"n": 0}}
 #: the counter never ends its episode during a measurement
 OPTIONS = {"max_steps": 10**9}
@@ -35,19 +32,7 @@ OPTIONS = {"max_steps": 10**9}
 
 def time_steps(env: Any, steps: int, warmup: int) -> list[float]:
     """Per-step latencies in seconds of a gymnasium env."""
-    out: list[float] = []
-    for i in range(warmup + steps):
-        t0 = time.perf_counter()
-        env.step(ADD)
-        dt = time.perf_counter() - t0
-        if i >= warmup:
-            out.append(dt)
-    return out
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return harness.sample(lambda: env.step(ADD), steps, warmup)
 
 
 def measure(steps: int = 2000, rounds: int = 5, openenv: bool = True) -> dict[str, list[float]]:
@@ -78,36 +63,25 @@ def measure(steps: int = 2000, rounds: int = 5, openenv: bool = True) -> dict[st
                 runners["openenv-ws"] = lambda: drive_openenv(oe_url, per_round, warmup)
             except RuntimeError as exc:
                 console.print(f"[yellow]OpenEnv baseline unavailable:[/] {exc}")
-        results: dict[str, list[float]] = {name: [] for name in runners}
-        with Progress(console=console, transient=True) as progress:
-            job = progress.add_task("interleaved rounds", total=rounds * len(runners))
-            for _ in range(rounds):
-                for name, run in runners.items():
-                    results[name] += run()
-                    progress.advance(job)
-    return results
+        return harness.interleave(runners, rounds)
 
 
 def report(results: dict[str, list[float]]) -> Table:
-    base = statistics.median(results["in-process"])
+    base = harness.ms(results["in-process"])
     openenv = results.get("openenv-ws")
-    oe = statistics.median(openenv) if openenv else None
-    table = Table(title=f"step latency, {ENV_ID}")
-    table.add_column("transport")
-    table.add_column("p50 ms", justify="right")
-    table.add_column("p99 ms", justify="right")
-    table.add_column("p50 / in-process", justify="right")
-    table.add_column("speed-up vs OpenEnv (p50)", justify="right")
-    for name, values in results.items():
-        p50 = statistics.median(values)
-        table.add_row(
+    oe = harness.ms(openenv) if openenv else None
+    columns = ("transport", "p50 ms", "p99 ms", "p50 / in-process", "speed-up vs OpenEnv (p50)")
+    rows = [
+        (
             name,
-            f"{p50 * 1e3:.3f}",
-            f"{_pct(values, 0.99) * 1e3:.3f}",
-            f"{p50 / base:.0f}x",
-            f"{oe / p50:.2f}x" if oe else "n/a",
+            f"{harness.ms(values):.3f}",
+            f"{harness.ms(values, 0.99):.3f}",
+            harness.ratio(harness.ms(values), base, 0),
+            harness.ratio(oe, harness.ms(values)),
         )
-    return table
+        for name, values in results.items()
+    ]
+    return harness.table(f"step latency, {ENV_ID}", columns, rows)
 
 
 def main(steps: int = 5000, rounds: int = 5, openenv: bool = True) -> dict[str, list[float]]:

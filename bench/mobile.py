@@ -13,22 +13,16 @@ Run: ``palaestra bench mobile`` or ``python -m palaestra.bench.mobile``.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-from rich.console import Console
-from rich.table import Table
-
-from palaestra.bench.web import _pss_mb
+from palaestra.bench import harness
+from palaestra.bench.harness import console
 from palaestra.client import RemoteEnv
 from palaestra.envs.mobile.env import MobileEnv
 from palaestra.server.runner import gateway_process
 
-console = Console()
 SNAPSHOT_LOAD_MS = 600  # an Android emulator snapshot load on this class of machine (issue 8)
 STEPS = [
     {"action_type": "open_app", "app_name": "RailWay"},
@@ -39,15 +33,13 @@ STEPS = [
 
 
 def _time(env: Any, resets: int) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"reset": [], "step": []}
+    out = harness.Timings("reset", "step")
     for i in range(resets):
-        t = time.perf_counter()
-        env.reset(seed=i)
-        out["reset"].append(time.perf_counter() - t)
+        with out.timed("reset"):
+            env.reset(seed=i)
         for action in STEPS:
-            t = time.perf_counter()
-            env.step(action)
-            out["step"].append(time.perf_counter() - t)
+            with out.timed("step"):
+                env.step(action)
     return out
 
 
@@ -61,27 +53,19 @@ def measure_appium(resets: int) -> dict[str, list[float]] | None:
         env = MobileEnv(backend="appium", appium_url=url, capabilities=FAKE_CAPS)
         try:
             env.reset(seed=0)
-            out: dict[str, list[float]] = {"step": []}
-            for _ in range(resets * len(STEPS)):
-                t = time.perf_counter()
-                env.step({"action_type": "click", "index": 0})
-                out["step"].append(time.perf_counter() - t)
+            tap = {"action_type": "click", "index": 0}
+            return {"step": harness.sample(lambda: env.step(tap), resets * len(STEPS))}
         finally:
             env.close()
-    return out
 
 
 def measure_memory(url: str, worker_pid: int, sessions: int = 4) -> float:
-    base = _pss_mb(worker_pid)
-    envs = []
-    for _ in range(sessions):
+    def open_session(_: int) -> RemoteEnv:
         env = RemoteEnv("palaestra/mobile-v0", base_url=url, transport="ws")
         env.reset(seed=0)
-        envs.append(env)
-    grown = (_pss_mb(worker_pid) - base) / sessions
-    for env in envs:
-        env.close()
-    return grown
+        return env
+
+    return harness.SessionMemory(open_session, sessions, worker_pid).mb_per_session()
 
 
 def main(resets: int = 10) -> dict[str, Any]:
@@ -96,29 +80,28 @@ def main(resets: int = 10) -> dict[str, Any]:
         remote.reset(seed=0)
         gateway = _time(remote, resets)
         remote.close()
-        worker = httpx.get(f"{url}/v1/health").json()["workers"][0]["pid"]
-        memory = measure_memory(url, worker)
+        memory = measure_memory(url, harness.worker_pid(url))
     appium = measure_appium(resets)
 
-    def p50(xs: list[float]) -> float:
-        return statistics.median(xs) * 1e3
-
-    table = Table(title="palaestra/mobile-v0, p50 in ms (step = action + screenshot + elements)")
-    for col in ("operation", "embedded, in-process", "embedded, gateway (ws)", "against"):
-        table.add_column(col, justify="right")
-    table.add_row(
-        "reset",
-        f"{p50(ours['reset']):.0f}",
-        f"{p50(gateway['reset']):.0f}",
-        f"emulator snapshot load ~{SNAPSHOT_LOAD_MS} ms (quoted, not measured): "
-        f"{SNAPSHOT_LOAD_MS / p50(gateway['reset']):.1f}x",
-    )
+    p50 = harness.ms
     against = "n/a"
     if appium:
-        ratio = p50(appium["step"]) / p50(gateway["step"])
-        against = f"Appium fake driver step {p50(appium['step']):.0f} ms: {ratio:.1f}x"
-    table.add_row("step", f"{p50(ours['step']):.0f}", f"{p50(gateway['step']):.0f}", against)
-    console.print(table)
+        ratio = harness.ratio(p50(appium["step"]), p50(gateway["step"]), 1)
+        against = f"Appium fake driver step {p50(appium['step']):.0f} ms: {ratio}"
+    harness.print_table(
+        "palaestra/mobile-v0, p50 in ms (step = action + screenshot + elements)",
+        ("operation", "embedded, in-process", "embedded, gateway (ws)", "against"),
+        [
+            (
+                "reset",
+                f"{p50(ours['reset']):.0f}",
+                f"{p50(gateway['reset']):.0f}",
+                f"emulator snapshot load ~{SNAPSHOT_LOAD_MS} ms (quoted, not measured): "
+                + harness.ratio(SNAPSHOT_LOAD_MS, p50(gateway["reset"]), 1),
+            ),
+            ("step", f"{p50(ours['step']):.0f}", f"{p50(gateway['step']):.0f}", against),
+        ],
+    )
     console.print(
         f"memory per extra phone session: {memory:.0f} MB (worker PSS, Chromium included)"
     )

@@ -35,6 +35,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+try:
+    from palaestra.bench import harness
+except ImportError:  # served from this folder (``--app-dir``) without palaestra installed
+    import harness  # type: ignore[no-redef]
+
 GOAL = 10
 TRANSPORT = "openenv-ws"
 HEALTH_TIMEOUT_S = 60.0
@@ -136,22 +141,19 @@ def _wait_healthy(proc: subprocess.Popen, url: str, log: Path) -> None:
 async def _drive_ws(url: str, n_steps: int, warmup: int) -> list[float]:
     oe = _openenv()
     action = oe.Action(n=1)
-    latencies: list[float] = []
+    latencies = harness.Timings("step")
     async with oe.Client(base_url=url) as client:
         first = await client.reset(seed=0)
         if first.observation.count != 0 or first.observation.goal != f"reach {GOAL}":
             raise RuntimeError(f"unexpected reset observation: {first.observation!r}")
-        for i in range(warmup + n_steps):
-            t0 = time.perf_counter()
-            result = await client.step(action)
-            elapsed = time.perf_counter() - t0
-            if i >= warmup:
-                latencies.append(elapsed)
+        for _ in range(warmup + n_steps):
+            with latencies.timed("step"):
+                result = await client.step(action)
             if result.done:
                 if result.reward != 1.0 or result.observation.count < GOAL:
                     raise RuntimeError(f"unexpected terminal step: {result!r}")
                 await client.reset(seed=0)
-    return latencies
+    return latencies["step"][warmup:]
 
 
 @contextlib.contextmanager
@@ -198,12 +200,6 @@ def measure_openenv(n_steps: int = 500, warmup: int = 50) -> dict[str, list[floa
         return {TRANSPORT: drive_openenv(url, n_steps, warmup)}
 
 
-def _pct(sorted_values: list[float], q: float) -> float:
-    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
-
-
 if __name__ == "__main__":
     for name, values in measure_openenv().items():
-        values.sort()
-        p50, p99 = _pct(values, 0.50) * 1e3, _pct(values, 0.99) * 1e3
-        print(f"{name}: n={len(values)} p50={p50:.3f} ms p99={p99:.3f} ms")
+        print(f"{name}: {harness.describe(values)}")

@@ -43,22 +43,18 @@ from __future__ import annotations
 import asyncio
 import os
 import resource
-import statistics
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
+from palaestra.bench import harness
 from palaestra.bench.fixtures import ENV_ID
-from palaestra.bench.web import _pss_mb
+from palaestra.bench.harness import console, ms, ratio
 from palaestra.client import AsyncClient, Client, RemoteEnv, RemoteVectorEnv
 from palaestra.server.runner import gateway_process, gateway_thread
 from palaestra.server.settings import Settings
 
-console = Console()
 OPTIONS = {"max_steps": 10**9}
 POOL_SIZES = (1, 2, 4, 8)
 ROUTING_SIZES = (100, 1_000, 5_000, 10_000, 20_000)
@@ -95,52 +91,25 @@ def ray_gateway() -> Iterator[str]:
 
 
 def measure(url: str, starts: int, steps: int, batches: int) -> dict[str, Any]:
-    start, step = [], []
+    out = harness.Timings("start", "step")
     for _ in range(starts):
-        t = time.perf_counter()
-        env = RemoteEnv(ENV_ID, base_url=url, transport="ws", options=OPTIONS)
-        env.reset(seed=0)
-        start.append(time.perf_counter() - t)
+        with out.timed("start"):
+            env = RemoteEnv(ENV_ID, base_url=url, transport="ws", options=OPTIONS)
+            env.reset(seed=0)
         env.close()
     env = RemoteEnv(ENV_ID, base_url=url, transport="ws", options=OPTIONS)
     env.reset(seed=0)
-    for _ in range(steps):
-        t = time.perf_counter()
-        env.step("add(1)")
-        step.append(time.perf_counter() - t)
+    out["step"] = harness.sample(lambda: env.step("add(1)"), steps)
     env.close()
     throughput = {}
     for size in POOL_SIZES:
         pool = RemoteVectorEnv(ENV_ID, size, base_url=url, options=OPTIONS)
         pool.reset(seed=0)
-        t = time.perf_counter()
-        for _ in range(batches):
-            pool.step(["add(1)"] * size)
-        throughput[size] = size * batches / (time.perf_counter() - t)
+        batch = ["add(1)"] * size
+        seconds = sum(harness.sample(lambda pool=pool, batch=batch: pool.step(batch), batches))
+        throughput[size] = size * batches / seconds
         pool.close()
-    return {"start": start, "step": step, "throughput": throughput}
-
-
-def _own_pss_mb(pid: int) -> float:
-    """PSS of one process without its children (the gateway apart from its workers)."""
-    with open(f"/proc/{pid}/smaps_rollup") as fh:
-        for line in fh:
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    if int(fh.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        out.append(int(entry))
-            except OSError:
-                continue
-    return out
+    return {**out, "throughput": throughput}
 
 
 def _raise_open_files(wanted: int) -> int:
@@ -180,20 +149,14 @@ async def _fill(url: str, count: int) -> list[str]:
 
 
 def _probe(probes: list[RemoteEnv], rest: Client, rest_sid: str, steps: int) -> dict[str, Any]:
-    ws, http = [], []
+    out = harness.Timings("ws", "rest")
     for _ in range(steps):
         for env in probes:
-            t = time.perf_counter()
-            env.step("add(1)")
-            ws.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        rest.step(rest_sid, "add(1)")
-        http.append(time.perf_counter() - t)
-    return {"ws": ws, "rest": http}
-
-
-def _quantile(xs: list[float], q: float) -> float:
-    return statistics.quantiles(xs, n=100)[int(q * 100) - 1] * 1e3
+            with out.timed("ws"):
+                env.step("add(1)")
+        with out.timed("rest"):
+            rest.step(rest_sid, "add(1)")
+    return out
 
 
 def measure_routing(
@@ -235,19 +198,19 @@ def measure_routing(
             stages.append(asyncio.run(_fill(url, n - live)))
             fill_s, added, live = time.perf_counter() - t, n - live, n
             time.sleep(1.0)  # let the allocators and the reaper settle
-            workers = _children(proc.pid)
+            workers = harness.children(proc.pid)
             row = {
                 "sessions": n,
                 "up": _probe(probes, rest, rest_sid, steps),
-                "gateway_mb": _own_pss_mb(proc.pid),
-                "workers_mb": sum(_pss_mb(w) for w in workers),
+                "gateway_mb": harness.pss_mb(proc.pid, tree=False),
+                "workers_mb": sum(harness.pss_mb(w) for w in workers),
                 "gateway_fds": len(os.listdir(f"/proc/{proc.pid}/fd")),
                 "worker_threads": sum(len(os.listdir(f"/proc/{w}/task")) for w in workers),
                 "create_per_s": added / fill_s if added > 0 else None,
             }
             rows.append(row)
             console.print(
-                f"  up to {n:,} sessions: WS p50 {_quantile(row['up']['ws'], 0.5):.3f} ms, "
+                f"  up to {n:,} sessions: WS p50 {ms(row['up']['ws']):.3f} ms, "
                 f"gateway {row['gateway_fds']:,} fds, workers {row['worker_threads']:,} threads"
             )
         # and down again, so each size is measured twice, apart in time: a drift of the
@@ -256,56 +219,54 @@ def measure_routing(
             for row, pools in zip(reversed(rows), reversed(stages), strict=True):
                 row["down"] = _probe(probes, rest, rest_sid, steps)
                 console.print(
-                    f"  down at {row['sessions']:,} sessions: WS p50 "
-                    f"{_quantile(row['down']['ws'], 0.5):.3f} ms"
+                    f"  down at {row['sessions']:,} sessions: WS p50 {ms(row['down']['ws']):.3f} ms"
                 )
                 for pool_id in pools:
                     admin.close_pool(pool_id)
         for row in rows:
             both = {k: row["up"][k] + row["down"][k] for k in ("ws", "rest")}
-            row["ws_p50_up"] = _quantile(row["up"]["ws"], 0.5)
-            row["ws_p50_down"] = _quantile(row["down"]["ws"], 0.5)
-            row["ws_p50"] = _quantile(both["ws"], 0.5)
-            row["ws_p99"] = _quantile(both["ws"], 0.99)
-            row["rest_p50"] = _quantile(both["rest"], 0.5)
+            row["ws_p50_up"] = ms(row["up"]["ws"])
+            row["ws_p50_down"] = ms(row["down"]["ws"])
+            row["ws_p50"] = ms(both["ws"])
+            row["ws_p99"] = ms(both["ws"], 0.99)
+            row["rest_p50"] = ms(both["rest"])
             del row["up"], row["down"]
         for probe in probes:
             probe.close()
         rest.close_session(rest_sid)
 
     base = rows[0]
-    table = Table(
-        title=f"Routing: a gateway with {ROUTING_WORKERS} local workers holding N live sessions "
-        f"(counter env), {PROBES} WebSocket probes + 1 REST probe, open-files limit {limit:,}"
+    harness.print_table(
+        f"Routing: a gateway with {ROUTING_WORKERS} local workers holding N live sessions "
+        f"(counter env), {PROBES} WebSocket probes + 1 REST probe, open-files limit {limit:,}",
+        (
+            "live sessions",
+            "WS step p50 ms (up / down)",
+            "WS p50",
+            "WS p99",
+            "p50 / N=100",
+            "REST step p50",
+            "REST / N=100",
+            "gateway PSS MB",
+            "workers PSS MB",
+            "created/s",
+        ),
+        [
+            (
+                f"{row['sessions']:,}",
+                f"{row['ws_p50_up']:.3f} / {row['ws_p50_down']:.3f}",
+                f"{row['ws_p50']:.3f}",
+                f"{row['ws_p99']:.3f}",
+                harness.ratio(row["ws_p50"], base["ws_p50"]),
+                f"{row['rest_p50']:.3f}",
+                harness.ratio(row["rest_p50"], base["rest_p50"]),
+                f"{row['gateway_mb']:,.0f}",
+                f"{row['workers_mb']:,.0f}",
+                f"{row['create_per_s']:,.0f}" if row["create_per_s"] else "",
+            )
+            for row in rows
+        ],
     )
-    for col in (
-        "live sessions",
-        "WS step p50 ms (up / down)",
-        "WS p50",
-        "WS p99",
-        "p50 / N=100",
-        "REST step p50",
-        "REST / N=100",
-        "gateway PSS MB",
-        "workers PSS MB",
-        "created/s",
-    ):
-        table.add_column(col, justify="right")
-    for row in rows:
-        rate = row["create_per_s"]
-        table.add_row(
-            f"{row['sessions']:,}",
-            f"{row['ws_p50_up']:.3f} / {row['ws_p50_down']:.3f}",
-            f"{row['ws_p50']:.3f}",
-            f"{row['ws_p99']:.3f}",
-            f"{row['ws_p50'] / base['ws_p50']:.2f}x",
-            f"{row['rest_p50']:.3f}",
-            f"{row['rest_p50'] / base['rest_p50']:.2f}x",
-            f"{row['gateway_mb']:,.0f}",
-            f"{row['workers_mb']:,.0f}",
-            f"{rate:,.0f}" if rate else "",
-        )
-    console.print(table)
     if len(rows) > 1:
         top = rows[-1]
         extra = (top["sessions"] - base["sessions"]) / 1024
@@ -356,27 +317,20 @@ def compare_backends(starts: int = 20, steps: int = 500, batches: int = 100) -> 
     with ray_gateway() as url:
         results["ray"] = measure(url, starts, steps, batches)
 
-    def p50(xs: list[float]) -> float:
-        return statistics.median(xs) * 1e3
-
-    local, dock, ray = results["local"], results["docker"], results["ray"]
-    table = Table(title="Backends: 2 workers each, the counter env, p50 (one 2-core machine)")
-    for col in ("measure", "local", "Docker", "Ray (2 nodes)", "Docker / local", "Ray / local"):
-        table.add_column(col, justify="right")
+    backends = [results[name] for name in ("local", "docker", "ray")]
+    rows = []
     for key, label in (("start", "session start (create + reset) ms"), ("step", "step (WS) ms")):
-        a, b, c = p50(local[key]), p50(dock[key]), p50(ray[key])
-        table.add_row(label, f"{a:.2f}", f"{b:.2f}", f"{c:.2f}", f"{b / a:.2f}x", f"{c / a:.2f}x")
+        a, b, c = (ms(r[key]) for r in backends)
+        rows.append((label, f"{a:.2f}", f"{b:.2f}", f"{c:.2f}", ratio(b, a), ratio(c, a)))
     for size in POOL_SIZES:
-        a, b, c = (r["throughput"][size] for r in (local, dock, ray))
-        table.add_row(
-            f"pool of {size}, steps/s",
-            f"{a:,.0f}",
-            f"{b:,.0f}",
-            f"{c:,.0f}",
-            f"{b / a:.2f}x",
-            f"{c / a:.2f}x",
-        )
-    console.print(table)
+        a, b, c = (r["throughput"][size] for r in backends)
+        figures = (f"{a:,.0f}", f"{b:,.0f}", f"{c:,.0f}", ratio(b, a), ratio(c, a))
+        rows.append((f"pool of {size}, steps/s", *figures))
+    harness.print_table(
+        "Backends: 2 workers each, the counter env, p50 (one 2-core machine)",
+        ("measure", "local", "Docker", "Ray (2 nodes)", "Docker / local", "Ray / local"),
+        rows,
+    )
     return results
 
 

@@ -15,24 +15,20 @@ Run: ``palaestra bench synth`` or ``python -m palaestra.bench.synth``.
 
 from __future__ import annotations
 
-import statistics
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
+from palaestra.bench import harness
+from palaestra.bench.harness import console
 from palaestra.synth_apps import data
 from palaestra.synth_apps.app import AppHost, host
 from palaestra.synth_apps.pipeline import synthesize
 from palaestra.synth_apps.spec import domain_names, load_spec
 from palaestra.synth_apps.variants import make_variant
-
-console = Console()
 
 
 def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[float]]:
@@ -42,25 +38,23 @@ def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[flo
     variant = make_variant(spec, 0)
     client = httpx.Client()
     session = host().open(spec, variant, 0)
-    out: dict[str, list[float]] = {"restore": [], "fresh": [], "restore+page": [], "fresh+page": []}
+    out = harness.Timings("restore", "fresh", "restore+page", "fresh+page")
     folder = Path(tempfile.mkdtemp(prefix="palaestra-bench-"))
     for i in range(rounds):
-        t = time.perf_counter()
-        session.restore()
-        out["restore"].append(time.perf_counter() - t)
-        client.get(host().url(session)).raise_for_status()
-        out["restore+page"].append(time.perf_counter() - t)
+        with out.timed("restore+page"):
+            with out.timed("restore"):
+                session.restore()
+            client.get(host().url(session)).raise_for_status()
 
-        t = time.perf_counter()
-        app = AppHost()
-        path = folder / f"fresh-{i}.sqlite"
-        data.build(spec, path, i + 1)
-        other = app.open(spec, variant, 0)
-        other.template = path
-        other.restore()
-        out["fresh"].append(time.perf_counter() - t)
-        client.get(app.url(other)).raise_for_status()
-        out["fresh+page"].append(time.perf_counter() - t)
+        with out.timed("fresh+page"):
+            with out.timed("fresh"):
+                app = AppHost()
+                path = folder / f"fresh-{i}.sqlite"
+                data.build(spec, path, i + 1)
+                other = app.open(spec, variant, 0)
+                other.template = path
+                other.restore()
+            client.get(app.url(other)).raise_for_status()
         app.shutdown()
     host().close(session.token)
     return out
@@ -97,28 +91,34 @@ def main(
                 parallel=parallel,
                 on_progress=show,
             )
-    ms = {k: statistics.median(v) * 1e3 for k, v in resets.items()}
+    ms = {k: harness.ms(v) for k, v in resets.items()}
     checked = report.validated + sum(report.dropped.values())
     dropped_share = sum(report.dropped.values()) / checked if checked else 0.0
 
-    table = Table(title=f"App synthesis ({', '.join(domains)}; {variants} variant(s) each)")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("against", justify="right")
-    for what, key in (("app reset, p50", ""), ("app reset + first page, p50", "+page")):
-        mine, fresh = ms[f"restore{key}"], ms[f"fresh{key}"]
-        table.add_row(
-            what, f"{mine:.2f} ms", f"fresh app start {fresh:.1f} ms: {fresh / mine:.0f}x faster"
+    rows = [
+        (
+            what,
+            f"{ms[f'restore{key}']:.2f} ms",
+            f"fresh app start {ms[f'fresh{key}']:.1f} ms: "
+            f"{harness.ratio(ms[f'fresh{key}'], ms[f'restore{key}'], 0)} faster",
         )
-    table.add_row("validated tasks per minute", f"{report.tasks_per_minute:.1f}", "target 60")
-    table.add_row("time per validated task", f"{report.seconds_per_task:.2f} s", "")
-    table.add_row("tasks validated / generated", f"{report.validated} / {report.generated}", "")
-    table.add_row(
-        "share dropped",
-        f"{dropped_share:.1%}",
-        ", ".join(f"{k}: {v}" for k, v in report.dropped.items()) or "none",
+        for what, key in (("app reset, p50", ""), ("app reset + first page, p50", "+page"))
+    ]
+    rows += [
+        ("validated tasks per minute", f"{report.tasks_per_minute:.1f}", "target 60"),
+        ("time per validated task", f"{report.seconds_per_task:.2f} s", ""),
+        ("tasks validated / generated", f"{report.validated} / {report.generated}", ""),
+        (
+            "share dropped",
+            f"{dropped_share:.1%}",
+            ", ".join(f"{k}: {v}" for k, v in report.dropped.items()) or "none",
+        ),
+    ]
+    harness.print_table(
+        f"App synthesis ({', '.join(domains)}; {variants} variant(s) each)",
+        ("measure", "value", "against"),
+        rows,
     )
-    console.print(table)
     return {"reset_ms": ms, "report": report.to_json(), "dropped_share": dropped_share}
 
 

@@ -14,79 +14,63 @@ Run: ``palaestra bench usersim`` or ``python -m palaestra.bench.usersim``.
 from __future__ import annotations
 
 import sqlite3
-import statistics
-import time
 from typing import Any
 
-import httpx
-from rich.console import Console
-from rich.table import Table
-
-from palaestra.bench.web import _pss_mb
+from palaestra.bench import harness
+from palaestra.bench.harness import console
 from palaestra.client import RemoteEnv
 from palaestra.envs.usersim import world
-from palaestra.envs.usersim.assistants import ScriptedAssistant
 from palaestra.envs.usersim.env import UserSimEnv
+from palaestra.family import family
 from palaestra.server.runner import gateway_process
 from palaestra.tasks import get_suite
 
-console = Console()
-
 
 def _episodes(env: Any, tasks: list[Any], remote: bool) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = {"reset": [], "message": [], "tool": []}
+    out = harness.Timings("reset", "message", "tool")
     for task in tasks:
-        policy = ScriptedAssistant(task, "competent", seed=0)
-        t = time.perf_counter()
-        obs, _ = env.reset(seed=0) if remote else env.reset(seed=0, options={"task": task})
-        out["reset"].append(time.perf_counter() - t)
+        policy = family("usersim").policy("competent", seed=0)
+        with out.timed("reset"):
+            obs, info = env.reset(seed=0) if remote else env.reset(seed=0, options={"task": task})
+        policy.reset(task)
         done = False
         while not done:
-            action = policy.act(obs)
-            t = time.perf_counter()
-            obs, _, terminated, truncated, _ = env.step(action)
-            kind = "tool" if action["name"] == "call_tool" else "message"
-            out[kind].append(time.perf_counter() - t)
+            action = policy.act(obs, info)
+            with out.timed("tool" if action["name"] == "call_tool" else "message"):
+                obs, _, terminated, truncated, info = env.step(action)
             done = terminated or truncated
     return out
 
 
 def _rebuild_resets(tasks: list[Any]) -> list[float]:
     """The baseline: seed the world from scratch at every reset."""
-    out = []
+    out = harness.Timings("rebuild")
     for task in tasks:
-        t = time.perf_counter()
-        conn = sqlite3.connect(":memory:")
-        world.domain(task.setup["domain"]).build(conn, task.setup["seed"])
-        conn.close()
-        out.append(time.perf_counter() - t)
-    return out
+        with out.timed("rebuild"):
+            conn = sqlite3.connect(":memory:")
+            world.domain(task.setup["domain"]).build(conn, task.setup["seed"])
+            conn.close()
+    return out["rebuild"]
 
 
 def _remote(url: str, tasks: list[Any], transport: str) -> dict[str, list[float]]:
-    total: dict[str, list[float]] = {"reset": [], "message": [], "tool": []}
+    total = harness.Timings("reset", "message", "tool")
     for task in tasks:
         env = RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport=transport)
         try:
-            for key, values in _episodes(env, [task], remote=True).items():
-                total[key] += values
+            total.extend(_episodes(env, [task], remote=True))
         finally:
             env.close()
     return total
 
 
 def _memory(url: str, worker: int, task: Any, sessions: int = 60) -> float:
-    envs = [RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport="http")]
-    envs[0].reset(seed=0)
-    base = _pss_mb(worker)
-    for _ in range(sessions):
+    def open_session(_: int) -> RemoteEnv:
         env = RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport="http")
         env.reset(seed=0)
-        envs.append(env)
-    grown = (_pss_mb(worker) - base) / sessions
-    for env in envs:
-        env.close()
-    return grown
+        return env
+
+    return harness.SessionMemory(open_session, sessions, worker, warm=1).mb_per_session()
 
 
 def main(episodes: int = 20) -> dict[str, Any]:
@@ -104,29 +88,26 @@ def main(episodes: int = 20) -> dict[str, Any]:
         _remote(url, sample[:2], "ws")  # the worker loads the suite outside the timing
         rest = _remote(url, sample, "http")
         ws = _remote(url, sample, "ws")
-        worker = httpx.get(f"{url}/v1/health").json()["workers"][0]["pid"]
-        memory = _memory(url, worker, sample[0])
+        memory = _memory(url, harness.worker_pid(url), sample[0])
 
-    def p50(xs: list[float]) -> float:
-        return statistics.median(xs) * 1e3
-
-    table = Table(title=f"palaestra/usersim-v0, rule-based user, p50 in ms ({len(tasks)} episodes)")
-    for col in ("operation", "in-process", "gateway REST", "gateway WS"):
-        table.add_column(col, justify="right")
-    rows = (("reset", "reset"), ("message", "step: message + reply"), ("tool", "step: tool call"))
-    for kind, label in rows:
-        table.add_row(
-            label, f"{p50(local[kind]):.3f}", f"{p50(rest[kind]):.2f}", f"{p50(ws[kind]):.2f}"
-        )
-    console.print(table)
+    p50 = harness.ms
+    labels = (("reset", "reset"), ("message", "step: message + reply"), ("tool", "step: tool call"))
+    harness.print_table(
+        f"palaestra/usersim-v0, rule-based user, p50 in ms ({len(tasks)} episodes)",
+        ("operation", "in-process", "gateway REST", "gateway WS"),
+        [
+            (label, f"{p50(local[k]):.3f}", f"{p50(rest[k]):.2f}", f"{p50(ws[k]):.2f}")
+            for k, label in labels
+        ],
+    )
     steps = local["message"] + local["tool"]
     per_core = len(steps) / sum(steps)
     ws_steps = ws["message"] + ws["tool"]
     console.print(
-        f"reset from the template: {p50(rebuild) / p50(local['reset']):.1f}x faster than "
-        f"re-seeding the world ({p50(rebuild):.2f} ms)\n"
-        f"WebSocket vs REST: {p50(rest['message']) / p50(ws['message']):.1f}x faster (message), "
-        f"{p50(rest['tool']) / p50(ws['tool']):.1f}x (tool call)\n"
+        f"reset from the template: {harness.ratio(p50(rebuild), p50(local['reset']), 1)} faster "
+        f"than re-seeding the world ({p50(rebuild):.2f} ms)\n"
+        f"WebSocket vs REST: {harness.ratio(p50(rest['message']), p50(ws['message']), 1)} faster "
+        f"(message), {harness.ratio(p50(rest['tool']), p50(ws['tool']), 1)} (tool call)\n"
         f"steps/s on one core: {per_core:,.0f} in-process, {len(ws_steps) / sum(ws_steps):,.0f} "
         f"through the gateway (WS, one client)\n"
         f"memory per extra session: {memory * 1024:.0f} KB (worker PSS over 60 sessions): "

@@ -16,47 +16,19 @@ Run: ``palaestra bench web`` or ``python -m palaestra.bench.web``.
 from __future__ import annotations
 
 import os
-import statistics
 import threading
 import time
 from typing import Any
 
-import httpx
-from rich.console import Console
 from rich.progress import track
-from rich.table import Table
 
+from palaestra.bench import harness
+from palaestra.bench.harness import console
 from palaestra.client import RemoteEnv
 from palaestra.server.runner import gateway_process
 
-console = Console()
 TASKS = ["click-button", "click-link", "enter-text", "click-checkboxes", "focus-text"]
 NOOP = "noop(wait_ms=0)"
-
-
-def _pss_mb(root: int) -> float:
-    """PSS of a process and all its descendants, in MB."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    total, stack = 0.0, [root]
-    while stack:
-        pid = stack.pop()
-        stack += children.get(pid, [])
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as fh:
-                for line in fh:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) / 1024
-        except OSError:
-            pass
-    return total
 
 
 def measure_palaestra(
@@ -64,59 +36,53 @@ def measure_palaestra(
 ) -> dict[str, list[float]]:
     """Calls back to back (``think_s=0``), or with an agent's thinking pause before each call,
     during which the next reset's page loads in the background."""
-    out: dict[str, list[float]] = {"reset": [], "step": []}
+    out = harness.Timings("reset", "step")
     label = f"palaestra, think {think_s:g} s"
     for name in track(tasks, description=label, console=console):
         env = RemoteEnv(task=f"miniwob/{name}", base_url=url, transport="ws")
         env.reset(seed=0)  # the session's first page load is not a reset of a warm session
         for r in range(resets):
             time.sleep(think_s)
-            t0 = time.perf_counter()
-            env.reset(seed=r + 1)
-            out["reset"].append(time.perf_counter() - t0)
+            with out.timed("reset"):
+                env.reset(seed=r + 1)
             for _ in range(steps):
                 time.sleep(think_s)
-                t0 = time.perf_counter()
-                env.step(NOOP)
-                out["step"].append(time.perf_counter() - t0)
+                with out.timed("step"):
+                    env.step(NOOP)
         env.close()
     return out
 
 
 def measure_capacity(url: str, sessions: int = 6) -> dict[str, float]:
     """Memory per extra session, and step throughput with sessions stepping at once."""
-    worker_pid = httpx.get(f"{url}/v1/health").json()["workers"][0]["pid"]
-    envs = [RemoteEnv(task="miniwob/click-button", base_url=url, transport="ws")]
-    envs[0].reset(seed=0)
-    time.sleep(1)
-    base = _pss_mb(worker_pid)
-    for i in range(1, sessions):
+
+    def open_session(i: int) -> RemoteEnv:
         env = RemoteEnv(task="miniwob/click-button", base_url=url, transport="ws")
         env.reset(seed=i)
-        envs.append(env)
-    time.sleep(1)
-    per_session = (_pss_mb(worker_pid) - base) / (sessions - 1)
-    counts = [0] * sessions
-    stop = time.monotonic() + 5
+        return env
 
-    def run(i: int) -> None:
-        while time.monotonic() < stop:
-            _, _, terminated, truncated, _ = envs[i].step(NOOP)
-            counts[i] += 1
-            if terminated or truncated:
-                envs[i].reset()
+    pid = harness.worker_pid(url)
+    memory = harness.SessionMemory(open_session, sessions - 1, pid, warm=1, settle_s=1.0)
+    with memory.opened() as grown:
+        envs = grown.sessions
+        counts = [0] * sessions
+        stop = time.monotonic() + 5
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(sessions)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for env in envs:
-        env.close()
-    total_mb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20
+        def run(i: int) -> None:
+            while time.monotonic() < stop:
+                _, _, terminated, truncated, _ = envs[i].step(NOOP)
+                counts[i] += 1
+                if terminated or truncated:
+                    envs[i].reset()
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(sessions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     return {
-        "memory_mb_per_session": per_session,
-        "sessions_by_memory": 0.8 * total_mb / per_session,
+        "memory_mb_per_session": grown.mb_per_session,
+        "sessions_by_memory": 0.8 * harness.machine_mb() / grown.mb_per_session,
         "steps_per_s": sum(counts) / 5,
         "concurrent_sessions": sessions,
     }
@@ -136,28 +102,21 @@ def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dic
             baseline = measure_browsergym(tasks, resets_per_task=resets, steps_per_reset=steps)
     except RuntimeError as exc:
         console.print(f"[yellow]BrowserGym baseline unavailable:[/] {exc}")
-    table = Table(title=f"MiniWoB ({', '.join(tasks)}), p50 in ms")
-    for col in ("operation", "palaestra (gateway, ws)", "BrowserGym (in-process)", "speed-up"):
-        table.add_column(col, justify="right")
-    for op in ("reset", "step"):
-        mine = statistics.median(ours[op]) * 1e3
-        theirs = statistics.median(baseline[op]) * 1e3 if baseline else None
-        table.add_row(
-            op,
-            f"{mine:.0f}",
-            f"{theirs:.0f}" if theirs else "n/a",
-            f"{theirs / mine:.1f}x" if theirs else "n/a",
-        )
-    for op in ("reset", "step"):
-        mine = statistics.median(thinking[op]) * 1e3
-        theirs = statistics.median(baseline[op]) * 1e3 if baseline else None
-        table.add_row(
-            f"{op}, agent thinks 0.5 s",
-            f"{mine:.0f}",
-            f"{theirs:.0f}" if theirs else "n/a",
-            f"{theirs / mine:.1f}x" if theirs else "n/a",
-        )
-    console.print(table)
+    rows = []
+    for suffix, runs in (("", ours), (", agent thinks 0.5 s", thinking)):
+        for op in ("reset", "step"):
+            mine = harness.ms(runs[op])
+            theirs = harness.ms(baseline[op]) if baseline else None
+            rows.append(
+                (
+                    op + suffix,
+                    f"{mine:.0f}",
+                    f"{theirs:.0f}" if theirs else "n/a",
+                    harness.ratio(theirs, mine, 1),
+                )
+            )
+    columns = ("operation", "palaestra (gateway, ws)", "BrowserGym (in-process)", "speed-up")
+    harness.print_table(f"MiniWoB ({', '.join(tasks)}), p50 in ms", columns, rows)
     bg_mem = baseline.get("memory_mb_per_env") if baseline else None
     console.print(
         f"memory per session: palaestra {capacity['memory_mb_per_session']:.0f} MB"
