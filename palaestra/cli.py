@@ -453,7 +453,7 @@ def usersim_fidelity(
     from rich.progress import Progress
 
     from palaestra.envs.usersim import fidelity
-    from palaestra.envs.usersim.assistants import KINDS
+    from palaestra.envs.usersim.policies import KINDS
     from palaestra.envs.usersim.world import domain_names
     from palaestra.tasks import get_suite
 

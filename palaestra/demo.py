@@ -30,6 +30,8 @@ from rich.table import Table
 from palaestra import tasks as suites
 from palaestra.client import Client, RemoteEnv, RemoteVectorEnv
 from palaestra.envs.web.oracles import ORACLES, oracle_action
+from palaestra.family import family as get_family
+from palaestra.policies import run_episode
 from palaestra.server.runner import gateway_process
 from palaestra.synth_apps.oracle import PlanPolicy
 
@@ -172,8 +174,7 @@ def play_synth(url: str, progress: Progress) -> None:
 
 def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
     """Dialogues: the competent scripted assistant vs an assistant that leaves at once."""
-    from palaestra.envs.usersim.assistants import ScriptedAssistant
-
+    usersim = get_family("usersim")
     by_domain: dict[str, list] = {}
     for task in suites.get_suite("usersim").tasks:
         by_domain.setdefault(task.setup["domain"], []).append(task)
@@ -187,16 +188,11 @@ def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
         for task in tasks[:per_domain]:
             env = RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport="ws")
             for kind in scores:
-                obs, _ = env.reset(seed=0)
-                policy = ScriptedAssistant(task, kind)
-                reward, steps = 0.0, 0
-                for steps in range(1, task.max_steps + 1):  # noqa: B007
-                    obs, reward, terminated, truncated, _ = env.step(policy.act(obs))
-                    if terminated or truncated:
-                        break
-                scores[kind].append(reward)
+                # the session is on the task already: reset it with no options
+                episode = run_episode(env, usersim.policy(kind), task, seed=0, reset_options={})
+                scores[kind].append(episode.reward)
                 if kind == "competent":
-                    turns.append(steps)
+                    turns.append(episode.steps)
             env.close()
             progress.advance(job)
         table.add_row(

@@ -25,7 +25,7 @@ from gymnasium import spaces
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.mobile.phone import Phone, PhoneError, UIElement
-from palaestra.envs.usersim.bridge import AskUser, asker, exchange
+from palaestra.envs.runtimes.simuser.bridge import AskUser, asker, exchange
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task

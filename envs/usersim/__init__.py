@@ -19,7 +19,7 @@ FAMILY = Family(
     suites=(
         SuiteSpec(
             "usersim",
-            "palaestra.envs.usersim.tasks:suite",
+            "palaestra.envs.usersim.suites:suite",
             "Customer-service dialogues (airline, retail, train, hotel), each task validated",
         ),
     ),

@@ -6,9 +6,9 @@ and never reaches the database. A tool refuses what the written policy forbids b
 :class:`RuleBroken` (the episode goes on, the refusal is logged as a violation for the verifier)
 and reports lookups that fail with :class:`DomainError` (an honest miss, not a violation).
 
-Slots are the vocabulary the simulated user and the dialogue-act reader share: a slot names a
-fact ("reservation_id"), the words people use for it, and how its values look in text, so the
-reader can find "ZFA04Y" in "your reservation ZFA04Y is cancelled" and tell which fact it is.
+Slots (the vocabulary the simulated user and the dialogue-act reader share) and the simulated
+user itself are the shared runtime :mod:`palaestra.envs.runtimes.simuser`; a domain here is that
+language plus the world it talks about.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import functools
 import json
 import random
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import jsonschema
+
+from palaestra.envs.runtimes.simuser import domain as simuser
 
 
 class DomainError(Exception):
@@ -80,49 +81,6 @@ STR: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
 
 
 @dataclass(frozen=True)
-class Slot:
-    """A kind of fact. ``pattern`` finds its values in text; ``values`` lists a closed set."""
-
-    name: str
-    label: str
-    words: tuple[str, ...]
-    pattern: str | None = None
-    values: tuple[str, ...] = ()
-    #: how a user states a value when the pattern needs context ("{value} passengers")
-    phrase: str = ""
-
-    def find(self, text: str) -> list[str]:
-        """Values in ``text``; a pattern's first group is the value when it has one, and a
-        longer listed value hides the shorter ones inside it ("basic economy", not "economy")."""
-        found: list[str] = []
-        if self.pattern:
-            for m in re.finditer(self.pattern, text):
-                found.append(m.group(1) if m.groups() else m.group(0))
-        low = text.lower()
-        for value in sorted(self.values, key=len, reverse=True):
-            hit = re.search(rf"(?<![\w-]){re.escape(value.lower())}(?![\w-])", low)
-            if hit:
-                found.append(value)
-                low = low[: hit.start()] + " " * len(value) + low[hit.end() :]
-        return found
-
-    def asked(self, text: str) -> bool:
-        low = text.lower()
-        return any(re.search(rf"\b{re.escape(w)}\b", low) for w in self.words)
-
-
-def same_value(a: Any, b: Any) -> bool:
-    """Values as people say them: case, spacing and a trailing '.00' do not matter."""
-    return _norm(a) == _norm(b)
-
-
-def _norm(value: Any) -> str:
-    text = str(value).strip().lower().replace(",", "")
-    text = re.sub(r"^\$|\s+", "", text)
-    return re.sub(r"\.0+$", "", text)
-
-
-@dataclass(frozen=True)
 class Intent:
     """Something a user comes for; ``phrase`` completes "I'd like to ..."."""
 
@@ -131,49 +89,24 @@ class Intent:
 
 
 @dataclass
-class Domain:
-    """A domain's world and language. Subclasses fill the class attributes and ``build``."""
+class Domain(simuser.Domain):
+    """A domain's world and language (its slots and requests, what the simulated user knows).
+    Subclasses fill the class attributes and ``build``."""
 
-    name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     policy: ClassVar[str] = ""
-    slots: ClassVar[dict[str, Slot]] = {}
-    requests: ClassVar[dict[str, str]] = {}  # request slot -> how the user asks for it
     tools: dict[str, Tool] = field(default_factory=dict)
 
     def build(self, conn: sqlite3.Connection, seed: int) -> None:
         """Create and seed the tables, reproducibly from ``seed``."""
         raise NotImplementedError
 
-    #: draft makers ``(domain, conn, rng[, refuse]) -> draft | None``, asked in turn
+    #: draft makers ``(domain, conn, rng[, refuse]) -> draft | None``, asked in turn by
+    #: :func:`palaestra.envs.usersim.suites.drafts`
     makers: ClassVar[tuple[Callable[..., dict[str, Any] | None], ...]] = ()
     #: when set, makers also take ``refuse`` and are asked for ungrantable drafts until this
     #: share of the tasks is reached; otherwise the data decides which requests are grantable
     refuse_share: ClassVar[float | None] = None
-
-    def tasks(self, seed: int, count: int) -> list[dict[str, Any]]:
-        """``count`` task drafts (goal, reference plan, decoys), unique by key, from the world
-        seeded with ``seed``: makers take turns, and one with nothing to offer is skipped."""
-        from palaestra.envs.usersim.world import fresh
-
-        conn = fresh(self.name, seed)
-        r = rng(seed, self.name, "tasks")
-        out: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        refused = tries = 0
-        while len(out) < count and tries < count * 50:
-            tries += 1
-            maker = self.makers[(len(out) + tries // 10) % len(self.makers)]
-            if self.refuse_share is None:
-                draft = maker(self, conn, r)
-            else:
-                draft = maker(self, conn, r, refused < round(self.refuse_share * (len(out) + 1)))
-            if draft and draft["key"] not in seen:
-                seen.add(draft["key"])
-                out.append(draft)
-                refused += not draft["goal"].get("grantable", True)
-        conn.close()
-        return out
 
     def trial(self, conn: sqlite3.Connection, name: str, arguments: dict[str, Any]) -> Any:
         """What a tool would answer (or the rule it would break), found on a scratch copy, so a
@@ -209,15 +142,6 @@ class Domain:
     def tools_json(self) -> str:
         """The tools as the observation shows them; the same text every step, so made once."""
         return json.dumps([t.schema() for t in self.tools.values()])
-
-    def slot_values(self, text: str) -> dict[str, list[str]]:
-        """Every slot value found in ``text``, by slot."""
-        out = {}
-        for slot in self.slots.values():
-            found = slot.find(text)
-            if found:
-                out[slot.name] = found
-        return out
 
 
 def rows(conn: sqlite3.Connection, query: str, *args: Any) -> list[dict[str, Any]]:

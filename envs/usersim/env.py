@@ -22,14 +22,15 @@ from gymnasium import spaces
 
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
+from palaestra.envs.runtimes.simuser import acts
+from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
+from palaestra.envs.runtimes.simuser.wording import PERSONAS
 from palaestra.envs.usersim import world
 from palaestra.envs.usersim.domain import DomainError, RuleBroken, dump
-from palaestra.envs.usersim.user import Goal, SimulatedUser
-from palaestra.envs.usersim.wording import PERSONAS
 from palaestra.errors import ActionError, InvalidRequest
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task
-from palaestra.verifiers import dialogue  # noqa: F401  (registers the check kinds)
+from palaestra.verifiers import usersim as _checks  # noqa: F401  (registers the check kinds)
 
 MAX_MESSAGE = 10_000
 MAX_CONVERSATION = 200_000
@@ -201,18 +202,21 @@ class UserSimEnv(PalaestraEnv):
 
 
 class DialogueProbe:
-    """The verifier's view: the live database, the gold replay, what the assistant said."""
+    """The verifier's view: the live database, the gold replay, what the assistant said, and
+    the act reader the user hears it with (so the checks need nothing from this package)."""
 
     def __init__(self, ep: Episode) -> None:
         self.ep = ep
 
     def read(self) -> dict[str, Any]:
         ep = self.ep
+        dom = world.domain(ep.domain)
         return {
             "domain": ep.domain,
             "db": dump(ep.conn),
             "gold": lambda calls: world.gold(ep.domain, ep.seed, calls),
             "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
+            "act_kinds": lambda text: [a.kind for a in acts.read(dom, text)],
             "violations": list(ep.violations),
             "user_outcome": ep.user.state.outcome,
         }

@@ -26,12 +26,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.usersim import acts as A
-from palaestra.envs.usersim.assistants import KINDS, run
-from palaestra.envs.usersim.domain import Domain, same_value
+from palaestra.envs.runtimes.simuser import acts as A
+from palaestra.envs.runtimes.simuser.domain import Domain, same_value
+from palaestra.envs.runtimes.simuser.user import Goal
+from palaestra.envs.usersim import FAMILY
 from palaestra.envs.usersim.env import UserSimEnv
-from palaestra.envs.usersim.user import Goal
+from palaestra.envs.usersim.policies import KINDS
 from palaestra.envs.usersim.world import domain
+from palaestra.policies import run_episode
 from palaestra.tasks import Task
 
 
@@ -159,11 +161,11 @@ def measure(
             goal = Goal.from_json(task.setup["goal"])
             for kind in KINDS:
                 for seed in range(seeds):
-                    result = run(env, task, kind, seed=seed)
+                    result = run_episode(env, FAMILY.policy(kind, seed=seed), task, seed=seed)
                     assert env.episode is not None
                     messages = _with_close(env.episode.messages, env.episode.user.state.closed)
                     one = score_conversation(dom, goal, messages)
-                    one.solved[kind].append(bool(result["info"].get("verifier", {}).get("success")))
+                    one.solved[kind].append(bool(result.info.get("verifier", {}).get("success")))
                     total.add(one)
                     if on_episode:
                         on_episode()

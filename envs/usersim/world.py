@@ -10,13 +10,13 @@ same way, keyed by the calls.
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 from palaestra.envs.usersim.domain import Domain, dump
+from palaestra.resolve import resolve
 
 #: name -> "module:Class", imported on first use (train pulls in the app synthesizer)
 DOMAINS = {
@@ -31,8 +31,7 @@ DOMAINS = {
 def domain(name: str) -> Domain:
     if name not in DOMAINS:
         raise ValueError(f"unknown usersim domain {name!r}; domains: {domain_names()}")
-    module, _, cls = DOMAINS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    return resolve(DOMAINS[name])()
 
 
 def domain_names() -> list[str]:

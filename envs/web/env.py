@@ -26,7 +26,7 @@ from gymnasium import spaces
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
-from palaestra.envs.usersim.bridge import asker, exchange
+from palaestra.envs.runtimes.simuser.bridge import asker, exchange
 from palaestra.envs.web import sites
 from palaestra.envs.web.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.web.drivers import TaskDriver, driver_for

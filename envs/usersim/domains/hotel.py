@@ -15,12 +15,12 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
+from palaestra.envs.runtimes.simuser.domain import Slot
 from palaestra.envs.usersim.domain import (
     STR,
     Domain,
     DomainError,
     RuleBroken,
-    Slot,
     Tool,
     money,
     one,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from palaestra.envs.runtimes.simuser.domain import Slot
 from palaestra.envs.usersim.domain import (
     STR,
     Domain,
     DomainError,
     RuleBroken,
-    Slot,
     Tool,
     money,
     one,

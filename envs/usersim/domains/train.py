@@ -12,12 +12,12 @@ import functools
 import sqlite3
 from typing import Any
 
+from palaestra.envs.runtimes.simuser.domain import Slot
 from palaestra.envs.usersim.domain import (
     STR,
     Domain,
     DomainError,
     RuleBroken,
-    Slot,
     Tool,
     params,
     rows,

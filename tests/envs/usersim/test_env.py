@@ -4,10 +4,11 @@ import json
 
 import pytest
 
-from palaestra.envs.usersim.assistants import ScriptedAssistant, run
 from palaestra.envs.usersim.env import MAX_MESSAGE, UserSimEnv
-from palaestra.envs.usersim.tasks import generate
+from palaestra.envs.usersim.suites import generate
 from palaestra.errors import InvalidRequest
+from palaestra.family import family
+from palaestra.policies import run_episode
 
 
 def first(domain, intent, grantable=True):
@@ -91,13 +92,15 @@ def test_a_write_without_the_users_yes_is_a_violation(env):
 
 def test_the_competent_assistant_solves_and_partial_credit_is_reported(env):
     task = first("airline", "change")
-    assert run(env, task, "competent", seed=1)["reward"] == 1.0
+    competent = family("usersim").policy("competent", seed=1)
+    assert run_episode(env, competent, task, seed=1).reward == 1.0
     # the same work, but the fare difference is never told: the database check passes, the
     # facts one fails
-    policy = ScriptedAssistant(task, "competent", seed=1)
-    obs, _ = env.reset(seed=1, options={"task": task})
+    policy = family("usersim").policy("competent", seed=1)
+    obs, info = env.reset(seed=1, options={"task": task})
+    policy.reset(task)
     for _ in range(20):
-        action = policy.act(obs)
+        action = policy.act(obs, info)
         if "fare difference" in action["args"].get("text", ""):
             action = {"name": "send_message", "args": {"text": "Done, you have been moved."}}
         obs, _reward, terminated, truncated, info = env.step(action)
@@ -133,8 +136,8 @@ def test_train_tools_are_the_synthesized_apps_operations(env):
         for t in generate("train")
         if t.metadata["intent"] == "book"
         and not t.metadata["grantable"]
-        and "seats on train" in t.oracle[-1]["tell"]
-        and "Not enough seats" in t.oracle[-1]["tell"]
+        and "seats on train" in t.oracle.data[-1]["tell"]
+        and "Not enough seats" in t.oracle.data[-1]["tell"]
     )
     env.reset(seed=0, options={"task": task})
     facts = task.setup["goal"]["facts"]

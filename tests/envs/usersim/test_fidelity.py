@@ -4,9 +4,9 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from palaestra.cli import app
+from palaestra.envs.runtimes.simuser.user import Goal
 from palaestra.envs.usersim import fidelity
-from palaestra.envs.usersim.tasks import generate
-from palaestra.envs.usersim.user import Goal
+from palaestra.envs.usersim.suites import generate
 from palaestra.envs.usersim.world import domain
 
 GOAL = Goal("cancel", "cancel my flight reservation", {"reservation_id": "ZFA04Y"}, ("refund",))

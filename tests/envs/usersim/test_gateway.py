@@ -4,9 +4,9 @@ import httpx
 import pytest
 
 from palaestra.client import RemoteEnv
-from palaestra.envs.usersim.assistants import ScriptedAssistant
 from palaestra.envs.usersim.world import domain_names
 from palaestra.errors import InvalidRequest
+from palaestra.family import family
 from palaestra.tasks import get_suite
 
 
@@ -22,12 +22,13 @@ def test_the_competent_assistant_solves_a_domain_through_the_gateway(gateway, na
     for task, transport in ((grantable, "ws"), (refused, "http")):
         env = RemoteEnv(task=f"usersim/{task.id}", base_url=gateway, transport=transport)
         try:
-            policy = ScriptedAssistant(task, "competent", seed=0)
+            policy = family("usersim").policy("competent", seed=0)
             obs, info = env.reset(seed=0)
+            policy.reset(task)
             assert env.observation_space.contains(obs)
             assert "oracle" not in info["task"] and "goal" not in str(info["task"])
             for _ in range(task.max_steps):
-                obs, reward, terminated, truncated, info = env.step(policy.act(obs))
+                obs, reward, terminated, truncated, info = env.step(policy.act(obs, info))
                 if terminated or truncated:
                     break
             assert terminated and reward == 1.0, obs["conversation"]

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
+from palaestra.envs.runtimes.simuser.user import UserSimError
 from palaestra.envs.usersim.env import UserSimEnv
-from palaestra.envs.usersim.tasks import generate
-from palaestra.envs.usersim.user import UserSimError
+from palaestra.envs.usersim.suites import generate
 from tests.llm_stub import Stub
 
 TASK = next(t for t in generate("airline") if t.metadata["intent"] == "cancel")

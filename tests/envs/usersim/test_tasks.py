@@ -2,7 +2,7 @@
 
 from collections import Counter
 
-from palaestra.envs.usersim.tasks import generate, validate_task
+from palaestra.envs.usersim.suites import generate, validate_task
 from palaestra.envs.usersim.world import domain_names, fresh
 from palaestra.tasks import get_suite
 
@@ -31,7 +31,8 @@ def test_generation_is_reproducible_and_seeds_differ():
 
 def test_a_task_with_a_wrong_reference_plan_is_rejected():
     task = next(t for t in generate("retail") if t.metadata["grantable"])
-    broken = task.model_copy(update={"oracle": [s for s in task.oracle if "call" not in s]})
+    plan = [s for s in task.oracle.data if "call" not in s]
+    broken = task.model_copy(update={"oracle": task.oracle.model_copy(update={"data": plan})})
     report = validate_task(broken)
     assert not report.validated and "oracle run 1 failed" in report.reason
 
@@ -53,7 +54,7 @@ def test_the_train_world_is_the_synthesized_train_apps_world():
 
 
 def test_validation_reports_are_cached_by_tasks_and_code(tmp_path, monkeypatch):
-    from palaestra.envs.usersim import tasks as usersim_tasks
+    from palaestra.envs.usersim import suites as usersim_tasks
 
     monkeypatch.setenv("PALAESTRA_HOME", str(tmp_path))
     chosen = generate("airline", 7, 2)

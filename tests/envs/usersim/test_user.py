@@ -2,9 +2,9 @@
 
 import pytest
 
-from palaestra.envs.usersim.bridge import AskUser
-from palaestra.envs.usersim.user import Goal, SimulatedUser
-from palaestra.envs.usersim.wording import PERSONAS
+from palaestra.envs.runtimes.simuser.bridge import AskUser
+from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
+from palaestra.envs.runtimes.simuser.wording import PERSONAS
 from palaestra.envs.usersim.world import domain
 
 GOAL = Goal(

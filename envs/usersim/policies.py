@@ -1,4 +1,5 @@
-"""Scripted assistants: the competent one (the oracle) and three bad ones for the fidelity test.
+"""The usersim family's scripted policies: the competent assistant (the oracle), three bad ones
+for the fidelity test, ``random`` and ``noop``, all behind the one Policy protocol.
 
 The competent assistant follows a task's reference plan but learns every value it needs from the
 user, as a real agent must: it asks for a slot, reads the value out of the user's reply with the
@@ -12,45 +13,62 @@ The bad assistants stress the user the ways tau-bench saw users break:
   know, and never invents one), and never asks what it needs;
 - ``early`` says goodbye after the first reply and ends (a good user protests, never closes);
 - ``wrong`` offers a wrong option (a decoy value) and acts on it (a good user says no).
+
+A usersim task's oracle is ``{"policy": "competent", "data": <the reference plan>}``; every
+scripted assistant reads the plan from ``task.oracle.data``. ``random`` draws valid actions from
+the action set (seeded); ``noop`` ends the conversation at once, as execution validation's
+do-nothing run does.
 """
 
 from __future__ import annotations
 
+import functools
 import random
+from collections.abc import Iterator
 from typing import Any
 
-from palaestra.envs.usersim import acts as A
+from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.usersim.domain import Domain
+from palaestra.envs.usersim.env import ACTIONS
 from palaestra.envs.usersim.world import bind, domain
+from palaestra.policies import ConstantPolicy, Policy, PolicyFactory, SpacePolicy
+from palaestra.tasks import Task
 
 KINDS = ("competent", "irrelevant", "early", "wrong")
 CLOSING = "Is there anything else I can help you with today?"
 
 
 class ScriptedAssistant:
-    """A policy over observations (dict) for one task: ``act(obs) -> action``."""
+    """One of the scripted assistants (``kind``); :meth:`reset` sets it up for a task."""
 
-    def __init__(self, task: Any, kind: str = "competent", seed: int = 0) -> None:
+    def __init__(self, kind: str = "competent", seed: int = 0) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown assistant {kind!r}; kinds: {list(KINDS)}")
         self.kind = kind
+        self.seed = seed
+        self._steps: Iterator[dict[str, Any]] | None = None
+
+    def reset(self, task: Task | None) -> None:
+        if task is None or "domain" not in task.setup:
+            raise ValueError("a scripted assistant plays a usersim task (setup['domain'])")
         self.setup = task.setup
         self.dom: Domain = domain(task.setup["domain"])
-        self.plan: list[dict[str, Any]] = list(task.oracle or [])
+        self.plan: list[dict[str, Any]] = list(task.oracle.data or []) if task.oracle else []
         self.decoys: dict[str, str] = dict(task.setup.get("decoys", {}))
         self.heard: dict[str, str] = {}
-        self.rng = random.Random(seed)
+        self.rng = random.Random(self.seed)
         self._steps = self._script()
         self._pending: str | None = None  # the slot the last question asked for
         self._disagreed = False  # the user's last reply said no
 
-    def act(self, obs: dict[str, Any]) -> dict[str, Any]:
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        assert self._steps is not None, "reset(task) first"
+        reply = observation.get("user_message", "")
         if self._pending:
-            found = self.dom.slots[self._pending].find(obs.get("user_message", ""))
+            found = self.dom.slots[self._pending].find(reply)
             if found:
                 self.heard[self._pending] = found[0]
             self._pending = None
-        reply = obs.get("user_message", "")
         self._disagreed = A.user_agrees(reply) is False
         if self._disagreed:  # corrected: learn the values the user insists on
             for slot, found in self.dom.slot_values(reply).items():
@@ -58,13 +76,13 @@ class ScriptedAssistant:
         try:
             return next(self._steps)
         except StopIteration:
-            return {"name": "end_conversation", "args": {}}
+            return _end()
 
     # ----- the scripts --------------------------------------------------------------------
-    def _script(self) -> Any:
+    def _script(self) -> Iterator[dict[str, Any]]:
         if self.kind == "early":
             yield _say("I think that's sorted now. Have a nice day, goodbye!")
-            yield {"name": "end_conversation", "args": {}}
+            yield _end()
             return
         if self.kind == "irrelevant":
             yield from self._irrelevant()
@@ -89,7 +107,7 @@ class ScriptedAssistant:
                 yield _say(self._tell(step))
         yield _say(CLOSING)
 
-    def _irrelevant(self) -> Any:
+    def _irrelevant(self) -> Iterator[dict[str, Any]]:
         goal_slots = set(self.setup["goal"].get("facts", {}))
         others = [s for s in self.dom.slots.values() if s.name not in goal_slots]
         for slot in self.rng.sample(others, min(3, len(others))):
@@ -98,7 +116,7 @@ class ScriptedAssistant:
         for step in self.plan:
             if "call" in step:
                 yield {"name": "call_tool", "args": {"name": step["call"], "arguments": {}}}
-        yield {"name": "end_conversation", "args": {}}
+        yield _end()
 
     def _tell(self, step: dict[str, Any]) -> str:
         """The wrong assistant misreports: other figures, and success instead of a refusal."""
@@ -136,12 +154,20 @@ def _say(text: str) -> dict[str, Any]:
     return {"name": "send_message", "args": {"text": text}}
 
 
-def run(env: Any, task: Any, kind: str = "competent", seed: int = 0) -> dict[str, Any]:
-    """Play one episode; the end state's verifier result and the transcript."""
-    policy = ScriptedAssistant(task, kind, seed)
-    obs, _ = env.reset(seed=seed, options={"task": task})
-    reward, done, info = 0.0, False, {}
-    while not done:
-        obs, reward, terminated, truncated, info = env.step(policy.act(obs))
-        done = terminated or truncated
-    return {"reward": reward, "info": info, "obs": obs}
+def _end() -> dict[str, Any]:
+    return {"name": "end_conversation", "args": {}}
+
+
+def _random(seed: int = 0) -> Policy:
+    return SpacePolicy(ACTIONS.space(), seed)
+
+
+def _noop(seed: int = 0) -> Policy:
+    return ConstantPolicy(_end())
+
+
+POLICIES: dict[str, PolicyFactory] = {
+    **{kind: functools.partial(ScriptedAssistant, kind) for kind in KINDS},
+    "random": _random,
+    "noop": _noop,
+}

@@ -27,9 +27,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra.envs.usersim import acts as A
-from palaestra.envs.usersim import wording
-from palaestra.envs.usersim.domain import Domain, same_value
+from palaestra.envs.runtimes.simuser import acts as A
+from palaestra.envs.runtimes.simuser import wording
+from palaestra.envs.runtimes.simuser.domain import Domain, same_value
 from palaestra.errors import PalaestraError
 
 

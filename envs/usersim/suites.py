@@ -1,10 +1,11 @@
-"""Usersim tasks: drafts from each domain's generator, made into Tasks and validated by running.
+"""Usersim suites: drafts from each domain's generator, made into Tasks and validated by running.
 
 A draft is a goal, a reference plan (questions, tool calls, confirmations, what to tell) and
 decoy values. From it come the task's verifier (the gold world is the reference plan's write
 calls replayed with the goal's values; the facts the plan tells; a refusal when the rules forbid
-the request; no rule broken) and its oracle (the plan, played by the competent scripted
-assistant, which must learn each value from the simulated user). A task is kept only if that
+the request; no rule broken) and its oracle (``{"policy": "competent", "data": <the plan>}``:
+the plan, played by the competent scripted assistant, which must learn each value from the
+simulated user). A task is kept only if that
 oracle passes three times under three personas, ending at once scores zero, and the verifier
 rejects three mutated end states (a rule broken, nothing said, a database off by one row).
 
@@ -24,12 +25,15 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.usersim import world
-from palaestra.envs.usersim.assistants import run
-from palaestra.envs.usersim.domain import same_value
+from palaestra.envs import runtimes
+from palaestra.envs.runtimes.simuser.domain import same_value
+from palaestra.envs.usersim import FAMILY, world
+from palaestra.envs.usersim.domain import Domain, rng
+from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.paths import cache_dir
-from palaestra.tasks import Suite, Task
-from palaestra.verifiers import dialogue
+from palaestra.policies import run_episode
+from palaestra.tasks import Oracle, Suite, Task
+from palaestra.verifiers import usersim as checks
 from palaestra.verifiers.validation import ValidationReport, validate
 
 ENV_ID = "palaestra/usersim-v0"
@@ -83,28 +87,46 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
             "grantable": grantable,
             "difficulty": "hard" if len(plan) > 5 else "medium",
         },
-        oracle=plan,
+        oracle=Oracle(policy="competent", data=plan),
     )
 
 
+def drafts(dom: Domain, seed: int, count: int) -> list[dict[str, Any]]:
+    """``count`` task drafts (goal, reference plan, decoys), unique by key, from the world
+    seeded with ``seed``: the domain's makers take turns, and one with nothing to offer is
+    skipped."""
+    conn = world.fresh(dom.name, seed)
+    r = rng(seed, dom.name, "tasks")
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    refused = tries = 0
+    while len(out) < count and tries < count * 50:
+        tries += 1
+        maker = dom.makers[(len(out) + tries // 10) % len(dom.makers)]
+        if dom.refuse_share is None:
+            draft = maker(dom, conn, r)
+        else:
+            draft = maker(dom, conn, r, refused < round(dom.refuse_share * (len(out) + 1)))
+        if draft and draft["key"] not in seen:
+            seen.add(draft["key"])
+            out.append(draft)
+            refused += not draft["goal"].get("grantable", True)
+    conn.close()
+    return out
+
+
 def generate(domain_name: str, seed: int = WORLD_SEED, count: int = PER_DOMAIN) -> list[Task]:
-    drafts = world.domain(domain_name).tasks(seed, count)
-    return [make_task(domain_name, seed, d) for d in drafts]
+    found = drafts(world.domain(domain_name), seed, count)
+    return [make_task(domain_name, seed, d) for d in found]
 
 
 def validate_task(task: Task, env: Any | None = None) -> ValidationReport:
-    from palaestra.envs.usersim.env import UserSimEnv
-
     env = env or UserSimEnv()
     seeds = iter(range(1000))
 
     def runner(policy: str) -> tuple[Any, Mapping[str, Any]]:
         seed = next(seeds)
-        if policy == "oracle":
-            run(env, task, "competent", seed=seed)
-        else:
-            env.reset(seed=seed, options={"task": task})
-            env.step({"name": "end_conversation", "args": {}})
+        run_episode(env, FAMILY.policy(policy, seed=seed), task, seed=seed)
         assert env.last_verification is not None
         return env.last_verification, env.state_probe().read()
 
@@ -145,18 +167,18 @@ def suite() -> Suite:
 
 def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
     """Validation reports, from the cache when neither the tasks nor the code that plays and
-    scores them (this package, the dialogue verifier) changed since they were made."""
+    scores them (this package, the simulated user, the usersim checks) changed since they were
+    made."""
     digest = hashlib.sha256()
     for task in tasks:
         digest.update(task.model_dump_json().encode())
-    sources = [*Path(__file__).parent.rglob("*.py"), Path(dialogue.__file__)]
+    simuser = Path(runtimes.__file__).parent / "simuser"
+    sources = [*Path(__file__).parent.rglob("*.py"), *simuser.rglob("*.py"), Path(checks.__file__)]
     for source in sorted(sources):
         digest.update(source.read_bytes())
     cached = cache_dir() / f"usersim-validation-{digest.hexdigest()[:20]}.json"
     with contextlib.suppress(OSError, ValueError):
         return json.loads(cached.read_text())
-    from palaestra.envs.usersim.env import UserSimEnv
-
     env = UserSimEnv()
     try:
         reports = {t.id: validate_task(t, env).to_json() for t in tasks}

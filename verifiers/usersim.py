@@ -2,9 +2,11 @@
 
 The probe's state carries ``db`` (every table's rows at the end), ``gold`` (a function giving
 the rows after the task's reference tool calls, replayed on a fresh copy of the same seeded
-world), ``said`` (the assistant's messages), ``violations`` (rule-breaking attempts the env
-recorded) and ``user_outcome``. Facts are matched as people write them: numbers by value ("$230",
-"230.00"), everything else case-insensitively.
+world), ``said`` (the assistant's messages), ``act_kinds`` (a function reading one message into
+the kinds of its dialogue acts, with the same reader the simulated user hears it with),
+``violations`` (rule-breaking attempts the env recorded) and ``user_outcome``. Both functions
+come with the state, so these checks import nothing from the env. Facts are matched as people
+write them: numbers by value ("$230", "230.00"), everything else case-insensitively.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from typing import Any
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+#: the act kind ``act_kinds`` gives a sentence that refuses ("unfortunately ... cannot")
+REFUSE = "refuse"
 
 
 def _said(texts: list[str], fact: str) -> bool:
@@ -64,12 +68,8 @@ def _told(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 @check_kind("usersim_refused")
 def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """The request could not be granted: the assistant must have said so clearly."""
-    from palaestra.envs.usersim.acts import REFUSE, read
-    from palaestra.envs.usersim.world import domain
-
     state = probe.read()
-    dom = domain(state["domain"])
-    refused = any(a.kind == REFUSE for text in state["said"] for a in read(dom, text))
+    refused = any(REFUSE in state["act_kinds"](text) for text in state["said"])
     return CheckResult(
         "usersim_refused",
         refused,

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra.envs.usersim.domain import Domain
+from palaestra.envs.runtimes.simuser.domain import Domain
 
 #: assistant acts
 REQUEST, CONFIRM, OFFER, DONE, REFUSE, ANYTHING_ELSE, BYE, INFORM = (

@@ -2,7 +2,7 @@
 
 An under-specified GUI task ("book the train the customer wants") keeps some details out of
 its instruction and in ``setup["user"]``, e.g. ``{"card number": "4929...", "class": "First"}``.
-When the agent calls ``ask_user(question)``, the same agenda-driven user as in the dialogue
+When the agent calls ``ask_user(question)``, the same agenda-driven user as in the usersim
 family answers: each detail is a slot named by its key (its words are the key and the key's
 last word), so "What card should I use?" gets the card number and nothing else, and a question
 about something it does not hold gets an honest "I don't know", never an invented value.
@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from palaestra.envs.usersim.domain import Domain, Slot
-from palaestra.envs.usersim.user import Goal, SimulatedUser
+from palaestra.chat import QUESTION, USER
+from palaestra.envs.runtimes.simuser.domain import Domain, Slot
+from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
 
 
 class _Details(Domain):
@@ -54,7 +55,7 @@ def exchange(user: AskUser | None, question: str) -> list[str]:
     """The chat lines of one ``ask_user``: the question, then the answer (or that no one is
     there: asking is never a mistake, the task just hides nothing)."""
     answer = user.answer(question) if user is not None else NO_USER
-    return [f"assistant (question): {question}", f"user: {answer}"]
+    return [f"{QUESTION}{question}", f"{USER}{answer}"]
 
 
 def asker(task: object, seed: int = 0) -> AskUser | None:

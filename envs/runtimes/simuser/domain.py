@@ -1,0 +1,75 @@
+"""What the simulated user knows of a domain: its slots, and how it asks for what it wants.
+
+Slots are the vocabulary the simulated user and the dialogue-act reader share: a slot names a
+fact ("reservation_id"), the words people use for it, and how its values look in text, so the
+reader can find "ZFA04Y" in "your reservation ZFA04Y is cancelled" and tell which fact it is.
+A :class:`Domain` here is only that language; the usersim family's domains extend it with a
+seeded world and tools, and ``ask_user`` in the GUI families builds one from a task's hidden
+details.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+
+@dataclass(frozen=True)
+class Slot:
+    """A kind of fact. ``pattern`` finds its values in text; ``values`` lists a closed set."""
+
+    name: str
+    label: str
+    words: tuple[str, ...]
+    pattern: str | None = None
+    values: tuple[str, ...] = ()
+    #: how a user states a value when the pattern needs context ("{value} passengers")
+    phrase: str = ""
+
+    def find(self, text: str) -> list[str]:
+        """Values in ``text``; a pattern's first group is the value when it has one, and a
+        longer listed value hides the shorter ones inside it ("basic economy", not "economy")."""
+        found: list[str] = []
+        if self.pattern:
+            for m in re.finditer(self.pattern, text):
+                found.append(m.group(1) if m.groups() else m.group(0))
+        low = text.lower()
+        for value in sorted(self.values, key=len, reverse=True):
+            hit = re.search(rf"(?<![\w-]){re.escape(value.lower())}(?![\w-])", low)
+            if hit:
+                found.append(value)
+                low = low[: hit.start()] + " " * len(value) + low[hit.end() :]
+        return found
+
+    def asked(self, text: str) -> bool:
+        low = text.lower()
+        return any(re.search(rf"\b{re.escape(w)}\b", low) for w in self.words)
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Values as people say them: case, spacing and a trailing '.00' do not matter."""
+    return _norm(a) == _norm(b)
+
+
+def _norm(value: Any) -> str:
+    text = str(value).strip().lower().replace(",", "")
+    text = re.sub(r"^\$|\s+", "", text)
+    return re.sub(r"\.0+$", "", text)
+
+
+class Domain:
+    """A domain's language: its slots and, per request slot, how the user asks for it."""
+
+    name: ClassVar[str] = ""
+    slots: ClassVar[dict[str, Slot]] = {}
+    requests: ClassVar[dict[str, str]] = {}  # request slot -> how the user asks for it
+
+    def slot_values(self, text: str) -> dict[str, list[str]]:
+        """Every slot value found in ``text``, by slot."""
+        out = {}
+        for slot in self.slots.values():
+            found = slot.find(text)
+            if found:
+                out[slot.name] = found
+        return out
