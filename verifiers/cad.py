@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from palaestra.envs.cad import measure
+from palaestra.verifiers import geometry
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind, evaluate
 
 
@@ -40,7 +40,7 @@ def _leaf(kind: str, passed: bool, detail: str, score: float | None = None) -> C
 @check_kind("cad_iou")
 def cad_iou(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     part, target = _shapes(probe)
-    value = measure.iou(part, target)
+    value = geometry.iou(part, target)
     threshold = float(spec.get("min", 0.95))
     return _leaf("cad_iou", value >= threshold, f"IoU {value:.4f} (need {threshold})", value)
 
@@ -49,7 +49,7 @@ def cad_iou(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 def cad_bbox(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     part, target = _shapes(probe)
     tol = float(spec.get("tol", 0.1))
-    if part is None or not measure.solids_of(part):
+    if part is None or not geometry.solids_of(part):
         return _leaf("cad_bbox", False, "no part")
     pb, tb = part.bounding_box(), target.bounding_box()
     worst = max(
@@ -64,8 +64,8 @@ def cad_dims(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """Key dimensions: the radii of every round feature (holes, bores, bosses, fillets)."""
     part, target = _shapes(probe)
     tol = float(spec.get("tol", 0.05))
-    want = sorted(_memo(target, "radii", measure.cylinder_radii).elements())
-    have = sorted(measure.cylinder_radii(part).elements())
+    want = sorted(_memo(target, "radii", geometry.cylinder_radii).elements())
+    have = sorted(geometry.cylinder_radii(part).elements())
     ok = len(want) == len(have) and all(abs(a - b) <= tol for a, b in zip(want, have, strict=True))
     verdict = "matching" if ok else "not matching"
     detail = f"{len(have)} round feature radii, {verdict} the target's {len(want)}"
@@ -81,8 +81,8 @@ def cad_holes(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     def sig(hs: list[dict[str, Any]]) -> list[tuple[bool, float, float]]:
         return sorted((h["through"], h["radius"], 0.0 if h["through"] else h["depth"]) for h in hs)
 
-    want = sig(_memo(target, "holes", measure.holes))
-    have = sig(measure.holes(part))
+    want = sig(_memo(target, "holes", geometry.holes))
+    have = sig(geometry.holes(part))
     ok = len(want) == len(have) and all(
         a[0] == b[0] and abs(a[1] - b[1]) <= tol and abs(a[2] - b[2]) <= tol
         for a, b in zip(want, have, strict=True)
@@ -102,8 +102,8 @@ def cad_chamfer_distance(probe: StateProbe, spec: dict[str, Any]) -> CheckResult
     part, target = _shapes(probe)
     ratio = float(spec.get("max_ratio", 0.02))
     limit = ratio * target.bounding_box().diagonal
-    pts_t = _memo(target, "points", measure.surface_points)
-    dist = measure.chamfer_distance(measure.surface_points(part), pts_t)
+    pts_t = _memo(target, "points", geometry.surface_points)
+    dist = geometry.chamfer_distance(geometry.surface_points(part), pts_t)
     return _leaf(
         "cad_chamfer_distance", dist <= limit, f"Chamfer distance {dist:.3f} mm (limit {limit:.3f})"
     )
@@ -112,9 +112,9 @@ def cad_chamfer_distance(probe: StateProbe, spec: dict[str, Any]) -> CheckResult
 @check_kind("cad_valid")
 def cad_valid(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     part, _ = _shapes(probe)
-    n = len(measure.solids_of(part))
-    ok = measure.is_valid(part) and n == int(spec.get("solids", 1))
-    return _leaf("cad_valid", ok, f"{n} solid(s), valid={measure.is_valid(part)}")
+    n = len(geometry.solids_of(part))
+    ok = geometry.is_valid(part) and n == int(spec.get("solids", 1))
+    return _leaf("cad_valid", ok, f"{n} solid(s), valid={geometry.is_valid(part)}")
 
 
 @check_kind("cad_part")

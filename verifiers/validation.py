@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palaestra.policies import Policy, ReplayPolicy, run_episode
 from palaestra.verifiers.base import DeclarativeVerifier, VerifierResult
 
 #: run("oracle" | "noop") -> the verifier's result and a snapshot of the end state
@@ -160,15 +161,11 @@ def digest(data: Any) -> str:
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def play(env: Any, task: Any, actions: list[Any]) -> VerifierResult:
-    """Reset ``env`` onto ``task`` and play a fixed action list (an oracle, a do-nothing, a
-    mutant's) to its end; the verifier's result. An action the env refuses is a broken plan,
-    so it raises rather than being scored."""
-    env.reset(seed=0, options={"task": task})
-    for action in actions:
-        obs, _, terminated, truncated, _ = env.step(action)
-        if obs["last_action_error"]:
-            raise RuntimeError(f"{str(action)[:80]} failed: {obs['last_action_error']}")
-        if terminated or truncated:
-            break
+def play(env: Any, task: Any, policy: Policy | Sequence[Any]) -> VerifierResult:
+    """Reset ``env`` onto ``task`` and let a scripted policy (or a fixed action list: an
+    oracle's, a do-nothing's, a mutant's) play to its end; the verifier's result. An action the
+    env refuses is a broken plan, so it raises rather than being scored."""
+    if not isinstance(policy, Policy):
+        policy = ReplayPolicy(policy)
+    run_episode(env, policy, task, seed=0, strict=True)
     return env.last_verification or env.verify()

@@ -19,7 +19,7 @@ FAMILY = Family(
     suites=(
         SuiteSpec(
             "cad-parts",
-            "palaestra.envs.cad.suite:load_suite",
+            "palaestra.envs.cad.suites:load_suite",
             "Eight parametric part families (plate, L-bracket, flange, shaft, enclosure, gear "
             "blank, standoff, hinge leaf), 20 seeded tasks each, execution-validated.",
         ),

@@ -35,14 +35,15 @@ from gymnasium import spaces
 import palaestra.verifiers.cad  # noqa: F401  (registers the cad_* check kinds)
 from palaestra.actions import Action
 from palaestra.envs.base import PalaestraEnv
-from palaestra.envs.cad import measure, render
+from palaestra.envs.cad import render
 from palaestra.envs.cad.actions import CAD_ACTIONS
 from palaestra.envs.cad.model import MODEL_ACTIONS, Model
 from palaestra.envs.cad.selectors import select
-from palaestra.envs.cad.suite import build_target
+from palaestra.envs.cad.suites import build_target
 from palaestra.errors import ActionError, InvalidRequest
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task
+from palaestra.verifiers import geometry
 
 PARTS = (
     "views",
@@ -157,11 +158,11 @@ class CadEnv(PalaestraEnv):
         part = self.model.state.part
         q = query.lower()
         if q == "properties":
-            return json.dumps(measure.properties(part))
+            return json.dumps(geometry.properties(part))
         if q == "topology":
-            return json.dumps(measure.topology(part, limit=10_000))
+            return json.dumps(geometry.topology(part, limit=10_000))
         if q == "holes":
-            return json.dumps(measure.holes(part))
+            return json.dumps(geometry.holes(part))
         if q == "history":
             return json.dumps(self.model.calls())
         if q.startswith("select "):
@@ -238,9 +239,9 @@ class CadEnv(PalaestraEnv):
                 )
             obs["history"] = "\n".join(lines)[-200_000:]
         if "properties" in self.parts:
-            obs["properties"] = _safe_json(measure.properties, st.part)
+            obs["properties"] = _safe_json(geometry.properties, st.part)
         if "topology" in self.parts:
-            obs["topology"] = _safe_json(measure.topology, st.part)
+            obs["topology"] = _safe_json(geometry.topology, st.part)
         if "feedback" in self.parts:
             obs["feedback"] = self._feedback[:MAX_TEXT]
         if "inspect" in self.parts:

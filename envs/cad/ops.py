@@ -46,9 +46,9 @@ from build123d import (
 )
 
 from palaestra.actions import Action
-from palaestra.envs.cad import measure
 from palaestra.envs.cad.selectors import edges_of, select
 from palaestra.errors import ActionError
+from palaestra.verifiers import geometry
 
 _PLANES = {"XY": Plane.XY, "XZ": Plane.XZ, "YZ": Plane.YZ}
 _AXES = {"X": Axis.X, "Y": Axis.Y, "Z": Axis.Z}
@@ -99,7 +99,7 @@ def _kernel(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
 def _summary(shape: Shape | None) -> str:
     if shape is None or not shape.solids():
         return "the part is empty"
-    s = measure.bbox_size(shape)
+    s = geometry.bbox_size(shape)
     n = len(shape.solids())
     solids = "1 solid" if n == 1 else f"{n} separate solids (not joined!)"
     return (
@@ -273,12 +273,12 @@ def _need_sketch(st: CadState, action: str) -> Sketch:
 
 
 def _combine(st: CadState, tool: Shape, mode: str, what: str) -> tuple[CadState, str]:
-    before = measure.volume(st.part)
+    before = geometry.volume(st.part)
     if mode == "cut":
         if st.part is None:
             raise ActionError(f"{what}: there is no part to cut yet; use mode='add' first")
         part = _kernel(f"cut ({what})", lambda: st.part - tool)
-        delta = before - measure.volume(part)
+        delta = before - geometry.volume(part)
         if delta <= EPS * max(before, 1):
             raise ActionError(
                 f"{what}: the cut removed nothing, the tool does not overlap the part "
@@ -288,8 +288,8 @@ def _combine(st: CadState, tool: Shape, mode: str, what: str) -> tuple[CadState,
         change = f"removed {fmt(delta)} mm³"
     else:
         part = tool if st.part is None else _kernel(f"join ({what})", lambda: st.part + tool)
-        change = f"added {fmt(measure.volume(part) - before)} mm³"
-    if not measure.is_valid(part):
+        change = f"added {fmt(geometry.volume(part) - before)} mm³"
+    if not geometry.is_valid(part):
         raise ActionError(f"{what} gave an invalid solid; the model is unchanged")
     part = _clean(part)
     state = replace(st, part=part, tool=tool, tool_mode=mode)
@@ -325,7 +325,7 @@ def do_revolve(st: CadState, a: dict[str, Any]) -> tuple[CadState, str]:
         raise ActionError(f"revolve: the angle must be in (0, 360] degrees, got {angle:g}")
     axis = _AXES[a["axis"]]
     tool = _kernel("revolve", revolve, sketch, axis=axis, revolution_arc=angle)
-    if not measure.is_valid(tool) or measure.volume(tool) <= EPS:
+    if not geometry.is_valid(tool) or geometry.volume(tool) <= EPS:
         raise ActionError(
             f"revolve: the profile crosses or touches the {a['axis']} axis, which gives no valid "
             "solid; keep the profile on one side of the axis"
@@ -391,10 +391,10 @@ def _round_edges(st: CadState, a: dict[str, Any], name: str) -> tuple[CadState, 
     edges = select(st.part, a["edges"], "edges")
     assert st.part is not None
     fn = fillet if name == "fillet" else chamfer
-    before = measure.volume(st.part)
+    before = geometry.volume(st.part)
     try:
         part = fn(edges, size)
-        ok = measure.is_valid(part) and abs(measure.volume(part) - before) > EPS
+        ok = geometry.is_valid(part) and abs(geometry.volume(part) - before) > EPS
     except Exception:
         ok = False
     if not ok:
@@ -426,14 +426,14 @@ def do_shell(st: CadState, a: dict[str, Any]) -> tuple[CadState, str]:
     faces = select(st.part, a["face"], "faces")
     assert st.part is not None
     t = a["thickness"]
-    thinnest = min(measure.bbox_size(st.part))
+    thinnest = min(geometry.bbox_size(st.part))
     if 2 * t >= thinnest:
         raise ActionError(
             f"shell: walls of {fmt(t)} mm leave no cavity in a part only {fmt(thinnest)} mm thick"
         )
     try:
         part = offset(st.part, amount=-t, openings=faces)
-        ok = measure.is_valid(part) and measure.volume(part) < measure.volume(st.part) - EPS
+        ok = geometry.is_valid(part) and geometry.volume(part) < geometry.volume(st.part) - EPS
     except Exception:
         ok = False
     if not ok:

@@ -18,6 +18,8 @@ import numpy as np
 from build123d import Shape
 from PIL import Image, ImageDraw
 
+from palaestra.verifiers.geometry import mesh
+
 TILE = 128
 SIZE = 2 * TILE
 BACKGROUND = np.array([246, 247, 250], np.uint8)
@@ -41,46 +43,6 @@ VIEWS = {
     "right": np.array([[0, 1.0, 0], [0, 0, 1], [1, 0, 0]]),
 }
 ORDER = ("iso", "top", "front", "right")
-
-
-def mesh(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(vertices, triangles, face index of each triangle), cached on the shape."""
-    cached = getattr(shape, "_palaestra_mesh", None)
-    if cached is not None:
-        return cached
-    from OCP.BRep import BRep_Tool
-    from OCP.BRepMesh import BRepMesh_IncrementalMesh
-    from OCP.TopAbs import TopAbs_Orientation
-    from OCP.TopLoc import TopLoc_Location
-
-    bb = shape.bounding_box()
-    diag = max(bb.diagonal, 1e-6)
-    BRepMesh_IncrementalMesh(shape.wrapped, diag * 0.004, False, 0.35, True)
-    verts: list[np.ndarray] = []
-    tris: list[np.ndarray] = []
-    fids: list[np.ndarray] = []
-    offset = 0
-    for i, face in enumerate(shape.faces()):
-        loc = TopLoc_Location()
-        poly = BRep_Tool.Triangulation_s(face.wrapped, loc)
-        if poly is None:
-            continue
-        trsf = loc.Transformation()
-        nodes = [poly.Node(k).Transformed(trsf) for k in range(1, poly.NbNodes() + 1)]
-        verts.append(np.array([(p.X(), p.Y(), p.Z()) for p in nodes], np.float64))
-        t = np.array([poly.Triangle(k).Get() for k in range(1, poly.NbTriangles() + 1)], np.int64)
-        t = t.reshape(-1, 3) - 1 + offset
-        if face.wrapped.Orientation() == TopAbs_Orientation.TopAbs_REVERSED:
-            t = t[:, [0, 2, 1]]
-        tris.append(t)
-        fids.append(np.full(len(t), i, np.int64))
-        offset += len(nodes)
-    if not tris:
-        out = (np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros(0, np.int64))
-    else:
-        out = (np.concatenate(verts), np.concatenate(tris), np.concatenate(fids))
-    shape._palaestra_mesh = out  # type: ignore[attr-defined]
-    return out
 
 
 def _raster(

@@ -19,7 +19,7 @@ FAMILY = Family(
     suites=(
         SuiteSpec(
             "computer-basic",
-            "palaestra.envs.computer.tasks:load_suite",
+            "palaestra.envs.computer.suites:load_suite",
             "Desktop tasks: file management, text editing, shell and scripting, archives and "
             "permissions, mixed GUI + code; each with an oracle, execution-validated.",
         ),

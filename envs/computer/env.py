@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-import palaestra.verifiers.files  # noqa: F401  (registers the file/command/window check kinds)
+import palaestra.verifiers.computer  # noqa: F401  (registers the file/command/window check kinds)
 from palaestra.actions import Action
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.computer import desktop
@@ -38,11 +38,11 @@ from palaestra.envs.computer.actions import COMPUTER_ACTIONS, parse_pyautogui, t
 from palaestra.envs.computer.code import CodeResult, CodeRunner
 from palaestra.envs.computer.display import Display
 from palaestra.envs.computer.gui import Gui, combo, key_name
-from palaestra.envs.computer.sandbox import HOME, Limits, Sandbox, chown_tree
+from palaestra.envs.computer.sandbox import HOME, Limits, Sandbox, chown_tree, run_isolated
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task
-from palaestra.verifiers.files import ComputerProbe
+from palaestra.verifiers.computer import CommandRunner, ComputerProbe
 
 MAX_TEXT = 40_000
 GUI_ACTIONS = {
@@ -239,8 +239,9 @@ class ComputerEnv(PalaestraEnv):
         }
 
     def state_probe(self) -> ComputerProbe:
+        home = self.sandbox.home
         return ComputerProbe(
-            self.sandbox.home, self.sandbox.uid, self.gui, self.agent_status, self._last_output
+            home, _isolated(home, self.sandbox.uid), self.gui, self.agent_status, self._last_output
         )
 
     def render(self) -> np.ndarray:  # type: ignore[override]
@@ -255,6 +256,17 @@ class ComputerEnv(PalaestraEnv):
     def __del__(self) -> None:
         with contextlib.suppress(Exception):
             self.close()
+
+
+def _isolated(home: Path, uid: int) -> CommandRunner:
+    """The probe's ``run``: a verifier's command in a fresh sandbox over a read-only view of
+    ``home`` (:func:`~palaestra.envs.computer.sandbox.run_isolated`), never the agent's."""
+
+    def run(command: str, timeout: float = 10.0) -> tuple[int, str, str]:
+        done = run_isolated(home, uid, command, timeout)
+        return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode("utf8")
+
+    return run
 
 
 def _write_setup(home: Path, setup: dict[str, Any], uid: int) -> None:

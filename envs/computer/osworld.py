@@ -18,8 +18,8 @@ Decisions:
   accessibility tree), other metrics, and empty evaluators are reported as unsupported.
 - For an infeasible task the config only sets the scene: steps that cannot run are skipped
   rather than rejecting the task, since only the agent's refusal is scored.
-- OSWorld tasks have no oracles; ``osworld_oracles.json`` beside this file holds ours, keyed by
-  task id, for the tasks that run.
+- OSWorld tasks have no oracles; ``osworld_oracles.json`` beside this file holds ours (action
+  lists, played by the ``replay`` policy), keyed by task id, for the tasks that run.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
             "skipped_config": skipped,
             "tags": ["computer", "osworld"] + (["infeasible"] if infeasible else []),
         },
-        oracle=oracle,
+        oracle=None if oracle is None else {"policy": "replay", "data": oracle},
     )
     return out
 

@@ -8,19 +8,13 @@ import numpy as np
 import pytest
 
 from palaestra.client import RemoteEnv
-from palaestra.envs.cad import measure
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.sandbox import Sandbox
-from palaestra.envs.cad.suite import (
-    PER_FAMILY,
-    all_tasks,
-    load_suite,
-    make_task,
-    script_for,
-    validate_suite,
-)
+from palaestra.envs.cad.suites import PER_FAMILY, all_tasks, load_suite, make_task, script_for
+from palaestra.envs.cad.validation import validate_suite
 from palaestra.tasks import get_suite
+from palaestra.verifiers import geometry
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -146,7 +140,7 @@ def test_bad_input_is_a_sentence_and_changes_nothing(env, setup, action, phrase)
 
 def test_undo_fork_and_export(env):
     play(env, ["new_sketch('XY')", "rectangle(40, 30)", "extrude(5)", "hole('>Z', '0,0', 4)"])
-    assert measure.hole_summary(env.model.state.part) == {"through": 1, "blind": 0}
+    assert geometry.hole_summary(env.model.state.part) == {"through": 1, "blind": 0}
     obs = play(env, ["undo()"])
     assert json.loads(obs["properties"])["volume"] == pytest.approx(6000)
     options = env.fork(upto=2)
@@ -169,7 +163,7 @@ def test_dense_reward_is_the_change_of_iou():
     env = CadEnv(task, dense_reward=True, observe=("feedback",))
     env.reset(seed=0)
     total = 0.0
-    for a in task.oracle:
+    for a in task.oracle.data:
         _, reward, terminated, _, info = env.step(a)
         total += reward
     assert terminated and info["verifier"]["success"]
@@ -242,7 +236,7 @@ def test_oracle_through_the_gateway_and_fork_in_a_new_session(gateway):
     try:
         obs, info = remote.reset(seed=0)
         assert "oracle" not in info["task"] and obs["views"].shape == (256, 256, 3)
-        oracle = make_task("hinge", 2).oracle
+        oracle = make_task("hinge", 2).oracle.data
         for action in oracle[:-1]:
             obs, *_ = remote.step(action)
             assert not obs["last_action_error"], obs["last_action_error"]

@@ -13,9 +13,9 @@ import pytest
 from palaestra.client import RemoteEnv
 from palaestra.envs.computer.actions import COMPUTER_ACTIONS, from_computer_13, parse_pyautogui
 from palaestra.envs.computer.env import ComputerEnv
-from palaestra.envs.computer.oracle import validate_task
 from palaestra.envs.computer.osworld import report
-from palaestra.envs.computer.tasks import RECORD, all_tasks, load_suite
+from palaestra.envs.computer.suites import RECORD, all_tasks, load_suite
+from palaestra.envs.computer.validation import validate_task
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.tasks import get_suite, get_task
 
@@ -191,7 +191,7 @@ def test_verifier_kinds(env):
     task = TASKS["site-permissions"]
     env.reset(seed=0, options={"task": task})
     assert not env.verify().success
-    step_ok(env, task.oracle[0])
+    step_ok(env, task.oracle.data[0])
     result = env.verify()
     assert result.success and {c.kind for c in result.checks} == {"command_output"}
 
@@ -245,7 +245,7 @@ def test_tasks_through_the_gateway(gateway):
         obs, info = remote.reset(seed=0)
         assert "oracle" not in info["task"] and obs["screenshot"].shape == (768, 1024, 3)
         assert json.loads(obs["windows"])[0]["class"] == "Mousepad"
-        for action in task.oracle:
+        for action in task.oracle.data:
             obs, *_ = remote.step(action)
             assert not obs["last_action_error"], obs["last_action_error"]
         obs, reward, terminated, _, info = remote.step("done()")

@@ -6,9 +6,11 @@ Decisions:
 - Paths are relative to the home (``~/`` and ``/home/user/`` prefixes are accepted) and are
   resolved on the host with symlinks followed *only* while they stay inside the home: an agent
   that plants ``report.txt -> /etc/shadow`` gets "escapes the home", never root's read of it.
-- ``command_output`` runs the task's command in a fresh sandbox over a read-only view of the
-  home (``sandbox.run_isolated``), not in the agent's sandbox: nothing the agent left running can
-  answer for it, its dotfiles are ignored, and the check cannot change what it checks.
+- ``command_output`` runs the task's command through the probe's ``run``, which the env
+  provides: a fresh sandbox over a read-only view of the home (the computer family's
+  ``sandbox.run_isolated``), not the agent's sandbox: nothing the agent left running can answer
+  for it, its dotfiles are ignored, and the check cannot change what it checks. So this module
+  imports nothing from the env, as no verifier does.
 - Text comparisons strip surrounding whitespace unless ``strip: false``.
 - ``agent_status`` reads whether the agent ended with ``done`` or ``fail`` (OSWorld's
   infeasible tasks expect ``fail``).
@@ -23,7 +25,7 @@ import io
 import json
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,19 +34,24 @@ from palaestra.verifiers.base import CheckResult, check_kind, lookup
 HOME = "/home/user"
 
 
+#: run(command, timeout) -> (exit code, stdout, stderr): a command over the session's home
+CommandRunner = Callable[[str, float], tuple[int, str, str]]
+
+
 class ComputerProbe:
-    """Privileged read of one session: its home on the host, its display, the agent's end."""
+    """Privileged read of one session: its home on the host, a way to run a command over it,
+    its display, the agent's end."""
 
     def __init__(
         self,
         home: Path,
-        uid: int,
+        run: CommandRunner,
         gui: Any = None,
         agent_status: str | None = None,
         last_output: Mapping[str, Any] | None = None,
     ) -> None:
         self.home = Path(home)
-        self.uid = uid
+        self.run = run
         self.gui = gui
         self.agent_status = agent_status
         self.last_output = dict(last_output or {})
@@ -54,6 +61,7 @@ class ComputerProbe:
             "home": str(self.home),
             "agent_status": self.agent_status,
             "last_output": self.last_output,
+            "run": self.run,
         }
 
     def path(self, rel: str, follow: bool = True) -> Path:
@@ -72,12 +80,6 @@ class ComputerProbe:
 
     def text(self, rel: str) -> str:
         return self.path(rel).read_text(errors="replace")
-
-    def run(self, command: str, timeout: float = 10.0) -> tuple[int, str, str]:
-        from palaestra.envs.computer.sandbox import run_isolated
-
-        done = run_isolated(self.home, self.uid, command, timeout)
-        return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode("utf8")
 
     def windows(self) -> list[dict[str, Any]]:
         return self.gui.windows() if self.gui is not None else []

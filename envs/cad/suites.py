@@ -7,9 +7,12 @@ content. Family targets are built by running the family's build123d script in-pr
 script is produced by our own generator from numbers, never taken from task data, so it needs
 no sandbox; ``target_actions`` are replayed as semantic actions.
 
+A task's oracle is ``{"policy": "replay", "data": [...calls, "submit()"]}``: the family's
+semantic action list, played by the ``replay`` policy of :mod:`palaestra.envs.cad.policies`.
+
 Only tasks that passed execution validation are emitted (``validation.json`` next to this
-file records the last full run, written by :func:`write_validation`; see
-:class:`~palaestra.verifiers.validation.ValidationRecord`).
+file records the last full run, written by :func:`palaestra.envs.cad.validation.write_validation`;
+see :class:`~palaestra.verifiers.validation.ValidationRecord`).
 """
 
 from __future__ import annotations
@@ -21,10 +24,11 @@ from typing import Any
 import numpy as np
 from build123d import Shape
 
+from palaestra.envs.cad.families import FAMILIES
+from palaestra.envs.cad.model import Model
+from palaestra.envs.cad.ops import _clean
 from palaestra.tasks import Task
-from palaestra.verifiers.validation import ValidationRecord, ValidationReport, digest
-
-from .families import FAMILIES
+from palaestra.verifiers.validation import ValidationRecord, digest
 
 SUITE = "cad-parts"
 PER_FAMILY = 20
@@ -62,7 +66,7 @@ def make_task(family: str, index: int) -> Task:
             "difficulty": "easy" if len(oracle) <= 7 else "medium" if len(oracle) <= 10 else "hard",
             "tags": ["cad", family],
         },
-        oracle=oracle,
+        oracle={"policy": "replay", "data": oracle},
     )
 
 
@@ -102,15 +106,11 @@ def build_target(setup: dict[str, Any]) -> Shape:
         exec(compile(fam.script(setup["params"]), "<target>", "exec"), namespace)
         shape = namespace["result"]
     elif "target_actions" in setup:
-        from palaestra.envs.cad.model import Model
-
         model = Model()
         model.replay(list(setup["target_actions"]))
         shape = model.state.part
     else:
         raise ValueError("a CAD task's setup needs 'part_family' + 'params' or 'target_actions'")
-    from palaestra.envs.cad.ops import _clean
-
     shape = _clean(shape)
     _TARGETS[key] = shape
     while len(_TARGETS) > _CACHE_SIZE:
@@ -121,19 +121,3 @@ def build_target(setup: dict[str, Any]) -> Shape:
 def load_suite() -> list[Task]:
     """The registered loader: the tasks the recorded run validated (see ValidationRecord)."""
     return RECORD.validated(all_tasks())
-
-
-def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
-    from palaestra.envs.cad.oracle import validate_cad_task
-
-    return validate_cad_task(task, repeats=repeats)
-
-
-def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[str, Any]:
-    """Execution-validate tasks (all of the suite by default); no CLI, callable from tests."""
-    chosen = all_tasks() if tasks is None else tasks
-    return RECORD.run(chosen, lambda t: validate_task(t, repeats))
-
-
-def write_validation() -> dict[str, Any]:
-    return RECORD.write(validate_suite())

@@ -1,9 +1,10 @@
-"""Measurements of a solid, shared by the observation and the verifiers.
+"""Measurements of a solid: verifier logic, which the CAD env also shows in its observation.
 
 Everything is computed by the kernel (OpenCascade through build123d): volumes and areas from
 its mass properties, IoU from its booleans, holes from the cylindrical faces' real geometry. The
 verifier and the agent therefore read the same numbers, and a check that fails can be explained
-with what the agent already sees.
+with what the agent already sees. The kernel's tessellation (:func:`mesh`) lives here too: the
+surface samples of the Chamfer distance are drawn from it, and the env's renders reuse it.
 """
 
 from __future__ import annotations
@@ -192,10 +193,48 @@ def hole_summary(shape: Shape | None) -> dict[str, int]:
     return {"through": through, "blind": len(found) - through}
 
 
+def mesh(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(vertices, triangles, face index of each triangle), cached on the shape."""
+    cached = getattr(shape, "_palaestra_mesh", None)
+    if cached is not None:
+        return cached
+    from OCP.BRep import BRep_Tool
+    from OCP.BRepMesh import BRepMesh_IncrementalMesh
+    from OCP.TopAbs import TopAbs_Orientation
+    from OCP.TopLoc import TopLoc_Location
+
+    bb = shape.bounding_box()
+    diag = max(bb.diagonal, 1e-6)
+    BRepMesh_IncrementalMesh(shape.wrapped, diag * 0.004, False, 0.35, True)
+    verts: list[np.ndarray] = []
+    tris: list[np.ndarray] = []
+    fids: list[np.ndarray] = []
+    offset = 0
+    for i, face in enumerate(shape.faces()):
+        loc = TopLoc_Location()
+        poly = BRep_Tool.Triangulation_s(face.wrapped, loc)
+        if poly is None:
+            continue
+        trsf = loc.Transformation()
+        nodes = [poly.Node(k).Transformed(trsf) for k in range(1, poly.NbNodes() + 1)]
+        verts.append(np.array([(p.X(), p.Y(), p.Z()) for p in nodes], np.float64))
+        t = np.array([poly.Triangle(k).Get() for k in range(1, poly.NbTriangles() + 1)], np.int64)
+        t = t.reshape(-1, 3) - 1 + offset
+        if face.wrapped.Orientation() == TopAbs_Orientation.TopAbs_REVERSED:
+            t = t[:, [0, 2, 1]]
+        tris.append(t)
+        fids.append(np.full(len(t), i, np.int64))
+        offset += len(nodes)
+    if not tris:
+        out = (np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros(0, np.int64))
+    else:
+        out = (np.concatenate(verts), np.concatenate(tris), np.concatenate(fids))
+    shape._palaestra_mesh = out  # type: ignore[attr-defined]
+    return out
+
+
 def surface_points(shape: Shape | None, n: int = 1500, seed: int = 0) -> np.ndarray:
     """Points sampled uniformly by area on the tessellated surface (deterministic)."""
-    from palaestra.envs.cad.render import mesh
-
     if shape is None or not solids_of(shape):
         return np.zeros((0, 3))
     verts, tris, _ = mesh(shape)

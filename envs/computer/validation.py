@@ -1,9 +1,11 @@
 """Execution validation of computer tasks with the generic ``verifiers.validation.validate``.
 
 Runs are real episodes of :class:`ComputerEnv`, one env reused across runs (each run is a
-reset, as for an agent): the oracle twice (must pass and agree check for check) and doing
-nothing (no action at all, then the verifier) must fail. End states are files on a live
-desktop, so there are no snapshot mutants; the do-nothing run plays that part.
+reset, as for an agent), each played by a policy of :mod:`palaestra.envs.computer.policies`:
+the task's oracle (``replay`` of its action list) twice (must pass and agree check for check)
+and ``noop`` (no action at all, then the verifier) must fail. End states are files on a live
+desktop, so there are no snapshot mutants; the do-nothing run plays that part. The suite
+records the last full run (:func:`write_validation`) in ``validation.json``.
 """
 
 from __future__ import annotations
@@ -12,22 +14,24 @@ from collections.abc import Mapping
 from contextlib import nullcontext
 from typing import Any
 
+from palaestra.envs.computer.env import ComputerEnv
+from palaestra.envs.computer.policies import POLICIES
+from palaestra.envs.computer.suites import RECORD, all_tasks
 from palaestra.tasks import Task
 from palaestra.verifiers.base import VerifierResult
 from palaestra.verifiers.validation import ValidationReport, play, validate
 
 
 def validate_task(env: Any, task: Task, repeats: int = 2) -> ValidationReport:
-    def run(policy: str) -> tuple[VerifierResult, Mapping[str, Any]]:
-        return play(env, task, list(task.oracle or []) if policy == "oracle" else []), {}
+    def run(name: str) -> tuple[VerifierResult, Mapping[str, Any]]:
+        if name == "oracle":  # the policy the task's oracle names, fed its data
+            name = task.oracle.policy if task.oracle is not None else "replay"
+        return play(env, task, POLICIES[name]()), {}
 
     return validate(task.verifier, run, [], lambda s, m: nullcontext(s), repeats=repeats)
 
 
 def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[str, Any]:
-    from palaestra.envs.computer.env import ComputerEnv
-    from palaestra.envs.computer.tasks import RECORD, all_tasks
-
     env = ComputerEnv()
     try:
         chosen = tasks if tasks is not None else all_tasks()
@@ -38,6 +42,4 @@ def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[st
 
 def write_validation() -> dict[str, Any]:
     """Validate every built-in task and record it beside the suite (``validation.json``)."""
-    from palaestra.envs.computer.tasks import RECORD
-
     return RECORD.write(validate_suite())

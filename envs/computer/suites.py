@@ -5,12 +5,13 @@ Decisions:
 - Tasks are data made by small Python helpers (one per kind of check), in five groups: file
   management, text editing, shell and scripting, archives and permissions, mixed GUI + code
   (plus one infeasible task, which the agent must refuse with ``fail``).
-- Oracles are action lists. Where the task can be done with the GUI alone (typing in the
-  terminal, editing in the editor, closing a window), the oracle uses only GUI actions, so the
-  GUI path is proven too; elsewhere it is code.
+- Oracles are action lists, ``{"policy": "replay", "data": [...]}``. Where the task can be done
+  with the GUI alone (typing in the terminal, editing in the editor, closing a window), the
+  oracle uses only GUI actions, so the GUI path is proven too; elsewhere it is code.
 - Only tasks that passed execution validation (oracle twice, agreeing; doing nothing fails) are
-  emitted: ``validation.json`` beside this file records the last run (``write_validation``),
-  keyed by a hash of each task so an edited task is held back until validated again.
+  emitted: ``validation.json`` beside this file records the last run
+  (:func:`palaestra.envs.computer.validation.write_validation`), keyed by a hash of each task
+  so an edited task is held back until validated again.
 """
 
 from __future__ import annotations
@@ -68,12 +69,12 @@ def _task(
         verifier=verifier if verifier.get("kind") == "all" else _all(verifier),
         max_steps=max_steps,
         metadata={
-            "source": "palaestra.envs.computer.tasks",
+            "source": "palaestra.envs.computer.suites",
             "group": group,
             "oracle": "gui" if gui else "code",
             "tags": ["computer", group, *tags],
         },
-        oracle=oracle,
+        oracle={"policy": "replay", "data": oracle},
     )
 
 
@@ -689,10 +690,15 @@ def all_tasks() -> list[Task]:
 
 
 def task_key(task: Task) -> str:
-    return digest(task.model_dump(include={"instruction", "setup", "verifier", "oracle"}))
+    """What the task is: its instruction, setup, verifier and oracle actions. The oracle is
+    keyed by its action list alone, as before oracles named their policy, so the recorded run
+    stays valid."""
+    data = task.model_dump(include={"instruction", "setup", "verifier"})
+    data["oracle"] = task.oracle.data if task.oracle is not None else None
+    return digest(data)
 
 
-#: the last full validation run (``palaestra.envs.computer.oracle.write_validation``)
+#: the last full validation run (``palaestra.envs.computer.validation.write_validation``)
 RECORD = ValidationRecord(Path(__file__).with_name("validation.json"), SUITE, task_key)
 
 

@@ -1,0 +1,66 @@
+"""Execution validation of CAD tasks with the generic ``verifiers.validation.validate``.
+
+Runs are real episodes of :class:`CadEnv` (the same code an agent drives), each played by a
+policy of :mod:`palaestra.envs.cad.policies`: the task's oracle (``replay`` of its action list)
+must succeed (twice, agreeing check for check), ``noop`` (submitting at once) must fail, and the
+mutant, the oracle's actions for the part with one key dimension wrong, must be rejected by the
+verifier. The suite records the last full run (:func:`write_validation`) in ``validation.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from palaestra.envs.cad.env import CadEnv
+from palaestra.envs.cad.families import FAMILIES
+from palaestra.envs.cad.policies import POLICIES
+from palaestra.envs.cad.suites import RECORD, all_tasks
+from palaestra.policies import Policy, ReplayPolicy
+from palaestra.tasks import Task
+from palaestra.verifiers.base import VerifierResult
+from palaestra.verifiers.validation import ValidationReport, play, validate
+
+
+def run_policy(task: Task, policy: Policy) -> tuple[VerifierResult, dict[str, Any]]:
+    """Play ``policy`` in a fresh env; the verifier's result and the end state (shapes)."""
+    env = CadEnv(task, observe=("properties",))
+    try:
+        return play(env, task, policy), dict(env.state_probe().read())
+    finally:
+        env.close()
+
+
+def mutant_actions(task: Task) -> list[str]:
+    fam = FAMILIES[task.setup["part_family"]]
+    return [*fam.oracle(fam.wrong(task.setup["params"])), "submit()"]
+
+
+def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
+    def run(name: str) -> tuple[VerifierResult, Mapping[str, Any]]:
+        if name == "oracle":  # the policy the task's oracle names, fed its data
+            name = task.oracle.policy if task.oracle is not None else "replay"
+        return run_policy(task, POLICIES[name]())
+
+    mutations: list[Mapping[str, Any]] = []
+    if "part_family" in task.setup:
+        mutations.append({"name": "wrong-dimension", "actions": mutant_actions(task)})
+
+    @contextmanager
+    def mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
+        _, end = run_policy(task, ReplayPolicy(mutation["actions"]))
+        yield {"part": end["part"], "target": state["target"]}
+
+    return validate(task.verifier, run, mutations, mutate, repeats=repeats)
+
+
+def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[str, Any]:
+    """Execution-validate tasks (all of the suite by default); no CLI, callable from tests."""
+    chosen = all_tasks() if tasks is None else tasks
+    return RECORD.run(chosen, lambda t: validate_task(t, repeats))
+
+
+def write_validation() -> dict[str, Any]:
+    """Validate every generated task and record it beside the suite (``validation.json``)."""
+    return RECORD.write(validate_suite())
