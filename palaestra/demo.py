@@ -216,7 +216,7 @@ def play_cad(url: str, progress: Progress) -> None:
         table.add_column(col)
     shots: dict[str, np.ndarray] = {}
     for family, task in tasks.items():
-        oracle = list(task.oracle or [])
+        oracle = list(task.oracle.data if task.oracle else [])
         env = RemoteEnv(task=f"cad-parts/{task.id}", base_url=url, transport="ws")
         obs, _ = env.reset(seed=0)
         reward, done = 0.0, False
