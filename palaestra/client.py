@@ -1,9 +1,16 @@
 """Python clients of the gateway.
 
-- :class:`Client` / :class:`AsyncClient`: the HTTP API, one method per route.
+- :class:`Client` / :class:`AsyncClient`: the HTTP API, one method per route, the same methods
+  on both (the async ones are coroutines).
 - :class:`RemoteEnv`: a real ``gymnasium.Env`` whose world lives behind the gateway (also
   ``gymnasium.make("palaestra/Remote-v0", env_id=...)``), over REST or a WebSocket.
 - :class:`RemoteVectorEnv`: a ``gymnasium.vector.VectorEnv`` over a gateway pool.
+
+Every route is written once, as a generator that yields the requests it needs (:class:`_Call`)
+and the pauses it takes (:class:`_Sleep`) and gets the decoded answers back; :class:`Client`
+drives those generators with an ``httpx.Client``, :class:`AsyncClient` with an
+``httpx.AsyncClient``. Building requests, retrying (:class:`Retries`, done by tenacity) and
+reading answers are shared too, so the two clients cannot drift apart.
 
 Connections are kept alive with ``TCP_NODELAY`` set, and problem+json answers come back as the
 same :mod:`palaestra.errors` classes the gateway raised, so ``except EnvNotFound`` works remotely.
@@ -13,11 +20,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import email.utils
+import functools
+import logging
 import os
+import select
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import MethodType
+from typing import Any, Concatenate, Generic, NamedTuple, ParamSpec, TypeVar, overload
 from urllib.parse import quote
 
 import gymnasium as gym
@@ -27,13 +41,28 @@ import orjson
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
 from palaestra import codec
 from palaestra.errors import PalaestraError, TransportError, from_problem
 from palaestra.spaces import space_from_json
+from palaestra.steps import ResetReply, StepReply
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 _NODELAY = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+_JSON = {"content-type": "application/json"}
+_log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def _default_url(base_url: str | None) -> str:
@@ -59,13 +88,150 @@ def _result(response: httpx.Response) -> Any:
     return orjson.loads(response.content)
 
 
+# ----- retries ---------------------------------------------------------------------------------
+
+#: Answers that say "not now, try later": the gateway refused the request before acting on it.
+_BUSY = (429, 503)
+#: The connection could not be made, so the request never left this process.
+_NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout)
+#: The connection broke while the request was out: the gateway may have acted on it.
+_LOST = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+_IDEMPOTENT = ("GET", "DELETE")
+_CREATING = ("/v1/sessions", "/v1/pools")
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` header in seconds (it is either seconds or an HTTP date)."""
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    with contextlib.suppress(ValueError):
+        return max(0.0, float(value))
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+@dataclass(frozen=True)
+class Retries:
+    """When the clients send a request again; tenacity does the retrying and the waiting.
+
+    - **429 and 503** are retried for every method, waiting what ``Retry-After`` says (or the
+      backoff when there is no header). Both mean the request was refused before anything was
+      done (the gateway's capacity or a busy session; a gateway or a proxy in front of it that
+      is starting or overloaded), so sending it again cannot do anything twice. A
+      ``Retry-After`` longer than ``max_retry_after`` is not waited for: the error (e.g.
+      :class:`~palaestra.errors.CapacityExceeded`, whose ``retry_after_s`` says how long) is
+      raised at once, since blocking a caller for half a minute is worse than telling it.
+    - **Connection errors** are retried, with exponential backoff and jitter, only where a
+      second request is harmless. GET and DELETE always (a resent DELETE whose first copy did
+      close the session raises :class:`~palaestra.errors.SessionClosed`). Session creation
+      (``POST /v1/sessions`` and ``POST /v1/pools``) only when the connection could not be
+      made at all (refused, connect timeout): then the request provably never left, which is
+      what a client meets while a gateway starts or restarts. It is *not* retried when the
+      connection broke after the request was sent, because the gateway may have made the
+      session: a second one would hold a worker until the idle reaper takes it and count
+      against the key's session cap. Every other POST (reset, step, pool calls, synthesis
+      jobs) is never retried on a connection error: a step may have been applied, and a
+      gateway that refuses a step's connection has most likely lost the session with it (it
+      died or restarted), so a retry would only hide the failure.
+    - **Timeouts** are never retried: ``timeout`` is the caller's budget for one call.
+
+    ``attempts`` counts the first try; ``Retries(attempts=1)`` turns retrying off.
+    """
+
+    attempts: int = 4
+    backoff: float = 0.2
+    max_backoff: float = 5.0
+    max_retry_after: float = 10.0
+
+    def busy(self, response: httpx.Response) -> bool:
+        if response.status_code not in _BUSY:
+            return False
+        after = _retry_after(response)
+        return after is None or after <= self.max_retry_after
+
+    def wait(self, state: RetryCallState) -> float:
+        outcome = state.outcome
+        if outcome is not None and not outcome.failed:
+            after = _retry_after(outcome.result())
+            if after is not None:
+                return after
+        backoff = wait_exponential_jitter(
+            multiplier=self.backoff, max=self.max_backoff, jitter=self.backoff
+        )
+        return backoff(state)
+
+
+def _may_resend(call: _Call, exc: BaseException) -> bool:
+    if isinstance(exc, _NEVER_SENT):
+        return call.method in _IDEMPOTENT or (call.method == "POST" and call.path in _CREATING)
+    return isinstance(exc, _LOST) and call.method in _IDEMPOTENT
+
+
+def _last_outcome(state: RetryCallState) -> Any:
+    """Out of attempts: the last answer (a 429 becomes its error) or the last exception."""
+    assert state.outcome is not None
+    return state.outcome.result()
+
+
+# ----- the one implementation of the API -------------------------------------------------------
+
+
+class _Call(NamedTuple):
+    """A request a route needs: ``json`` is the body (None: no body)."""
+
+    method: str
+    path: str
+    json: Any = None
+
+
+class _Sleep(NamedTuple):
+    seconds: float
+
+
+#: A route's body: yields calls and pauses, receives the decoded answers, returns its result.
+_Flow = Generator[_Call | _Sleep, Any, T]
+
+
+class _route(Generic[P, T]):
+    """A route written once as a flow; on :class:`Client` it runs to its result, on
+    :class:`AsyncClient` it is a coroutine. Each client says how to run a flow (``_drive``)."""
+
+    def __init__(self, flow: Callable[Concatenate[Any, P], _Flow[T]]) -> None:
+        self.flow = flow
+
+        @functools.wraps(flow)
+        def run(client: Any, *args: Any, **kwargs: Any) -> Any:
+            return client._drive(flow(client, *args, **kwargs))
+
+        self._run = run
+        self.__doc__ = flow.__doc__
+        self.__wrapped__ = flow
+
+    @overload
+    def __get__(self, client: None, owner: type | None = None) -> _route[P, T]: ...
+    @overload
+    def __get__(
+        self, client: AsyncClient, owner: type | None = None
+    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
+    @overload
+    def __get__(self, client: Client, owner: type | None = None) -> Callable[P, T]: ...
+    def __get__(self, client: Any, owner: type | None = None) -> Any:
+        return self if client is None else MethodType(self._run, client)
+
+
 #: States a synthesis job ends in.
 JOB_DONE = ("succeeded", "failed")
 
 
 class _JobWatch:
-    """One poll's verdict on a job, for the sync and the async client alike: report new
-    progress, say whether the job ended, raise once the caller's timeout has passed."""
+    """One poll's verdict on a job: report new progress, say whether the job ended, raise once
+    the caller's timeout has passed."""
 
     def __init__(
         self, on_progress: Callable[[dict[str, Any]], None] | None, timeout: float | None
@@ -115,6 +281,10 @@ def _job_timed_out(job: dict[str, Any], timeout: float) -> TimeoutError:
     )
 
 
+def _job_path(job_id: str) -> str:
+    return f"/v1/synth/jobs/{quote(job_id, safe='')}"
+
+
 def _session_body(
     env: str | None, task: str | None, options: Mapping[str, Any] | None, record: bool | None
 ) -> dict[str, Any]:
@@ -128,68 +298,124 @@ def _session_body(
     return body
 
 
-class Client:
-    """Synchronous HTTP client, one method per API route."""
+class _Core:
+    """What both clients share: configuration, every route, request building, the retry
+    policy and answer reading. Subclasses bring the HTTP client and run the flows."""
+
+    #: ``httpx.Client`` or ``httpx.AsyncClient``, and the transport class that goes with it.
+    _http_class: Any
+    _transport_class: Any
 
     def __init__(
-        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 300.0
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 300.0,
+        *,
+        retries: Retries | None = None,
     ) -> None:
         self.base_url = _default_url(base_url)
         self.api_key = api_key or os.environ.get("PALAESTRA_API_KEY")
-        self._http = httpx.Client(
+        self.timeout = timeout
+        self.retries = retries or Retries()
+        # one pool of keep-alive connections per client, TCP_NODELAY on each
+        self._http = self._http_class(
             base_url=self.base_url,
-            headers=_headers(api_key),
+            headers=_headers(self.api_key),
             timeout=timeout,
-            transport=httpx.HTTPTransport(socket_options=_NODELAY),
+            transport=self._transport_class(socket_options=_NODELAY),
         )
 
-    def request(self, method: str, path: str, json: Any = None) -> Any:
-        content = None if json is None else orjson.dumps(json)
-        headers = {"content-type": "application/json"} if content is not None else None
-        try:
-            response = self._http.request(method, path, content=content, headers=headers)
-        except httpx.TransportError as exc:
-            raise TransportError(
-                f"cannot reach the gateway at {self.base_url}: {exc}", url=self.base_url
-            ) from None
-        return _result(response)
+    # ----- plumbing shared by both drivers ---------------------------------------------------
+    def _build(self, call: _Call) -> httpx.Request:
+        if call.json is None:
+            return self._http.build_request(call.method, call.path)
+        content = orjson.dumps(call.json)
+        return self._http.build_request(call.method, call.path, content=content, headers=_JSON)
 
-    def health(self) -> dict[str, Any]:
-        return self.request("GET", "/v1/health")
+    def _policy(self, call: _Call) -> dict[str, Any]:
+        """tenacity's arguments for one call (a fresh ``Retrying`` each call: tenacity keeps
+        its state per thread, not per asyncio task)."""
+        retries = self.retries
 
-    def envs(self) -> list[dict[str, Any]]:
-        return self.request("GET", "/v1/envs")["envs"]
+        def log(state: RetryCallState) -> None:
+            outcome = state.outcome
+            assert outcome is not None
+            why = outcome.exception() if outcome.failed else outcome.result().status_code
+            _log.info(
+                "retrying %s %s in %.2f s (%s)", call.method, call.path, state.upcoming_sleep, why
+            )
 
-    def suites(self) -> list[dict[str, Any]]:
-        return self.request("GET", "/v1/suites")["suites"]
+        return {
+            "retry": retry_if_result(retries.busy)
+            | retry_if_exception(functools.partial(_may_resend, call)),
+            "wait": retries.wait,
+            "stop": stop_after_attempt(retries.attempts),
+            "before_sleep": log,
+            "retry_error_callback": _last_outcome,
+        }
 
-    def tasks(self, suite: str) -> list[dict[str, Any]]:
-        return self.request("GET", f"/v1/suites/{quote(suite, safe='')}/tasks")["tasks"]
+    def _unreachable(self, exc: httpx.TransportError) -> TransportError:
+        return TransportError(
+            f"cannot reach the gateway at {self.base_url}: {exc}", url=self.base_url
+        )
 
+    def _drive(self, flow: _Flow[T]) -> Any:
+        raise NotImplementedError
+
+    # ----- the routes ------------------------------------------------------------------------
+    @_route
+    def request(self, method: str, path: str, json: Any = None) -> _Flow[Any]:
+        """Any route: ``json`` is the body; returns the decoded answer (bytes for images)."""
+        return (yield _Call(method, path, json))
+
+    @_route
+    def health(self) -> _Flow[dict[str, Any]]:
+        return (yield _Call("GET", "/v1/health"))
+
+    @_route
+    def envs(self) -> _Flow[list[dict[str, Any]]]:
+        return (yield _Call("GET", "/v1/envs"))["envs"]
+
+    @_route
+    def suites(self) -> _Flow[list[dict[str, Any]]]:
+        return (yield _Call("GET", "/v1/suites"))["suites"]
+
+    @_route
+    def tasks(self, suite: str) -> _Flow[list[dict[str, Any]]]:
+        return (yield _Call("GET", f"/v1/suites/{quote(suite, safe='')}/tasks"))["tasks"]
+
+    @_route
     def create_session(
         self,
         env: str | None = None,
         task: str | None = None,
         options: Mapping[str, Any] | None = None,
         record: bool | None = None,
-    ) -> dict[str, Any]:
-        return self.request("POST", "/v1/sessions", _session_body(env, task, options, record))
+    ) -> _Flow[dict[str, Any]]:
+        return (yield _Call("POST", "/v1/sessions", _session_body(env, task, options, record)))
 
+    @_route
     def reset(
         self, sid: str, seed: int | None = None, options: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        return self.request("POST", f"/v1/sessions/{sid}/reset", {"seed": seed, "options": options})
+    ) -> _Flow[ResetReply]:
+        body = {"seed": seed, "options": options}
+        return (yield _Call("POST", f"/v1/sessions/{sid}/reset", body))
 
-    def step(self, sid: str, action: Any) -> dict[str, Any]:
-        return self.request("POST", f"/v1/sessions/{sid}/step", {"action": action})
+    @_route
+    def step(self, sid: str, action: Any) -> _Flow[StepReply]:
+        return (yield _Call("POST", f"/v1/sessions/{sid}/step", {"action": action}))
 
-    def screenshot(self, sid: str) -> np.ndarray:
-        png = self.request("GET", f"/v1/sessions/{sid}/screenshot")
+    @_route
+    def screenshot(self, sid: str) -> _Flow[np.ndarray]:
+        png = yield _Call("GET", f"/v1/sessions/{sid}/screenshot")
         return codec.image_from_bytes(png, _png_shape(png))
 
-    def close_session(self, sid: str) -> None:
-        self.request("DELETE", f"/v1/sessions/{sid}")
+    @_route
+    def close_session(self, sid: str) -> _Flow[None]:
+        yield _Call("DELETE", f"/v1/sessions/{sid}")
 
+    @_route
     def create_pool(
         self,
         size: int,
@@ -198,40 +424,48 @@ class Client:
         options: Mapping[str, Any] | None = None,
         record: bool | None = None,
         **pool: Any,
-    ) -> dict[str, Any]:
+    ) -> _Flow[dict[str, Any]]:
         """``pool`` takes ``placement``, ``warm``, ``min_size``, ``max_size`` (see the API)."""
         body = {**_session_body(env, task, options, record), "size": size, **pool}
-        return self.request("POST", "/v1/pools", body)
+        return (yield _Call("POST", "/v1/pools", body))
 
+    @_route
     def reset_pool(
         self,
         pool_id: str,
         seed: int | list[int | None] | None = None,
         options: Mapping[str, Any] | None = None,
-    ) -> Any:
+    ) -> _Flow[Any]:
         body = {"seed": seed, "options": dict(options) if options is not None else None}
-        return self.request("POST", f"/v1/pools/{pool_id}/reset", body)
+        return (yield _Call("POST", f"/v1/pools/{pool_id}/reset", body))
 
-    def step_pool(self, pool_id: str, actions: list[Any]) -> Any:
-        return self.request("POST", f"/v1/pools/{pool_id}/step", {"actions": actions})
+    @_route
+    def step_pool(self, pool_id: str, actions: list[Any]) -> _Flow[Any]:
+        return (yield _Call("POST", f"/v1/pools/{pool_id}/step", {"actions": actions}))
 
-    def resize_pool(self, pool_id: str, size: int) -> Any:
-        return self.request("POST", f"/v1/pools/{pool_id}/resize", {"size": size})
+    @_route
+    def resize_pool(self, pool_id: str, size: int) -> _Flow[Any]:
+        return (yield _Call("POST", f"/v1/pools/{pool_id}/resize", {"size": size}))
 
-    def send_pool(self, pool_id: str, actions: list[Any], env_ids: list[int]) -> Any:
+    @_route
+    def send_pool(self, pool_id: str, actions: list[Any], env_ids: list[int]) -> _Flow[Any]:
         body = {"actions": actions, "env_ids": env_ids}
-        return self.request("POST", f"/v1/pools/{pool_id}/send", body)
+        return (yield _Call("POST", f"/v1/pools/{pool_id}/send", body))
 
-    def recv_pool(self, pool_id: str, batch_size: int, timeout_s: float = 60.0) -> Any:
+    @_route
+    def recv_pool(self, pool_id: str, batch_size: int, timeout_s: float = 60.0) -> _Flow[Any]:
         body = {"batch_size": batch_size, "timeout_s": timeout_s}
-        return self.request("POST", f"/v1/pools/{pool_id}/recv", body)
+        return (yield _Call("POST", f"/v1/pools/{pool_id}/recv", body))
 
-    def close_pool(self, pool_id: str) -> None:
-        self.request("DELETE", f"/v1/pools/{pool_id}")
+    @_route
+    def close_pool(self, pool_id: str) -> _Flow[None]:
+        yield _Call("DELETE", f"/v1/pools/{pool_id}")
 
-    def runs(self) -> list[dict[str, Any]]:
-        return self.request("GET", "/v1/runs")["runs"]
+    @_route
+    def runs(self) -> _Flow[list[dict[str, Any]]]:
+        return (yield _Call("GET", "/v1/runs"))["runs"]
 
+    @_route
     def synth(
         self,
         domains: Sequence[str] | str,
@@ -246,7 +480,7 @@ class Client:
         on_progress: Callable[[dict[str, Any]], None] | None = None,
         poll_s: float = 1.0,
         timeout: float | None = None,
-    ) -> dict[str, Any]:
+    ) -> _Flow[dict[str, Any]]:
         """Start a synthesis job; with ``wait`` poll it to the end and return the final job.
 
         A failed job is returned, not raised (its ``error`` says why, its ``report`` what was
@@ -254,21 +488,52 @@ class Client:
         ``on_progress`` gets the job's ``progress`` dict whenever it changes.
         """
         body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
-        job = self.request("POST", "/v1/synth/jobs", body)
+        job = yield _Call("POST", "/v1/synth/jobs", body)
         watch = _JobWatch(on_progress, timeout)
         while wait and not watch.finished(job):
-            time.sleep(poll_s)
-            job = self.synth_job(job["job_id"])
+            yield _Sleep(poll_s)
+            job = yield _Call("GET", _job_path(job["job_id"]))
         return job
 
-    def synth_job(self, job_id: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/synth/jobs/{quote(job_id, safe='')}")
+    @_route
+    def synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
+        return (yield _Call("GET", _job_path(job_id)))
 
-    def synth_jobs(self) -> list[dict[str, Any]]:
-        return self.request("GET", "/v1/synth/jobs")["jobs"]
+    @_route
+    def synth_jobs(self) -> _Flow[list[dict[str, Any]]]:
+        return (yield _Call("GET", "/v1/synth/jobs"))["jobs"]
 
-    def recording(self, run_id: str, sid: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/runs/{run_id}/sessions/{sid}")
+    @_route
+    def recording(self, run_id: str, sid: str) -> _Flow[dict[str, Any]]:
+        return (yield _Call("GET", f"/v1/runs/{run_id}/sessions/{sid}"))
+
+
+class Client(_Core):
+    """Synchronous HTTP client, one method per API route (retries: see :class:`Retries`)."""
+
+    _http_class = httpx.Client
+    _transport_class = httpx.HTTPTransport
+
+    def _drive(self, flow: _Flow[T]) -> T:
+        answer: Any = None
+        while True:
+            try:
+                need = flow.send(answer)
+            except StopIteration as done:
+                return done.value
+            if isinstance(need, _Sleep):
+                time.sleep(need.seconds)
+                answer = None
+            else:
+                answer = self._send(need)
+
+    def _send(self, call: _Call) -> Any:
+        request = self._build(call)
+        try:
+            response = Retrying(**self._policy(call))(self._http.send, request)
+        except httpx.TransportError as exc:
+            raise self._unreachable(exc) from None
+        return _result(response)
 
     def close(self) -> None:
         self._http.close()
@@ -280,87 +545,38 @@ class Client:
         self.close()
 
 
-class AsyncClient:
-    """Asynchronous HTTP client with the session and pool methods of :class:`Client`."""
+class AsyncClient(_Core):
+    """Asynchronous HTTP client: every method of :class:`Client`, as coroutines."""
 
-    def __init__(
-        self, base_url: str | None = None, api_key: str | None = None, timeout: float = 300.0
-    ) -> None:
-        self.base_url = _default_url(base_url)
-        self._http = httpx.AsyncClient(
-            base_url=self.base_url,
-            headers=_headers(api_key),
-            timeout=timeout,
-            transport=httpx.AsyncHTTPTransport(socket_options=_NODELAY),
-        )
+    _http_class = httpx.AsyncClient
+    _transport_class = httpx.AsyncHTTPTransport
 
-    async def request(self, method: str, path: str, json: Any = None) -> Any:
-        content = None if json is None else orjson.dumps(json)
-        headers = {"content-type": "application/json"} if content is not None else None
+    async def _drive(self, flow: _Flow[T]) -> T:
+        answer: Any = None
+        while True:
+            try:
+                need = flow.send(answer)
+            except StopIteration as done:
+                return done.value
+            if isinstance(need, _Sleep):
+                await asyncio.sleep(need.seconds)
+                answer = None
+            else:
+                answer = await self._send(need)
+
+    async def _send(self, call: _Call) -> Any:
+        request = self._build(call)
         try:
-            response = await self._http.request(method, path, content=content, headers=headers)
+            retrying = AsyncRetrying(**self._policy(call))
+            response: httpx.Response = await retrying(self._http.send, request)
         except httpx.TransportError as exc:
-            raise TransportError(
-                f"cannot reach the gateway at {self.base_url}: {exc}", url=self.base_url
-            ) from None
+            raise self._unreachable(exc) from None
         return _result(response)
-
-    async def health(self) -> dict[str, Any]:
-        return await self.request("GET", "/v1/health")
-
-    async def create_session(
-        self,
-        env: str | None = None,
-        task: str | None = None,
-        options: Mapping[str, Any] | None = None,
-        record: bool | None = None,
-    ) -> dict[str, Any]:
-        return await self.request("POST", "/v1/sessions", _session_body(env, task, options, record))
-
-    async def reset(
-        self, sid: str, seed: int | None = None, options: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        body = {"seed": seed, "options": options}
-        return await self.request("POST", f"/v1/sessions/{sid}/reset", body)
-
-    async def step(self, sid: str, action: Any) -> dict[str, Any]:
-        return await self.request("POST", f"/v1/sessions/{sid}/step", {"action": action})
-
-    async def close_session(self, sid: str) -> None:
-        await self.request("DELETE", f"/v1/sessions/{sid}")
-
-    async def synth(
-        self,
-        domains: Sequence[str] | str,
-        *,
-        variants: int,
-        tasks: int,
-        seed: int = 0,
-        layouts: Sequence[str] = ("desktop",),
-        name: str | None = None,
-        family: str = "web",
-        wait: bool = True,
-        on_progress: Callable[[dict[str, Any]], None] | None = None,
-        poll_s: float = 1.0,
-        timeout: float | None = None,
-    ) -> dict[str, Any]:
-        """The asynchronous twin of :meth:`Client.synth`."""
-        body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
-        job = await self.request("POST", "/v1/synth/jobs", body)
-        watch = _JobWatch(on_progress, timeout)
-        while wait and not watch.finished(job):
-            await asyncio.sleep(poll_s)
-            job = await self.synth_job(job["job_id"])
-        return job
-
-    async def synth_job(self, job_id: str) -> dict[str, Any]:
-        return await self.request("GET", f"/v1/synth/jobs/{quote(job_id, safe='')}")
-
-    async def synth_jobs(self) -> list[dict[str, Any]]:
-        return (await self.request("GET", "/v1/synth/jobs"))["jobs"]
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    close = aclose
 
     async def __aenter__(self) -> AsyncClient:
         return self
@@ -391,45 +607,134 @@ def conform(value: Any, space: spaces.Space) -> Any:
     return value
 
 
+class _Dropped(Exception):
+    """The WebSocket broke during one exchange; ``sent`` says whether the message got out."""
+
+    def __init__(self, why: object, *, sent: bool) -> None:
+        super().__init__(str(why) or type(why).__name__)
+        self.sent = sent
+
+
 class _WebSocket:
     """The session's WebSocket: one request/answer at a time, as the env API is sequential.
 
     websocket-client is used because it is plain blocking I/O on the caller's thread; the
     ``websockets`` sync client reads on a background thread, which costs a thread hop per
     message (about 0.2 ms per step here).
+
+    A dropped connection (an idle timeout, a proxy, a network blip, a gateway restart that kept
+    the session) is re-opened once, transparently, when the message can safely go again: it
+    was never sent (the drop is seen before sending, or the send failed), or it is a reset.
+    A step whose answer was lost is not sent again, since the gateway may have applied it: that
+    raises :class:`~palaestra.errors.TransportError` and the next call opens a new connection.
+    The session lives on the gateway, not in the connection, so a new connection goes on where
+    the old one stopped.
     """
 
     def __init__(self, client: Client, sid: str) -> None:
+        self.sid = sid
+        self.url = client.base_url.replace("http", "ws", 1) + f"/v1/sessions/{sid}/ws"
+        self.header = [f"{k}: {v}" for k, v in _headers(client.api_key).items()]
+        self._ws: Any = self._connect()
+
+    def _connect(self) -> Any:
         import websocket
 
-        url = client.base_url.replace("http", "ws", 1) + f"/v1/sessions/{sid}/ws"
-        headers = [f"{k}: {v}" for k, v in _headers(client.api_key).items()]
         try:
             # orjson validates UTF-8 when it parses; websocket-client's own check is pure Python
-            self._ws = websocket.create_connection(
-                url,
-                header=headers,
+            return websocket.create_connection(
+                self.url,
+                header=self.header,
                 sockopt=_NODELAY,
                 enable_multithread=False,
                 skip_utf8_validation=True,
             )
         except Exception as exc:
-            raise TransportError(f"cannot open the WebSocket {url}: {exc}", url=url) from None
+            raise TransportError(
+                f"cannot open the WebSocket {self.url}: {exc}", url=self.url
+            ) from None
 
     def call(self, message: dict[str, Any]) -> Any:
-        import websocket
-
+        text = orjson.dumps(message).decode()
         try:
-            self._ws.send(orjson.dumps(message).decode())
-            reply = orjson.loads(self._ws.recv())
-        except (websocket.WebSocketException, OSError) as exc:
-            raise TransportError(f"the session's WebSocket failed: {exc}") from None
+            reply = self._exchange(text)
+        except _Dropped as first:
+            self._drop()
+            if first.sent and message.get("op") == "step":
+                raise TransportError(
+                    f"the WebSocket of session {self.sid} dropped after a step was sent "
+                    f"({first}); the gateway may have applied it, so it is not sent again. "
+                    "The next call reconnects; reset to know where the episode stands",
+                    session_id=self.sid,
+                ) from None
+            try:
+                self._ws = self._connect()
+            except TransportError as exc:
+                raise TransportError(
+                    f"the WebSocket of session {self.sid} dropped ({first}) and could not be "
+                    f"re-opened: {exc.detail}",
+                    session_id=self.sid,
+                    url=self.url,
+                ) from None
+            try:
+                reply = self._exchange(text)
+            except _Dropped as second:
+                self._drop()
+                raise TransportError(
+                    f"the WebSocket of session {self.sid} dropped ({first}) and again after "
+                    f"reconnecting ({second})",
+                    session_id=self.sid,
+                ) from None
         if isinstance(reply, dict) and "error" in reply:
             raise from_problem(reply["error"])
         return reply
 
+    def _exchange(self, text: str) -> Any:
+        import websocket
+
+        errors = (websocket.WebSocketException, OSError)
+        if self._ws is None:
+            raise _Dropped("closed after an earlier failure", sent=False)
+        if self._went_away():
+            raise _Dropped("closed while idle", sent=False)
+        try:
+            self._ws.send(text)
+        except errors as exc:
+            raise _Dropped(exc, sent=False) from None
+        try:
+            raw = self._ws.recv()
+        except errors as exc:
+            raise _Dropped(exc, sent=True) from None
+        if not raw:  # a close frame instead of an answer
+            raise _Dropped("the gateway closed the connection", sent=True)
+        return orjson.loads(raw)
+
+    def _went_away(self) -> bool:
+        """Whether the connection closed while idle. Calls are in lockstep, so nothing is due:
+        anything readable now is a close frame, an EOF or a ping (answered, then looked past).
+        One ``select`` with no wait, a microsecond per call."""
+        import websocket
+
+        sock = self._ws.sock
+        if sock is None:
+            return True
+        while select.select([sock], [], [], 0)[0]:
+            try:
+                opcode, _ = self._ws.recv_data_frame(control_frame=True)
+            except (websocket.WebSocketException, OSError):
+                return True
+            if opcode == websocket.ABNF.OPCODE_CLOSE:
+                return True
+        return False
+
+    def _drop(self) -> None:
+        if self._ws is not None:
+            self._ws.shutdown()  # the socket only: there is no one to say goodbye to
+        self._ws = None
+
     def close(self) -> None:
-        self._ws.close()
+        if self._ws is not None:
+            self._ws.close()
 
 
 class RemoteEnv(gym.Env[Any, Any]):
@@ -454,10 +759,11 @@ class RemoteEnv(gym.Env[Any, Any]):
         record: bool | None = None,
         render_mode: str | None = None,
         timeout: float = 300.0,
+        retries: Retries | None = None,
     ) -> None:
         if transport not in ("http", "ws"):
             raise ValueError("transport must be 'http' or 'ws'")
-        self.client = Client(base_url, api_key, timeout)
+        self.client = Client(base_url, api_key, timeout, retries=retries)
         self.render_mode = render_mode
         self.transport = transport
         self._ws: _WebSocket | None = None
@@ -476,7 +782,7 @@ class RemoteEnv(gym.Env[Any, Any]):
         if transport == "ws":
             self._ws = _WebSocket(self.client, self.session_id)
 
-    def _call(self, op: str, **payload: Any) -> dict[str, Any]:
+    def _call(self, op: str, **payload: Any) -> Any:
         if self.session_id is None:
             raise PalaestraError("this RemoteEnv is closed")
         if self._ws is not None:
@@ -491,11 +797,11 @@ class RemoteEnv(gym.Env[Any, Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        result = self._call("reset", seed=seed, options=options)
+        result: ResetReply = self._call("reset", seed=seed, options=options)
         return self._obs(result["observation"]), result["info"]
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        r = self._call("step", action=_jsonable_action(action))
+        r: StepReply = self._call("step", action=_jsonable_action(action))
         return self._obs(r["observation"]), r["reward"], r["terminated"], r["truncated"], r["info"]
 
     def render(self) -> np.ndarray | None:
@@ -545,8 +851,9 @@ class RemoteVectorEnv(VectorEnv):
         warm: int = 0,
         min_size: int | None = None,
         max_size: int | None = None,
+        retries: Retries | None = None,
     ) -> None:
-        self.client = Client(base_url, api_key, timeout)
+        self.client = Client(base_url, api_key, timeout, retries=retries)
         made = self.client.create_pool(
             num_envs,
             env_id,
@@ -580,6 +887,7 @@ class RemoteVectorEnv(VectorEnv):
     def _batch(self, encoded: list[Any], n: int | None = None) -> Any:
         items = [conform(codec.decode(o), self.single_observation_space) for o in encoded]
         out = create_empty_array(self.single_observation_space, n or self.num_envs)
+        assert out is not None
         return concatenate(self.single_observation_space, items, out)
 
     def reset(
