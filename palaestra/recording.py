@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from palaestra.codec import IMAGE_KEY, decode
+from palaestra.steps import ResetReply, StepReply
 
 FORMAT = "palaestra.trajectory/1"
 
@@ -64,7 +65,7 @@ class SessionRecorder:
         event["t"] = time.time()
         self._events.write(orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
 
-    def reset(self, seed: int | None, result: dict[str, Any]) -> None:
+    def reset(self, seed: int | None, result: ResetReply) -> None:
         self.episode += 1
         self.index = 0
         tag = f"e{self.episode:04d}_s0000"
@@ -78,7 +79,11 @@ class SessionRecorder:
             }
         )
 
-    def step(self, action: Any, result: dict[str, Any], privileged: Any, ms: float) -> None:
+    def step(
+        self, action: Any, result: StepReply, privileged: dict[str, Any] | None, ms: float
+    ) -> None:
+        """One step as the agent saw it (``result``, already split by
+        :func:`palaestra.steps.public`) and, at an episode's end, the privileged report."""
         self.index += 1
         tag = f"e{self.episode:04d}_s{self.index:04d}"
         event = {

@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from palaestra.errors import InvalidRequest, NotFound, PalaestraError, StepTimeout
 from palaestra.server.models import CreatePool
 from palaestra.server.sessions import Session, SessionManager
+from palaestra.steps import ResetReply, StepReply, ended, step_reply
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -36,12 +40,12 @@ class Pool:
     members: list[Session]
     ended: list[bool] = field(default_factory=list)
     #: sent steps: member -> its task; finished ones wait in ``finished`` in completion order
-    running: dict[int, asyncio.Task[dict[str, Any]]] = field(default_factory=dict)
+    running: dict[int, asyncio.Task[StepReply]] = field(default_factory=dict)
     finished: list[int] = field(default_factory=list)
     progress: asyncio.Event = field(default_factory=asyncio.Event)
     request: CreatePool | None = None
     #: warm spares: sessions created and reset in the background, with their reset result
-    spares: list[tuple[Session, dict[str, Any]]] = field(default_factory=list)
+    spares: list[tuple[Session, ResetReply]] = field(default_factory=list)
     refill: asyncio.Task[None] | None = None
 
     def public(self) -> dict[str, Any]:
@@ -110,7 +114,7 @@ class PoolManager:
         if pool.running:
             raise InvalidRequest("sent steps are pending: recv them before a resize", field="size")
         n = len(pool.members)
-        added: list[dict[str, Any]] = []
+        added: list[ResetReply] = []
         warm_used = 0
         if size > n:
             while pool.spares and len(added) < size - n:
@@ -172,20 +176,14 @@ class PoolManager:
                 field="actions",
             )
         results = await _gather([self._step_member(pool, i, actions[i]) for i in range(n)])
-        pool.ended = [r["terminated"] or r["truncated"] for r in results]
+        pool.ended = [ended(r) for r in results]
         return _batch(results)
 
-    async def _step_member(self, pool: Pool, i: int, action: Any) -> dict[str, Any]:
+    async def _step_member(self, pool: Pool, i: int, action: Any) -> StepReply:
         member = pool.members[i]
         if pool.ended[i]:
             r = await self.sessions.reset(member, None, None)
-            return {
-                "observation": r["observation"],
-                "reward": 0.0,
-                "terminated": False,
-                "truncated": False,
-                "info": {**r["info"], "autoreset": True},
-            }
+            return step_reply(r["observation"], 0.0, False, False, {**r["info"], "autoreset": True})
         return await self.sessions.step(member, action)
 
     def send(self, pool: Pool, actions: list[Any], env_ids: list[int]) -> dict[str, Any]:
@@ -232,7 +230,7 @@ class PoolManager:
         tasks = [pool.running.pop(i) for i in ids]
         results = await _gather(tasks)
         for i, r in zip(ids, results, strict=True):
-            pool.ended[i] = r["terminated"] or r["truncated"]
+            pool.ended[i] = ended(r)
         return {"env_ids": ids, **_batch(results)}
 
     async def close(self, pool: Pool) -> None:
@@ -252,7 +250,7 @@ def _finished(pool: Pool, i: int) -> None:
     pool.progress.set()
 
 
-def _batch(results: list[dict[str, Any]]) -> dict[str, Any]:
+def _batch(results: list[StepReply]) -> dict[str, Any]:
     return {
         "observations": [r["observation"] for r in results],
         "rewards": [r["reward"] for r in results],
@@ -262,7 +260,7 @@ def _batch(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-async def _gather(calls: list[Any]) -> list[dict[str, Any]]:
+async def _gather(calls: Sequence[Awaitable[T]]) -> list[T]:
     """Run all; if any member failed, raise its error (it names the worker and the session)."""
     results = await asyncio.gather(*calls, return_exceptions=True)
     for r in results:

@@ -18,7 +18,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from palaestra import registry, tasks
+from starlette.concurrency import run_in_threadpool
+
+from palaestra import registry
 from palaestra.errors import (
     CapacityExceeded,
     InvalidRequest,
@@ -29,9 +31,11 @@ from palaestra.errors import (
     WorkerError,
 )
 from palaestra.recording import SessionRecorder
+from palaestra.server.catalog import SuiteCatalog
 from palaestra.server.metrics import Metrics
 from palaestra.server.models import CreateSession
 from palaestra.server.settings import Settings
+from palaestra.steps import ResetReply, StepReply, public
 from palaestra.workers.base import Backend, Worker
 
 _CLOSED_MEMORY = 10_000
@@ -76,10 +80,17 @@ class Session:
 
 
 class SessionManager:
-    def __init__(self, settings: Settings, backend: Backend, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        backend: Backend,
+        metrics: Metrics,
+        suites: SuiteCatalog | None = None,
+    ) -> None:
         self.settings = settings
         self.backend = backend
         self.metrics = metrics
+        self.suites = suites or SuiteCatalog()
         self.sessions: dict[str, Session] = {}
         self._closed: OrderedDict[str, str] = OrderedDict()
         self._reserved = 0
@@ -123,9 +134,10 @@ class SessionManager:
 
     # ----- lifecycle -----------------------------------------------------------------------
     def resolve(self, env: str | None, task: str | None) -> tuple[registry.EnvSpec, str | None]:
-        """The spec to build; a task names its own env, and a clash is the caller's mistake."""
+        """The spec to build; a task names its own env, and a clash is the caller's mistake.
+        Loads the task's suite the first time: call it in a thread."""
         if task is not None:
-            task_obj = tasks.get_task(task)
+            task_obj = self.suites.get_task(task)
             if env is not None and env != task_obj.env:
                 raise InvalidRequest(
                     f"task {task!r} runs on {task_obj.env}, not {env}", field="env"
@@ -143,7 +155,7 @@ class SessionManager:
         nodes); ``pack`` puts them all on one worker, e.g. so a pool's members share its
         browser process and its machine.
         """
-        spec, task = self.resolve(req.env, req.task)
+        spec, task = await run_in_threadpool(self.resolve, req.env, req.task)
         self._reserve(owner, count)
         worker = self.backend.pick() if placement == "pack" else None
         try:
@@ -251,20 +263,20 @@ class SessionManager:
         finally:
             session.last_used = time.monotonic()
 
-    async def reset(self, session: Session, seed: int | None, options: Any) -> dict[str, Any]:
+    async def reset(self, session: Session, seed: int | None, options: Any) -> ResetReply:
         async with self._turn(session):
-            result = await self._call(
+            result: ResetReply = await self._call(
                 session, "reset", self.settings.step_timeout_s, seed=seed, options=options
             )
             if session.recorder:
                 session.recorder.reset(seed, result)
             return result
 
-    async def step(self, session: Session, action: Any) -> dict[str, Any]:
+    async def step(self, session: Session, action: Any) -> StepReply:
         async with self._turn(session):
             t0 = time.perf_counter()
-            result = await self._call(session, "step", self.settings.step_timeout_s, action=action)
-            privileged = result.pop("privileged", None)
+            reply = await self._call(session, "step", self.settings.step_timeout_s, action=action)
+            result, privileged = public(reply)
             elapsed = time.perf_counter() - t0
             session.steps += 1
             session.step_counter.inc()

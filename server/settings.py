@@ -1,19 +1,27 @@
-"""Gateway settings: from arguments, ``PALAESTRA_*`` environment variables or a TOML/YAML file."""
+"""Gateway settings: from arguments, ``PALAESTRA_*`` environment variables or a YAML/JSON file.
+
+pydantic-settings reads the environment: ``PALAESTRA_<FIELD>`` (case-insensitive; empty values
+are ignored), lists as comma-separated strings (``PALAESTRA_API_KEYS=k1,k2``), mappings as JSON
+(``PALAESTRA_RAY_WORKER_RESOURCES='{"GPU": 1}'``). Values given as arguments win over the
+environment, which wins over the defaults.
+"""
 
 from __future__ import annotations
 
 import ipaddress
-import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.paths import home
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="PALAESTRA_", env_ignore_empty=True, extra="forbid"
+    )
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -41,7 +49,7 @@ class Settings(BaseModel):
     ray_node_ip: str = "127.0.0.1"
     workers: int = Field(default=2, ge=1, le=256)
     #: API keys; empty means no authentication, which is only allowed on loopback
-    api_keys: list[str] = Field(default_factory=list)
+    api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
     max_sessions: int = Field(default=256, ge=1)
     max_sessions_per_key: int = Field(default=64, ge=1)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
@@ -58,18 +66,19 @@ class Settings(BaseModel):
     #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)
     synth_jobs: int = Field(default=1, ge=1, le=64)
 
+    @field_validator("api_keys", mode="before")
     @classmethod
-    def from_env(cls, **overrides: object) -> Settings:
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Settings:
         """``overrides`` beat ``PALAESTRA_<FIELD>`` variables, which beat the defaults; a
-        config file's values are passed in as overrides below the command line's."""
-        values: dict[str, object] = {}
-        for name, info in cls.model_fields.items():
-            env = os.environ.get(f"PALAESTRA_{name.upper()}")
-            if env:
-                is_list = getattr(info.annotation, "__origin__", None) is list
-                values[name] = [v.strip() for v in env.split(",") if v.strip()] if is_list else env
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        config file's values are passed in as overrides below the command line's. (The same
+        as ``Settings(**overrides)``, with None meaning "not given".)"""
+        return cls(**{k: v for k, v in overrides.items() if v is not None})
 
     def check_bind(self) -> None:
         """Refuse to expose an unauthenticated gateway beyond this machine."""

@@ -28,6 +28,7 @@ from palaestra import codec
 from palaestra.errors import EnvCrashed, InvalidRequest, PalaestraError
 from palaestra.registry import EnvSpec, load_plugins
 from palaestra.spaces import space_to_json
+from palaestra.steps import ResetReply, StepReply, ended, step_reply
 from palaestra.workers.protocol import recv_frame, send_frame
 
 CLOSE_GRACE_S = 5.0
@@ -72,7 +73,7 @@ class HostedSession:
             "actions": action_set.describe() if action_set is not None else "",
         }
 
-    def reset(self, msg: dict[str, Any]) -> dict[str, Any]:
+    def reset(self, msg: dict[str, Any]) -> ResetReply:
         options = msg.get("options")
         if options and not isinstance(options.get("task", ""), str):
             raise InvalidRequest(
@@ -81,17 +82,12 @@ class HostedSession:
         obs, info = self.env.reset(seed=msg.get("seed"), options=options)
         return {"observation": codec.encode(obs, self.image_format), "info": codec.encode(info)}
 
-    def step(self, msg: dict[str, Any]) -> dict[str, Any]:
+    def step(self, msg: dict[str, Any]) -> StepReply:
         obs, reward, terminated, truncated, info = self.env.step(msg["action"])
-        out = {
-            "observation": codec.encode(obs, self.image_format),
-            "reward": float(reward),
-            "terminated": bool(terminated),
-            "truncated": bool(truncated),
-            "info": codec.encode(info),
-        }
+        observation = codec.encode(obs, self.image_format)
+        out = step_reply(observation, float(reward), terminated, truncated, codec.encode(info))
         verification = getattr(self.env, "last_verification", None)
-        if (terminated or truncated) and verification is not None:
+        if ended(out) and verification is not None:
             # privileged: the gateway records it and strips it before answering the agent
             out["privileged"] = {"verifier": verification.to_json()}
         return out

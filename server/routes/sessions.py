@@ -1,0 +1,105 @@
+"""Sessions over REST and over a WebSocket (the same reset/step/close, lower latency)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import Response
+
+from palaestra.errors import InvalidRequest, PalaestraError
+from palaestra.server import models
+from palaestra.server.http import JSON, body_schema, read_body, validate
+from palaestra.server.sessions import Session, SessionManager
+from palaestra.server.state import Owner, State, key_from
+
+router = APIRouter()
+
+
+@router.post("/v1/sessions", status_code=201, openapi_extra=body_schema(models.CreateSession))
+async def create_session(request: Request, gw: State, who: str = Owner) -> Response:
+    body = await read_body(request, models.CreateSession)
+    (session,) = await gw.sessions.create(who, body)
+    return JSON(session.public(), status_code=201)
+
+
+@router.get("/v1/sessions")
+async def list_sessions(gw: State, who: str = Owner) -> Response:
+    return JSON({"sessions": [s.public() for s in gw.sessions.owned(who)]})
+
+
+@router.get("/v1/sessions/{sid}")
+async def get_session(sid: str, gw: State, who: str = Owner) -> Response:
+    return JSON(gw.sessions.get(who, sid).public())
+
+
+@router.post("/v1/sessions/{sid}/reset", openapi_extra=body_schema(models.Reset))
+async def reset(sid: str, request: Request, gw: State, who: str = Owner) -> Response:
+    body = await read_body(request, models.Reset)
+    session = gw.sessions.get(who, sid)
+    return JSON(await gw.sessions.reset(session, body.seed, body.options))
+
+
+@router.post("/v1/sessions/{sid}/step", openapi_extra=body_schema(models.Step))
+async def step(sid: str, request: Request, gw: State, who: str = Owner) -> Response:
+    body = await read_body(request, models.Step)
+    session = gw.sessions.get(who, sid)
+    return JSON(await gw.sessions.step(session, body.action))
+
+
+@router.get("/v1/sessions/{sid}/screenshot")
+async def screenshot(sid: str, gw: State, who: str = Owner) -> Response:
+    png = await gw.sessions.render(gw.sessions.get(who, sid))
+    return Response(base64.b64decode(png), media_type="image/png")
+
+
+@router.delete("/v1/sessions/{sid}", status_code=204)
+async def delete_session(sid: str, gw: State, who: str = Owner) -> Response:
+    await gw.sessions.close(gw.sessions.get(who, sid))
+    return Response(status_code=204)
+
+
+@router.websocket("/v1/sessions/{sid}/ws")
+async def session_ws(websocket: WebSocket, sid: str, gw: State) -> None:
+    try:
+        who = gw.authenticate(key_from(websocket.headers) or websocket.query_params.get("api_key"))
+        session = gw.sessions.get(who, sid)
+    except PalaestraError as exc:
+        await websocket.close(code=4000 + exc.status, reason=exc.detail[:120])
+        return
+    await websocket.accept()
+    await _serve_ws(websocket, gw.sessions, session)
+
+
+async def _serve_ws(websocket: WebSocket, manager: SessionManager, session: Session) -> None:
+    """One JSON message per call: {"op": "reset"|"step"|"close", ...}; errors as {"error": ...}."""
+    while True:
+        try:
+            raw = await websocket.receive_text()
+        except WebSocketDisconnect:
+            return
+        try:
+            msg = orjson.loads(raw)
+            if not isinstance(msg, dict):
+                raise InvalidRequest("a message is a JSON object with an 'op'", field="op")
+            op = msg.get("op")
+            fields = {k: v for k, v in msg.items() if k != "op"}
+            if op == "step":
+                reply: Any = await manager.step(session, validate(models.Step, fields).action)
+            elif op == "reset":
+                body = validate(models.Reset, fields)
+                reply = await manager.reset(session, body.seed, body.options)
+            elif op == "close":
+                await manager.close(session)
+                await websocket.send_bytes(orjson.dumps({"closed": True}))
+                await websocket.close()
+                return
+            else:
+                raise InvalidRequest(f"unknown op {op!r}: use reset, step or close", field="op")
+        except PalaestraError as exc:
+            reply = {"error": exc.to_problem()}
+        except orjson.JSONDecodeError as exc:
+            reply = {"error": InvalidRequest(f"message is not JSON: {exc}").to_problem()}
+        await websocket.send_text(orjson.dumps(reply).decode())
