@@ -136,11 +136,11 @@ def _file_exists(probe: Any, spec: dict[str, Any]) -> CheckResult:
         return _missing("file_exists", rel, exc)
     kind = spec.get("type")  # file | dir | symlink
     found = st is not None
-    if found and kind == "file":
+    if st is not None and kind == "file":
         found = stat.S_ISREG(st.st_mode)
-    elif found and kind == "dir":
+    elif st is not None and kind == "dir":
         found = stat.S_ISDIR(st.st_mode)
-    elif found and kind == "symlink":
+    elif st is not None and kind == "symlink":
         found = stat.S_ISLNK(st.st_mode)
     return _leaf("file_exists", found == want, f"{rel} {'exists' if found else 'is absent'}")
 

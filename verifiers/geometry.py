@@ -142,7 +142,8 @@ def _cylinder_groups(shape: Shape | None) -> dict[tuple[Any, float, bool], list[
         radial = pt - base - (pt - base).dot(dvec) * dvec
         concave = bool(np.dot([n.X, n.Y, n.Z], radial) < 0)
         p = base - base.dot(dvec) * dvec  # the axis line's point nearest the origin
-        key = (tuple(np.round(np.r_[dvec, p], 2)), round(cyl.Radius(), 2), concave)
+        line = np.round(np.concatenate([dvec, p]), 2)  # the axis: direction and point
+        key = (tuple(line.tolist()), round(cyl.Radius(), 2), concave)
         groups.setdefault(key, []).append(f)
     return groups
 
@@ -155,7 +156,7 @@ def holes(shape: Shape | None) -> list[dict[str, Any]]:
     """
     from OCP.BRepTools import BRepTools
 
-    out = []
+    out: list[dict[str, Any]] = []
     if shape is None or not solids_of(shape):
         return out
     for (key, radius, concave), faces in _cylinder_groups(shape).items():
@@ -229,7 +230,7 @@ def mesh(shape: Shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         out = (np.zeros((0, 3)), np.zeros((0, 3), np.int64), np.zeros(0, np.int64))
     else:
         out = (np.concatenate(verts), np.concatenate(tris), np.concatenate(fids))
-    shape._palaestra_mesh = out  # type: ignore[attr-defined]
+    shape._palaestra_mesh = out
     return out
 
 
