@@ -70,6 +70,11 @@ class SessionNotFound(NotFound, title="Unknown session"): ...
 class JobNotFound(NotFound, title="Unknown job"): ...
 
 
+class SuiteUnavailable(PalaestraError, status=503, title="Suite unavailable"):
+    """A registered suite that cannot be loaded in this gateway (an optional extra is missing,
+    or its loader failed); the reason says which."""
+
+
 class Conflict(PalaestraError, status=409, title="Conflict"):
     """The request clashes with something that exists (e.g. a suite name already taken)."""
 

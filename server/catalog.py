@@ -14,15 +14,7 @@ import threading
 from typing import Any
 
 from palaestra import family, registry, tasks
-from palaestra.errors import PalaestraError, TaskNotFound
-
-
-class SuiteUnavailable(PalaestraError):
-    """A registered suite that cannot be loaded in this gateway (an optional extra is missing,
-    or its loader failed); the reason says which."""
-
-    status = 503
-    title = "Suite unavailable"
+from palaestra.errors import SuiteUnavailable, TaskNotFound
 
 
 def unavailable(exc: BaseException) -> str:
