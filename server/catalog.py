@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from palaestra import family, registry, tasks
-from palaestra.errors import SuiteUnavailable, TaskNotFound
+from palaestra.errors import PalaestraError, SuiteUnavailable, TaskNotFound
 
 
 def unavailable(exc: BaseException) -> str:
