@@ -112,7 +112,7 @@ def families(
     """List the installed env families: envs, suites, policies, check kinds, availability."""
     from palaestra.family import families as installed
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     for fam in installed().values():
         reason = fam.unavailable()
         rows.append(

@@ -20,6 +20,7 @@ workers (and so, on Ray, over the nodes), or ``pack`` on one worker.
 from __future__ import annotations
 
 import asyncio
+import functools
 import secrets
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
@@ -206,7 +207,7 @@ class PoolManager:
         for i, action in zip(env_ids, actions, strict=True):
             task = asyncio.create_task(self._step_member(pool, i, action))
             pool.running[i] = task
-            task.add_done_callback(lambda _, i=i: _finished(pool, i))
+            task.add_done_callback(functools.partial(_finished, pool, i))
         return {"sent": env_ids}
 
     async def recv(self, pool: Pool, batch_size: int, timeout_s: float) -> dict[str, Any]:
@@ -245,7 +246,7 @@ class PoolManager:
         )
 
 
-def _finished(pool: Pool, i: int) -> None:
+def _finished(pool: Pool, i: int, _task: object = None) -> None:
     pool.finished.append(i)
     pool.progress.set()
 

@@ -24,6 +24,8 @@ import threading
 import traceback
 from typing import Any
 
+import numpy as np
+
 from palaestra import codec
 from palaestra.errors import EnvCrashed, InvalidRequest, PalaestraError
 from palaestra.registry import EnvSpec, load_plugins
@@ -94,7 +96,7 @@ class HostedSession:
 
     def render(self, msg: dict[str, Any]) -> dict[str, Any]:
         frame = self.env.render()
-        if frame is None:
+        if not isinstance(frame, np.ndarray):
             raise InvalidRequest("this env renders no image", field="render")
         return {"png": base64.b64encode(codec.image_to_bytes(frame)).decode()}
 
