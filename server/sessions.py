@@ -114,22 +114,27 @@ class SessionManager:
         return [s for s in self.sessions.values() if s.owner == owner]
 
     def _reserve(self, owner: str, count: int) -> None:
-        total = len(self.sessions) + self._reserved
-        if total + count > self.settings.max_sessions:
-            raise CapacityExceeded(
-                f"the gateway hosts {total} of at most {self.settings.max_sessions} sessions; "
+        limits = (
+            (
+                "the gateway hosts",
+                len(self.sessions) + self._reserved,
+                self.settings.max_sessions,
                 "close some or retry later",
-                limit=self.settings.max_sessions,
-                retry_after_s=5,
-            )
-        mine = len(self.owned(owner))
-        if mine + count > self.settings.max_sessions_per_key:
-            raise CapacityExceeded(
-                f"this API key holds {mine} of at most {self.settings.max_sessions_per_key} "
-                "sessions; close some first",
-                limit=self.settings.max_sessions_per_key,
-                retry_after_s=5,
-            )
+            ),
+            (
+                "this API key holds",
+                len(self.owned(owner)),
+                self.settings.max_sessions_per_key,
+                "close some first",
+            ),
+        )
+        for holder, held, limit, advice in limits:
+            if held + count > limit:
+                raise CapacityExceeded(
+                    f"{holder} {held} of at most {limit} sessions; {advice}",
+                    limit=limit,
+                    retry_after_s=5,
+                )
         self._reserved += count
 
     # ----- lifecycle -----------------------------------------------------------------------
