@@ -16,8 +16,6 @@ are recorded under ``runs/demo``; contact sheets are saved as ``runs/demo/final-
 from __future__ import annotations
 
 import os
-import random
-import re
 import shutil
 from pathlib import Path
 
@@ -29,11 +27,10 @@ from rich.table import Table
 
 from palaestra import tasks as suites
 from palaestra.client import Client, RemoteEnv, RemoteVectorEnv
-from palaestra.envs.web.oracles import ORACLES, oracle_action
+from palaestra.envs.web.policies import ORACLES
 from palaestra.family import family as get_family
 from palaestra.policies import run_episode
 from palaestra.server.runner import gateway_process
-from palaestra.synth_apps.oracle import PlanPolicy
 
 console = Console()
 RUNS = Path("runs/demo")
@@ -48,26 +45,17 @@ TASKS = (
 )  # fmt: skip
 
 
-def random_action(obs: dict, rng: random.Random) -> str:
-    """Clicks a random element of the tree; one time in five types a random word."""
-    bids = re.findall(
-        r"\[(\w+)\] (?:button|link|textbox|checkbox|radio|generic|option)", obs["axtree"]
-    )
-    if not bids:
-        return "noop(0)"
-    bid = rng.choice(bids)
-    if rng.random() < 0.2:
-        return f"fill('{bid}', '{rng.choice(['yes', 'hello', '42', 'submit'])}')"
-    return f"click('{bid}')"
-
-
 def member(batch: dict, i: int) -> dict:
     return {k: v[i] for k, v in batch.items()}
 
 
 def play(envs: RemoteVectorEnv, task: str, agent: str, seed: int) -> tuple[list[float], list]:
-    """One episode per pool member (seeds seed..seed+N-1); returns rewards and final screens."""
-    rng = random.Random(seed)
+    """One episode per pool member (seeds seed..seed+N-1); returns rewards and final screens.
+
+    The web family's ``oracle`` (the task's MiniWoB oracle) or ``random`` policy acts for every
+    member: both read only the member's observation, so one instance serves the whole pool."""
+    policy = get_family("web").policy(agent, **({"seed": seed} if agent == "random" else {}))
+    policy.reset(suites.get_task(f"miniwob/{task}"))
     obs, _ = envs.reset(seed=seed)
     rewards: list[float | None] = [None] * envs.num_envs
     screens: list = [None] * envs.num_envs
@@ -77,10 +65,8 @@ def play(envs: RemoteVectorEnv, task: str, agent: str, seed: int) -> tuple[list[
             o = member(obs, i)
             if rewards[i] is not None:
                 actions.append("noop(0)")  # finished members idle (their next step autoresets)
-            elif agent == "oracle":
-                actions.append(oracle_action(task, o))
             else:
-                actions.append(random_action(o, rng))
+                actions.append(policy.act(o, {}))
         before = obs["screenshot"]  # MiniWoB covers the task once it is over: keep the last look
         obs, reward, terminated, truncated, _ = envs.step(actions)
         for i in range(envs.num_envs):
@@ -131,7 +117,8 @@ def play_synth(url: str, progress: Progress) -> None:
     play_job = progress.add_task(
         "synthesized tasks: oracle and random agent", total=len(suite.tasks)
     )
-    rng = random.Random(0)
+    clicker = get_family("web").policy("random", seed=0)
+    clicker.reset(None)  # one random stream over the whole suite
     results: dict[str, dict[str, list[float]]] = {}
     shots: dict[str, np.ndarray] = {}
     for task in suite.tasks:
@@ -139,17 +126,18 @@ def play_synth(url: str, progress: Progress) -> None:
         row = results.setdefault(app, {"oracle": [], "random": []})
         env = RemoteEnv(task=f"demo/{task.id}", base_url=url, transport="ws")
         for agent in ("oracle", "random"):
-            obs, _ = env.reset(seed=0)
-            policy = PlanPolicy(task.oracle or [])
+            obs, info = env.reset(seed=0)
+            oracle = get_family(task.family).policy("oracle")
+            oracle.reset(task)
             reward = 0.0
             for step in range(task.max_steps):
                 if agent == "oracle":
-                    action = policy.act(obs)
+                    action = oracle.act(obs, info)
                 else:  # a random agent gets a budget of clicks, then says it is done
-                    action = random_action(obs, rng) if step < RANDOM_STEPS else "done()"
+                    action = clicker.act(obs, info) if step < RANDOM_STEPS else "done()"
                 if agent == "oracle" and step == 2 and app not in shots:
                     shots[app] = obs["screenshot"]
-                obs, reward, terminated, truncated, _ = env.step(action)
+                obs, reward, terminated, truncated, info = env.step(action)
                 if terminated or truncated:
                     break
             row[agent].append(reward)

@@ -36,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from palaestra.envs.runtimes.lazy import process_wide
 from palaestra.synth_apps import data, expr
 from palaestra.synth_apps.spec import AppSpec, EffectSpec, FieldSpec, OperationSpec
 from palaestra.synth_apps.variants import Variant
@@ -692,14 +693,7 @@ def matches(f: FieldSpec, name: str, row: dict[str, Any], value: str) -> bool:
     return expr.show(row[name]) == value
 
 
-_HOST: AppHost | None = None
-_HOST_LOCK = threading.Lock()
-
-
+@process_wide
 def host() -> AppHost:
     """This process's app host (started on first use)."""
-    global _HOST
-    with _HOST_LOCK:
-        if _HOST is None:
-            _HOST = AppHost()
-        return _HOST
+    return AppHost()

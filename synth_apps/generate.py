@@ -5,8 +5,9 @@ own :func:`~palaestra.synth_apps.app.apply` on an in-memory copy of the seeded d
 difference between the seeded and the simulated database becomes the verifier (SQL checks on the
 final database: the created row with its values, exactly one of it, the updated columns), so a
 verifier is derived from what the app really does, not written by hand. The oracle is planned
-from the spec and the variant (which link, which labels, which values) as semantic steps that
-:mod:`palaestra.synth_apps.oracle` resolves against each observation, like an agent would.
+from the spec and the variant (which link, which labels, which values) as semantic steps (the
+oracle ``{"policy": "plan", "data": [...]}``) that the family's ``plan`` policy resolves against
+each observation, like an agent would.
 Mutations (a different value, a second booking, nothing done) come with each task, for
 execution validation to prove that the verifier rejects near misses.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 from faker import Faker
 
+from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.synth_apps import data, expr
 from palaestra.synth_apps.app import (
     RuleViolation,
@@ -32,7 +34,7 @@ from palaestra.synth_apps.app import (
 )
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
-from palaestra.tasks import Task
+from palaestra.tasks import Oracle, Task
 
 ENV_ID = "palaestra/web-v0"
 MAX_TRIES = 40
@@ -148,7 +150,7 @@ class TaskGenerator:
         }
         wrong = sorted(others)[0] if others else f"{answer} (unsure)"
         mutations = [
-            {"name": "a different value", "chat": [f"assistant: {wrong}"]},
+            {"name": "a different value", "chat": [f"{ANSWER}{wrong}"]},
             {"name": "no answer", "chat": []},
         ]
         scope = {"record": record, "today": self.spec.today}
@@ -224,7 +226,7 @@ class TaskGenerator:
             {"name": "no report", "chat": []},
             {
                 "name": "a reason that names no cause",
-                "chat": ["assistant (infeasible): I would rather not."],
+                "chat": [f"{INFEASIBLE}I would rather not."],
             },
             *self._forced_changes(op),
         ]
@@ -271,7 +273,7 @@ class TaskGenerator:
             {"name": "no report", "chat": []},
             {
                 "name": "a reason that names no cause",
-                "chat": ["assistant (infeasible): I would rather not."],
+                "chat": [f"{INFEASIBLE}I would rather not."],
             },
             *self._forced_changes(op),
         ]
@@ -622,7 +624,7 @@ class TaskGenerator:
                 "variant": self.variant.index,
                 "layout": self.variant.layout,
             },
-            oracle=plan,
+            oracle=Oracle(policy="plan", data=plan),
         )
         return Generated(task, mutations, values)
 

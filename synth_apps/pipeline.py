@@ -1,9 +1,11 @@
 """The synthesis pipeline: specs -> app variants -> candidate tasks -> validated suite.
 
 Candidates are generated for every (domain, variant, layout) group, a little more than asked so
-that drops do not leave the suite short, and validated for real in parallel: each thread owns a
-web env on this process's Chromium (no screenshots: the oracle reads the tree) and runs
-:func:`palaestra.verifiers.validation.validate`. Only validated tasks are written; each carries
+that drops do not leave the suite short, and validated for real in parallel: each thread owns an
+env of the tasks' family on this process's Chromium, made through the registry (no screenshots:
+the oracle reads the tree or the element list), and runs
+:func:`palaestra.verifiers.validation.validate`, playing the family's ``oracle`` and ``noop``
+policies. Only validated tasks are written; each carries
 its validation report. Dropped tasks are counted by reason and listed in ``report.json``.
 
 Output (a suite folder, servable at once when it lies on ``PALAESTRA_SUITE_PATH``)::
@@ -29,7 +31,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palaestra import registry
+from palaestra.family import family as family_of
+from palaestra.policies import run_episode
 from palaestra.synth_apps import data
+from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
 from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.synth_apps.spec import SpecError, load_spec
@@ -38,10 +44,10 @@ from palaestra.verifiers.app_state import mutated
 from palaestra.verifiers.validation import ValidationReport, validate
 
 OVERSHOOT = 1.2  # candidates per wanted task: some are dropped by validation
-#: the action that ends an episode at once, per family (the do-nothing policy)
-FINISH = {
-    "web": "done()",
-    "mobile": {"action_type": "status", "goal_status": "complete"},
+#: the env each family's tasks run on, and what validation observes of it
+ENVS = {
+    "web": ("palaestra/web-v0", ("axtree", "url", "goal", "chat")),
+    "mobile": ("palaestra/mobile-v0", ("ui_elements", "foreground_app", "goal", "chat")),
 }
 
 
@@ -104,7 +110,7 @@ def synthesize(
     makes phone tasks (``palaestra/mobile-v0``, the apps' mobile layouts, AndroidWorld actions),
     validated on the embedded phone.
     """
-    if family not in ("web", "mobile"):
+    if family not in ENVS:
         raise ValueError(f"family must be 'web' or 'mobile', not {family!r}")
     if family == "mobile":
         layouts = ("mobile",)
@@ -135,7 +141,7 @@ def synthesize(
     candidates = _interleave(candidates)
     if family == "mobile":
         for made in candidates:
-            made.task.family, made.task.env = "mobile", "palaestra/mobile-v0"
+            made.task.family, made.task.env = "mobile", ENVS["mobile"][0]
             made.task.max_steps += 10  # a phone scrolls to reach what a desktop shows at once
     report.generated = len(candidates)
     if author is not None:
@@ -160,14 +166,8 @@ def synthesize(
 
     def env() -> Any:
         if not hasattr(local, "env"):
-            if family == "mobile":
-                from palaestra.envs.mobile.env import MobileEnv
-
-                local.env = MobileEnv(observe=("ui_elements", "foreground_app", "goal", "chat"))
-            else:
-                from palaestra.envs.web.env import WebEnv
-
-                local.env = WebEnv(observe=("axtree", "url", "goal", "chat"))
+            env_id, observe = ENVS[family]
+            local.env = registry.make(env_id, observe=observe)
             with lock:
                 envs.append(local.env)
         return local.env
@@ -238,11 +238,11 @@ def _interleave(items: list[Generated]) -> list[Generated]:
 
 
 def validate_task(env: Any, made: Generated, repeats: int = 3) -> ValidationReport:
-    """Execution-validate one generated task on a web env of this process."""
-    from palaestra.synth_apps.driver import spec_for
-    from palaestra.synth_apps.oracle import run_plan
-
+    """Execution-validate one generated task on an env of its family in this process: the
+    family's ``oracle`` policy (which must never make an action fail) and its ``noop`` policy,
+    which does nothing and says it is finished at once."""
     task = made.task
+    policies = family_of(task.family)
     folder = Path(tempfile.mkdtemp(prefix="palaestra-validate-"))
     seed_db = data.template(spec_for(task.setup["app"]), task.setup.get("data_seed", 0))
     runs = 0
@@ -250,11 +250,10 @@ def validate_task(env: Any, made: Generated, repeats: int = 3) -> ValidationRepo
     def run(kind: str) -> tuple[Any, dict[str, Any]]:
         nonlocal runs
         runs += 1
-        obs, _ = env.reset(seed=0, options={"task": task})
         if kind == "oracle":
-            run_plan(env, task, obs)
+            run_episode(env, policies.policy("oracle"), task, seed=0, strict=True)
         else:  # do nothing, then say "finished"
-            env.step(FINISH[task.family])
+            run_episode(env, policies.policy("noop"), task, seed=0, max_steps=1)
         result = env.last_verification
         state = dict(env.state_probe().read())
         snapshot = folder / f"run{runs}.sqlite"

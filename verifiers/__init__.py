@@ -1,6 +1,5 @@
 """Verifiers: read the real end state through a privileged probe and score it."""
 
-from palaestra.verifiers import app_state as _app_state  # noqa: F401  (registers its kinds)
 from palaestra.verifiers.base import (
     CheckResult,
     DeclarativeVerifier,

@@ -19,10 +19,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
-ANSWER_PREFIX = "assistant: "
-INFEASIBLE_PREFIX = "assistant (infeasible): "
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 MAX_NUMBERS = 3  # an answer listing every number on the page is not an answer
 
@@ -81,7 +80,7 @@ def answer_matches(answer: str, expected: str, normalize: str) -> bool:
 def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """``{"kind": "answer", "value": "14:05", "normalize": "text"|"number"|"date"}``: the agent's
     last message to the user holds the value."""
-    answers = _chat(probe.read(), ANSWER_PREFIX)
+    answers = _chat(probe.read(), ANSWER)
     if not answers:
         return CheckResult("answer", False, 0.0, "the agent sent no answer")
     passed = answer_matches(answers[-1], str(spec["value"]), spec.get("normalize", "text"))
@@ -92,7 +91,7 @@ def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 def _infeasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """``{"kind": "infeasible", "keywords": [...]}``: the agent reported the task infeasible,
     and its reason names the cause (any keyword, case-insensitive)."""
-    reasons = _chat(probe.read(), INFEASIBLE_PREFIX)
+    reasons = _chat(probe.read(), INFEASIBLE)
     if not reasons:
         return CheckResult("infeasible", False, 0.0, "the agent did not report infeasibility")
     said = normalize_text(reasons[-1])
@@ -104,7 +103,7 @@ def _infeasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 @check_kind("feasible")
 def _feasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """The agent did not give up on a task that can be done."""
-    reasons = _chat(probe.read(), INFEASIBLE_PREFIX)
+    reasons = _chat(probe.read(), INFEASIBLE)
     return CheckResult("feasible", not reasons, float(not reasons), f"{len(reasons)} report(s)")
 
 

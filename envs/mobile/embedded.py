@@ -24,7 +24,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from palaestra.envs.mobile.phone import PhoneError, UIElement
-from palaestra.envs.web.browser import origin_guard, runtime, when_loaded
+from palaestra.envs.runtimes.browser import origin_guard, runtime, when_loaded
 from palaestra.synth_apps.app import AppSession, host
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.spec import domain_names

@@ -23,6 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.chat import ANSWER, INFEASIBLE, answers
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.mobile.phone import Phone, PhoneError, UIElement
 from palaestra.envs.runtimes.simuser.bridge import AskUser, asker, exchange
@@ -172,14 +173,14 @@ class MobileEnv(PalaestraEnv):
         elif name == "wait":
             time.sleep(a["seconds"])
         elif name == "answer":
-            self._chat.append(f"assistant: {a['text']}")
+            self._chat.append(f"{ANSWER}{a['text']}")
         elif name == "ask_user":
             self._chat += exchange(self._user, a["question"])
         elif name == "status":
             if a["goal_status"] == "infeasible":
-                said = [c for c in self._chat if c.startswith("assistant: ")]
-                reason = said[-1].removeprefix("assistant: ") if said else ""
-                self._chat.append(f"assistant (infeasible): {reason}")
+                said = answers(self._chat)
+                reason = said[-1] if said else ""
+                self._chat.append(f"{INFEASIBLE}{reason}")
             return True
         return False
 

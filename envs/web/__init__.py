@@ -19,7 +19,7 @@ FAMILY = Family(
     suites=(
         SuiteSpec(
             "miniwob",
-            "palaestra.envs.web.miniwob:miniwob_tasks",
+            "palaestra.envs.web.suites:miniwob_tasks",
             "MiniWoB++ (the miniwob package's own pages and rewards)",
         ),
     ),

@@ -10,12 +10,13 @@ hold per-session resources (an app database) and release them in an optional ``c
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Protocol
+
+from palaestra.resolve import resolve
 
 DRIVERS: dict[str, str] = {
     "plain": "palaestra.envs.web.drivers:PlainDriver",
-    "miniwob": "palaestra.envs.web.miniwob:MiniWobDriver",
+    "miniwob": "palaestra.envs.web.suites:MiniWobDriver",
     "synth": "palaestra.synth_apps.driver:SynthDriver",
 }
 
@@ -62,6 +63,5 @@ def driver_for(setup: dict[str, Any], cache: dict[str, TaskDriver]) -> TaskDrive
     if name not in DRIVERS:
         raise ValueError(f"unknown web task driver {name!r}; known: {sorted(DRIVERS)}")
     if name not in cache:
-        module, _, attr = DRIVERS[name].partition(":")
-        cache[name] = getattr(importlib.import_module(module), attr)()
+        cache[name] = resolve(DRIVERS[name])()
     return cache[name]

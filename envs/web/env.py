@@ -1,9 +1,9 @@
 """``palaestra/web-v0``: real Chromium through Playwright, BrowserGym's action names.
 
 The env runs in a worker's session thread; every browser operation is a coroutine handed to the
-worker's :class:`~palaestra.envs.web.browser.BrowserRuntime`. A reset takes a fresh context from
-the warm pool, installs the origin guard and opens the task's start page. The agent acts only
-through the action set (no JavaScript of its own); element ids (``bid``) come from the
+worker's :class:`~palaestra.envs.runtimes.browser.BrowserRuntime`. A reset takes a fresh
+context from the warm pool, installs the origin guard and opens the task's start page. The agent
+acts only through the action set (no JavaScript of its own); element ids (``bid``) come from the
 accessibility-tree text. Pages reach only the task's origins: other requests are refused and
 reported in ``last_action_error``. Folders named in the task (``setup.sites``: name -> folder)
 are served on loopback by :mod:`palaestra.envs.web.sites`; ``setup.start_url`` may name them
@@ -24,11 +24,12 @@ import numpy as np
 from gymnasium import spaces
 
 from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
+from palaestra.envs.runtimes.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.runtimes.simuser.bridge import asker, exchange
 from palaestra.envs.web import sites
-from palaestra.envs.web.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.web.drivers import TaskDriver, driver_for
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.spaces import FreeText
@@ -422,11 +423,11 @@ class WebEnv(PalaestraEnv):
                 await page.close()
                 b.page = b.context.pages[-1]
             elif name == "send_msg_to_user":
-                b.chat.append(f"assistant: {a['text']}")
+                b.chat.append(f"{ANSWER}{a['text']}")
             elif name == "ask_user":
                 b.chat += exchange(self._user, a["question"])
             elif name == "report_infeasible":
-                b.chat.append(f"assistant (infeasible): {a['reason']}")
+                b.chat.append(f"{INFEASIBLE}{a['reason']}")
                 return True
             elif name == "done":
                 return True

@@ -36,5 +36,5 @@ def test_every_kind_is_generated_with_an_oracle():
     kinds = {g.task.metadata["kind"] for g in made}
     assert kinds == {"operation", "info", "infeasible"}
     for g in made:
-        assert g.task.oracle and g.task.oracle[-1]["op"] in ("done", "infeasible")
+        assert g.task.oracle and g.task.oracle.data[-1]["op"] in ("done", "infeasible")
         assert len({t.task.instruction for t in made}) == len(made)

@@ -69,7 +69,7 @@ def test_a_verifier_that_doing_nothing_satisfies_is_caught(env, booking):
 
 def test_an_oracle_that_cannot_act_is_caught(env, booking):
     lost = copy.deepcopy(booking)
-    lost.task.oracle[0]["name"] = "No such link"
+    lost.task.oracle.data[0]["name"] = "No such link"
     report = validate_task(env, lost, repeats=1)
     assert not report.validated and "No such link" in report.reason
 

@@ -3,7 +3,7 @@
 import pytest
 
 from palaestra.client import RemoteEnv
-from palaestra.envs.web.miniwob import task_names
+from palaestra.envs.web.suites import task_names
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

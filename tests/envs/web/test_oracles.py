@@ -9,7 +9,10 @@ from collections.abc import Iterator
 import pytest
 
 from palaestra import registry
-from palaestra.envs.web.oracles import ORACLES, run_oracle
+from palaestra.envs.web.policies import ORACLES
+from palaestra.family import family
+from palaestra.policies import run_episode
+from palaestra.tasks import get_task
 
 pytestmark = pytest.mark.browser
 
@@ -26,6 +29,15 @@ def env() -> Iterator:
     env = registry.make("palaestra/web-v0", task="miniwob/click-test", observe=("axtree", "goal"))
     yield env
     env.close()
+
+
+def run_oracle(env, name: str, seed: int) -> tuple[float, int]:
+    """The task's oracle (its ``task.oracle`` names the ``miniwob`` policy) from reset(seed); the
+    env switches to the task through the reset options."""
+    task = get_task(f"miniwob/{name}")
+    policy = family("web").policy("oracle")
+    episode = run_episode(env, policy, task, seed=seed, reset_options={"task": f"miniwob/{name}"})
+    return episode.reward, episode.steps
 
 
 @pytest.mark.parametrize("task", sorted(ORACLES))

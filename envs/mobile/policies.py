@@ -1,29 +1,53 @@
-"""A synthesized task's planned oracle, played on a phone: plan steps -> AndroidWorld actions.
+"""The mobile family's scripted policies, behind the one ``Policy`` protocol (see ``POLICIES``).
 
-The plan is the one the web family plays (``palaestra.synth_apps.generate``); here each step is
-found in the observation's element list, as a phone agent must: off-screen targets are brought
-into view by scrolling, a choice list opens its picker sheet and then taps the option, answers
-go through ``answer`` and the episode ends with ``status``. It reads only the observation.
+``plan`` plays a synthesized task's planned oracle on a phone: the plan is the one the web family
+plays (``palaestra.synth_apps.generate``); here each step is found in the observation's element
+list, as a phone agent must: off-screen targets are brought into view by scrolling, a choice list
+opens its picker sheet and then taps the option, answers go through ``answer`` and the episode
+ends with ``status``. It reads only the observation (and the app's title, to open it from the
+launcher). ``random`` taps, types and scrolls on elements of the screen, ``noop`` does nothing.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
-from palaestra.envs.web.oracles import OracleError, norm
+from palaestra.chat import ANSWER
+from palaestra.envs.runtimes.axtree import OracleError, norm
+from palaestra.policies import ConstantPolicy
+from palaestra.synth_apps.driver import spec_for
+from palaestra.tasks import Task
 
 MAX_SCROLLS = 12
 
 
 class MobilePlanPolicy:
-    def __init__(self, plan: list[dict[str, Any]], app: str | None = None) -> None:
-        self.plan = ([{"op": "open_app", "name": app}] if app else []) + list(plan)
+    """Stateful over one episode. The plan is ``task.oracle.data``, first opening the task's app
+    (``task.setup["app"]``) from the launcher; or ``plan=`` (and ``app=``, its title)."""
+
+    def __init__(self, plan: list[dict[str, Any]] | None = None, app: str | None = None) -> None:
+        self.fixed = None if plan is None else (list(plan), app)
+        self.plan: list[dict[str, Any]] = []
         self.index = 0
         self.scrolls = 0
         self.last_scroll_view: str | None = None
 
-    def act(self, obs: dict[str, Any]) -> dict[str, Any]:
+    def reset(self, task: Task | None) -> None:
+        if self.fixed is not None:
+            plan, app = self.fixed
+        else:
+            oracle = task.oracle if task is not None else None
+            plan = list(oracle.data or []) if oracle is not None else []
+            ref = task.setup.get("app") if task is not None else None
+            app = spec_for(ref).title if ref else None
+        self.plan = ([{"op": "open_app", "name": app}] if app else []) + plan
+        self.index = 0
+        self.scrolls = 0
+        self.last_scroll_view = None
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         if self.index >= len(self.plan):
             return {"action_type": "status", "goal_status": "complete"}
         step = self.plan[self.index]
@@ -34,7 +58,7 @@ class MobilePlanPolicy:
         if op == "say":
             return self._next({"action_type": "answer", "text": step["text"]})
         if op == "infeasible":
-            if not any(c == f"assistant: {step['reason']}" for c in obs["chat"].splitlines()):
+            if not any(c == f"{ANSWER}{step['reason']}" for c in obs["chat"].splitlines()):
                 return {"action_type": "answer", "text": step["reason"]}
             return self._next({"action_type": "status", "goal_status": "infeasible"})
         if op == "done":
@@ -107,3 +131,42 @@ def _find(elements: list[dict], name: str) -> dict | None:
         if norm(e["text"]) == norm(name) or norm(e["content_description"]) == norm(name):
             return e
     return None
+
+
+WORDS = ("yes", "hello", "42", "submit")
+
+
+class RandomPolicy:
+    """Valid actions drawn from the observation, seeded: a tap on a random clickable element
+    (sometimes a random word typed into a text field), now and then a scroll."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+
+    def reset(self, task: Task | None) -> None:
+        self.rng = random.Random(self.seed)
+
+    def act(self, obs: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        elements = json.loads(obs.get("ui_elements") or "[]")
+        targets = [e for e in elements if e["is_clickable"] or e["is_editable"]]
+        roll = self.rng.random()
+        if not targets or roll < 0.15:
+            return {"action_type": "scroll", "direction": self.rng.choice(("down", "up"))}
+        target = self.rng.choice(targets)
+        if target["is_editable"] and roll < 0.6:
+            text = self.rng.choice(WORDS)
+            return {"action_type": "input_text", "text": text, "index": target["index"]}
+        return {"action_type": "click", "index": target["index"]}
+
+
+#: the do-nothing policy: it says at once that the task is complete
+NOOP = {"action_type": "status", "goal_status": "complete"}
+
+#: the mobile family's scripted policies (``oracle`` is generic: it plays what ``task.oracle``
+#: names, ``plan`` for synthesized tasks)
+POLICIES = {
+    "plan": MobilePlanPolicy,
+    "random": RandomPolicy,
+    "noop": lambda: ConstantPolicy(NOOP),
+}

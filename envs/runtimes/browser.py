@@ -1,5 +1,8 @@
 """One Chromium per worker process, driven by Playwright's async API on a loop of its own.
 
+Shared by the families that drive a browser: the web family's pages and the mobile family's
+embedded phone (a touch-emulating context) run in the same worker's Chromium.
+
 Session threads (see :mod:`palaestra.workers.host`) call :meth:`BrowserRuntime.call` with a
 coroutine; it runs on the runtime's event loop, so one browser serves every session of the
 worker concurrently. Contexts are created ahead of need (a warm pool per viewport), so a reset
@@ -21,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from palaestra.envs.runtimes.lazy import process_wide
 from palaestra.errors import EnvCrashed
 
 T = TypeVar("T")
@@ -173,16 +177,10 @@ async def _as_coro(fn: Callable[[], Awaitable[T]]) -> T:
     return await fn()
 
 
-_RUNTIME: BrowserRuntime | None = None
-_LOCK = threading.Lock()
-
-
+@process_wide
 def runtime() -> BrowserRuntime:
-    global _RUNTIME
-    with _LOCK:
-        if _RUNTIME is None:
-            _RUNTIME = BrowserRuntime()
-        return _RUNTIME
+    """The worker's browser runtime (its loop starts now, Chromium at the first request)."""
+    return BrowserRuntime()
 
 
 def is_closed_error(exc: Exception) -> bool:

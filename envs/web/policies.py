@@ -1,161 +1,57 @@
-"""Scripted reference solutions (oracles) for MiniWoB tasks: policies from observation to action.
+"""The web family's scripted policies, behind the one ``Policy`` protocol (see ``POLICIES``).
 
-An oracle reads only what an agent reads (goal and accessibility tree) and answers with actions
-of the action set, so running it through the gateway proves the task, the env and the verifier
-together. ``ORACLES`` maps a task name to its policy's import path.
+``miniwob`` plays the scripted oracle of a MiniWoB task, ``plan`` the planned oracle of a
+synthesized app's task, ``random`` clicks and types on elements of the tree, ``noop`` does
+nothing. Every one reads only what an agent reads (goal and accessibility tree, through
+:mod:`palaestra.envs.runtimes.axtree`) and answers with actions of the web action set, so
+running an oracle through the gateway proves the task, the env and the verifier together.
 
-Every oracle is stateless: it is called once per step with the latest observation and works out
-how far the episode has got from the tree itself (a textbox already holding its value, a checkbox
-already checked, which element has the focus). That keeps an oracle usable through any client,
-including a remote one that only relays observations. Tasks whose solution needs something the
-tree does not show (icons without names, SVG shapes, canvas drawings, file-vs-folder) have no
-oracle here.
+MiniWoB's oracles are functions from observation to action; ``ORACLES`` maps a task name to
+its oracle, and a MiniWoB task's ``oracle`` is ``{"policy": "miniwob", "data": "<task name>"}``.
+
+Every MiniWoB oracle is stateless: it is called once per step with the latest observation and
+works out how far the episode has got from the tree itself (a textbox already holding its value,
+a checkbox already checked, which element has the focus). That keeps an oracle usable through
+any client, including a remote one that only relays observations. Tasks whose solution needs
+something the tree does not show (icons without names, SVG shapes, canvas drawings,
+file-vs-folder) have no oracle here.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import operator
+import random
 import re
-import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
-# ----- reading the tree -------------------------------------------------------------------------
+from palaestra.envs.runtimes.axtree import (
+    Node,
+    OracleError,
+    action,
+    after,
+    before,
+    click,
+    field_after,
+    fill,
+    fill_then,
+    find,
+    norm,
+    one,
+    page,
+    parse,
+    press,
+    subtree,
+    textboxes,
+)
+from palaestra.policies import ConstantPolicy
+from palaestra.tasks import Task
 
-#: one line of observe.js' output: tabs, optional ``[bid]``, role, optional quoted name, props
-_LINE = re.compile(r"^(\t*)(?:\[([^\]]+)\] )?(\S+)(?: '((?:[^'\\]|\\.)*)')?(?:, (.*))?$")
-#: one property after the name: ``value='...'``, ``checked=true``, or a bare flag like ``focused``
-_PROP = re.compile(r"(\w+)(?:=('(?:[^'\\]|\\.)*'|[^,]*))?(?:, |$)")
+# ----- reading MiniWoB pages ------------------------------------------------------------------
+
 _QUOTED = re.compile(r'"([^"]*)"')
 _ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b")
-
-
-class OracleError(RuntimeError):
-    """The tree does not hold what the oracle expects (the task or the observation changed)."""
-
-
-@dataclass(frozen=True)
-class Node:
-    """An element (or text) line of the tree; ``index`` is its position in document order."""
-
-    index: int
-    depth: int
-    bid: str | None
-    role: str
-    name: str
-    props: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
-
-    @property
-    def value(self) -> str:
-        return self.props.get("value", "")
-
-    @property
-    def checked(self) -> bool:
-        return self.props.get("checked") == "true"
-
-    @property
-    def focused(self) -> bool:
-        return "focused" in self.props
-
-    @property
-    def expanded(self) -> bool:
-        return self.props.get("expanded") == "true"
-
-
-def _unquote(text: str) -> str:
-    return text.replace("\\'", "'")
-
-
-def parse(axtree: str) -> list[Node]:
-    """The tree text as nodes; lines that do not look like tree lines are skipped."""
-    nodes = []
-    for line in axtree.splitlines():
-        match = _LINE.match(line)
-        if not match:
-            continue
-        tabs, bid, role, name, rest = match.groups()
-        props = {}
-        for prop in _PROP.finditer(rest or ""):
-            if prop.group(1):
-                raw = prop.group(2) or ""
-                props[prop.group(1)] = _unquote(raw[1:-1]) if raw.startswith("'") else raw
-        nodes.append(Node(len(nodes), len(tabs), bid, role, _unquote(name or ""), props))
-    return nodes
-
-
-def norm(text: str) -> str:
-    """Text as compared: whitespace collapsed, invisible control characters dropped."""
-    kept = "".join(c for c in text if unicodedata.category(c) != "Cc")
-    return " ".join(kept.split())
-
-
-def find(
-    nodes: Iterable[Node],
-    role: str | Iterable[str] | None = None,
-    name: str | None = None,
-    *,
-    bid: bool = True,
-) -> list[Node]:
-    """Nodes with the role (or one of the roles) and exactly the name, in document order."""
-    roles = {role} if isinstance(role, str) else set(role) if role is not None else None
-    wanted = norm(name) if name is not None else None
-    return [
-        n
-        for n in nodes
-        if (roles is None or n.role in roles)
-        and (wanted is None or norm(n.name) == wanted)
-        and (n.bid is not None or not bid)
-    ]
-
-
-def one(
-    nodes: Iterable[Node], role: str | Iterable[str] | None = None, name: str | None = None
-) -> Node:
-    """The first node with the role and name; an OracleError if there is none."""
-    found = find(nodes, role, name)
-    if not found:
-        raise OracleError(f"no {role or 'element'} named {name!r} in the tree")
-    return found[0]
-
-
-def after(nodes: Iterable[Node], anchor: Node) -> list[Node]:
-    """Every node after ``anchor`` in document order."""
-    return [n for n in nodes if n.index > anchor.index]
-
-
-def before(nodes: Iterable[Node], anchor: Node) -> list[Node]:
-    """Every node before ``anchor`` in document order."""
-    return [n for n in nodes if n.index < anchor.index]
-
-
-def subtree(nodes: Iterable[Node], root: Node) -> list[Node]:
-    """The nodes nested under ``root`` (the deeper lines right after it)."""
-    out = []
-    for node in after(nodes, root):
-        if node.depth <= root.depth:
-            break
-        out.append(node)
-    return out
-
-
-#: MiniWoB's score panel under every task: a caption and its value, both left out
-_FOOTER = {"Last reward:", "Last 10 average:", "Time left:", "Episodes done:"}
-
-
-def page(obs: dict[str, Any]) -> list[Node]:
-    """The task's part of the page: the tree without MiniWoB's score panel."""
-    out, skip = [], False
-    for node in parse(obs.get("axtree", "")):
-        if node.role == "LabelText" and norm(node.name) in _FOOTER:
-            skip = True
-        elif skip:
-            skip = False
-        else:
-            out.append(node)
-    return out
 
 
 def goal_node(nodes: list[Node], goal: str) -> Node | None:
@@ -197,47 +93,6 @@ def submit_button(nodes: list[Node], *names: str) -> Node:
         found = [n for n in nodes if n.role in roles and norm(n.name) in names and n.bid]
         if found:
             return found[-1]
-    raise OracleError(f"no button named one of {names}")
-
-
-# ----- writing actions --------------------------------------------------------------------------
-
-
-def action(name: str, *args: Any) -> str:
-    """A call string of the action set; arguments are Python literals, so any text is safe."""
-    return f"{name}({', '.join(repr(a) for a in args)})"
-
-
-def click(node: Node) -> str:
-    return action("click", node.bid)
-
-
-def fill(node: Node, value: str) -> str:
-    return action("fill", node.bid, value)
-
-
-def press(node: Node, keys: str) -> str:
-    return action("press", node.bid, keys)
-
-
-def fill_then(fields: list[tuple[Node, str]], then: Node) -> str:
-    """Fill the first field not yet holding its value; once all hold theirs, click ``then``."""
-    for node, value in fields:
-        if norm(node.value) != norm(value):
-            return fill(node, value)
-    return click(then)
-
-
-def textboxes(nodes: Iterable[Node]) -> list[Node]:
-    return find(nodes, ("textbox", "spinbutton", "searchbox"))
-
-
-def field_after(nodes: list[Node], label: Node) -> Node:
-    """The first textbox after a label (how forms lay out a caption and its input)."""
-    boxes = textboxes(after(nodes, label))
-    if not boxes:
-        raise OracleError(f"no textbox after {label.name!r}")
-    return boxes[0]
 
 
 # ----- arithmetic without eval ------------------------------------------------------------------
@@ -1015,10 +870,10 @@ def scroll_text_2(obs: dict[str, Any]) -> str:
     return press(area, "Control+End" if "bottom" in obs["goal"] else "Control+Home")
 
 
-# ----- registry and runner ----------------------------------------------------------------------
+# ----- the policies ----------------------------------------------------------------------------
 
-_PREFIX = "palaestra.envs.web.oracles:"
-_BY_TASK: dict[str, Callable[[dict[str, Any]], str]] = {
+#: MiniWoB task name -> its oracle (observation -> action); tasks not named here have none
+ORACLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "click-button": click_button,
     "unicode-test": click_button,
     "click-test": click_test,
@@ -1088,34 +943,149 @@ _BY_TASK: dict[str, Callable[[dict[str, Any]], str]] = {
     "form-sequence": form_sequence,
     "scroll-text-2": scroll_text_2,
 }
-ORACLES: dict[str, str] = {task: _PREFIX + fn.__name__ for task, fn in _BY_TASK.items()}
 
 
-def _resolve(path: str) -> Callable[[dict[str, Any]], str]:
-    module, _, attr = path.partition(":")
-    return getattr(importlib.import_module(module), attr)
+class MiniWobPolicy:
+    """The oracle of a MiniWoB task: ``task.oracle.data`` names the task (or ``task=`` does).
 
-
-def oracle_action(task_name: str, obs: dict[str, Any]) -> str:
-    """The oracle's next action for the task (``miniwob/`` prefix optional)."""
-    name = task_name.removeprefix("miniwob/")
-    if name not in ORACLES:
-        raise KeyError(f"no oracle for {task_name!r}; oracles exist for {sorted(ORACLES)}")
-    return _resolve(ORACLES[name])(obs)
-
-
-def run_oracle(env: Any, task_name: str, seed: int, max_steps: int = 30) -> tuple[float, int]:
-    """reset(seed), step oracle actions until terminated/truncated; return (final reward, steps).
-
-    The env is reset to ``miniwob/<task>`` through reset options, so one env serves every task
-    (any gymnasium env whose observations carry ``goal`` and ``axtree`` works, remote ones too).
+    Its oracles are stateless (see the module's docstring), so one instance may answer for
+    several episodes of the task at once, e.g. every member of a pool.
     """
-    name = task_name.removeprefix("miniwob/")
-    obs, _ = env.reset(seed=seed, options={"task": f"miniwob/{name}"})
-    reward, steps = 0.0, 0
-    while steps < max_steps:
-        obs, reward, terminated, truncated, _ = env.step(oracle_action(name, obs))
-        steps += 1
-        if terminated or truncated:
-            break
-    return float(reward), steps
+
+    def __init__(self, task: str | None = None) -> None:
+        self.fixed = task
+        self.oracle: Callable[[dict[str, Any]], str] | None = None
+
+    def reset(self, task: Task | None) -> None:
+        name = self.fixed
+        if name is None and task is not None and task.oracle is not None:
+            name = str(task.oracle.data)
+        if name is None:
+            raise KeyError("name the MiniWoB task: task.oracle.data or MiniWobPolicy(task=...)")
+        name = name.removeprefix("miniwob/")
+        if name not in ORACLES:
+            raise KeyError(f"no oracle for {name!r}; oracles exist for {sorted(ORACLES)}")
+        self.oracle = ORACLES[name]
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        assert self.oracle is not None, "reset() first"
+        return self.oracle(observation)
+
+
+TEXT_ROLES = ("textbox", "searchbox", "spinbutton")
+
+
+class PlanPolicy:
+    """A synthesized task's planned oracle: semantic steps resolved against each observation.
+
+    A plan step says what a person would do ("open the row named IC 123", "set Class to First",
+    "press Continue"); the policy finds the element in the latest accessibility tree, exactly as
+    an agent must, and answers with an action of the web action set. Nothing privileged is used,
+    so the same policy works in-process, over the gateway, and on every variant (labels, layouts
+    and widgets differ; the plan names labels, the policy picks ``fill``, ``select_option`` or a
+    radio click from the role it finds). Stateful over one episode: :meth:`reset` starts over.
+    The plan is ``task.oracle.data`` (``{"policy": "plan", "data": [...]}``), or ``plan=``.
+    """
+
+    def __init__(self, plan: list[dict[str, Any]] | None = None) -> None:
+        self.fixed = plan
+        self.plan: list[dict[str, Any]] = list(plan or [])
+        self.index = 0
+        self.pages_turned = 0
+
+    def reset(self, task: Task | None) -> None:
+        if self.fixed is not None:
+            self.plan = list(self.fixed)
+        else:
+            oracle = task.oracle if task is not None else None
+            self.plan = list(oracle.data or []) if oracle is not None else []
+        self.index = 0
+        self.pages_turned = 0
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        if self.index >= len(self.plan):
+            return action("done")
+        step = self.plan[self.index]
+        nodes = page(observation)
+        op = step["op"]
+        if op == "open":
+            links = find(nodes, "link", step["name"])
+            if not links:
+                more = find(nodes, "link", step["next"])
+                if not more or self.pages_turned > 50:
+                    raise OracleError(f"no link {step['name']!r} on any page of the list")
+                self.pages_turned += 1
+                return click(more[0])
+            self.index += 1
+            return click(links[0])
+        self.index += 1
+        if op == "click":
+            found = find(nodes, step["role"], step["name"])
+            if not found:
+                raise OracleError(f"no {step['role']} named {step['name']!r} on the page")
+            return click(found[0])
+        if op == "set":
+            return set_field(nodes, step["label"], str(step["value"]))
+        if op == "say":
+            return action("send_msg_to_user", step["text"])
+        if op == "infeasible":
+            return action("report_infeasible", step["reason"])
+        if op == "done":
+            return action("done")
+        raise OracleError(f"unknown plan step {op!r}")
+
+
+def set_field(nodes: list[Node], label: str, value: str) -> str:
+    """The action that gives the field labelled ``label`` the value, whatever its widget."""
+    for node in find(nodes, None, label):
+        if node.role in TEXT_ROLES:
+            return fill(node, value)
+        if node.role in ("combobox", "listbox"):
+            return action("select_option", node.bid, [value])
+        if node.role == "checkbox":
+            wanted = value in ("yes", "True", "true", "1", "on")
+            return click(node) if node.checked != wanted else action("noop", 0)
+    for legend in find(nodes, "legend", label, bid=False):
+        radios = [n for n in after(nodes, legend) if n.role == "radio"]
+        for radio in radios:
+            if radio.name == value or radio.props.get("value") == value:
+                return click(radio)
+    raise OracleError(f"no field labelled {label!r} (to set to {value!r})")
+
+
+#: what a random agent clicks: elements of these roles that carry a bid
+CLICKABLE = ("button", "link", "textbox", "checkbox", "radio", "generic", "option")
+WORDS = ("yes", "hello", "42", "submit")
+
+
+class RandomPolicy:
+    """Valid actions drawn from the observation, seeded: a click on a random element of the tree,
+    one time in five a random word typed into it (``noop(0)`` when the tree shows none)."""
+
+    def __init__(self, seed: int = 0) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+
+    def reset(self, task: Task | None) -> None:
+        self.rng = random.Random(self.seed)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        nodes = find(parse(observation.get("axtree", "")), CLICKABLE)
+        if not nodes:
+            return action("noop", 0)
+        node = self.rng.choice(nodes)
+        if self.rng.random() < 0.2:
+            return fill(node, self.rng.choice(WORDS))
+        return click(node)
+
+
+#: the do-nothing policy: it says at once that it is done (what execution validation runs)
+NOOP = "done()"
+
+#: the web family's scripted policies (``oracle`` is generic: it plays what ``task.oracle`` names)
+POLICIES = {
+    "miniwob": MiniWobPolicy,
+    "plan": PlanPolicy,
+    "random": RandomPolicy,
+    "noop": lambda: ConstantPolicy(NOOP),
+}

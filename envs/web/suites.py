@@ -1,4 +1,4 @@
-"""MiniWoB++ as a built-in suite, from the ``miniwob`` package's own HTML.
+"""The web family's task loaders: MiniWoB++ as a built-in suite, from the ``miniwob`` package.
 
 Every task the package ships is a task of the ``miniwob`` suite (``miniwob/click-button``, ...).
 Its pages are served on loopback from the installed package folder. An episode follows MiniWoB's own
@@ -7,6 +7,8 @@ protocol in ``core.js``: ``Math.seedrandom(seed)`` then ``core.startEpisodeReal(
 is MiniWoB's raw reward (``WOB_RAW_REWARD_GLOBAL``), so success rates compare with published
 MiniWoB numbers (success = raw reward > 0). MiniWoB's 10-second episode clock is switched off,
 as BrowserGym does, because agents think slower than that; ``setup.episode_ms`` turns it back on.
+The verifier's check kind (``miniwob_reward``) is in :mod:`palaestra.verifiers.web`; a task's
+oracle is the scripted policy of :mod:`palaestra.envs.web.policies` for it, where one exists.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.web.policies import ORACLES
 from palaestra.tasks import Task
-from palaestra.verifiers import CheckResult, StateProbe, check_kind
 
 ENV_ID = "palaestra/web-v0"
 NO_CLOCK_MS = 10**9
@@ -48,8 +50,6 @@ def task_names() -> dict[str, str]:
 
 
 def miniwob_tasks() -> list[Task]:
-    from palaestra.envs.web.oracles import ORACLES
-
     tasks = []
     for name, description in task_names().items():
         flight = name.startswith("flight.")
@@ -67,7 +67,7 @@ def miniwob_tasks() -> list[Task]:
                 verifier={"kind": "miniwob_reward"},
                 max_steps=30,
                 metadata={"source": "miniwob", "description": description},
-                oracle=[f"policy:{ORACLES[name]}"] if name in ORACLES else None,
+                oracle={"policy": "miniwob", "data": name} if name in ORACLES else None,
             )
         )
     return tasks
@@ -120,15 +120,3 @@ class MiniWobDriver:
         if wob is None:
             wob = {"done": False, "reward": 0, "raw_reward": 0, "reason": "left the task page"}
         return {"miniwob": wob}
-
-
-@check_kind("miniwob_reward")
-def _miniwob_reward(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    wob = probe.read()["miniwob"]
-    raw = float(wob["raw_reward"]) if wob["done"] else 0.0
-    return CheckResult(
-        "miniwob_reward",
-        raw > 0,
-        max(0.0, min(1.0, raw)),
-        f"done={wob['done']} raw_reward={raw} reason={wob['reason']}",
-    )
