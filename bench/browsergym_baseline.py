@@ -52,7 +52,7 @@ try:
 except ImportError:  # run as a script in the BrowserGym venv, which has no palaestra
     import harness  # type: ignore[no-redef]
 
-#: the same browser build palaestra uses (envs/web/browser.py:find_chromium), so the
+#: the same browser build palaestra uses (envs/runtimes/browser.py:find_chromium), so the
 #: comparison is of the platforms, not of two Chromium builds
 HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
 CHROMIUM = HEADLESS_SHELL if os.access(HEADLESS_SHELL, os.X_OK) else "/usr/bin/chromium"
