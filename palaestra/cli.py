@@ -1,4 +1,8 @@
-"""The ``palaestra`` command line."""
+"""The ``palaestra`` command line.
+
+Commands import what they run inside their own function: ``palaestra --help`` and a short
+command must not pay for importing the gateway, Ray or a browser driver.
+"""
 
 from __future__ import annotations
 

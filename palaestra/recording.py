@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from palaestra.codec import IMAGE_KEY, decode
+from palaestra.codec import IMAGE_KEY, decode, image_from_bytes
 from palaestra.steps import ResetReply, StepReply
 
 FORMAT = "palaestra.trajectory/1"
@@ -133,8 +133,6 @@ def read_events(session_dir: Path, load_images: bool = False) -> Iterator[dict[s
 def _load_images(session_dir: Path, value: Any) -> Any:
     if isinstance(value, dict):
         if "__file__" in value:
-            from palaestra.codec import image_from_bytes
-
             return image_from_bytes((session_dir / value["__file__"]).read_bytes(), value["shape"])
         return {k: _load_images(session_dir, v) for k, v in value.items()}
     return decode(value)

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from palaestra.errors import InvalidRequest, TaskNotFound
+from palaestra.registry import load_plugins
 from palaestra.resolve import resolve
 
 #: What an agent may see of a task; everything else is privileged.
@@ -117,8 +118,6 @@ def _read_entry_points() -> None:
     global _ENTRY_POINTS_READ
     if not _ENTRY_POINTS_READ:
         _ENTRY_POINTS_READ = True
-        from palaestra.registry import load_plugins
-
         load_plugins()
 
 
