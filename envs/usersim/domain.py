@@ -1,10 +1,11 @@
 """What a customer-service domain is: a seeded SQLite world, tools over it, rules, and slots.
 
-A domain is data plus small functions. Its tools take JSON arguments checked against their JSON
-Schema before they run, so an agent's malformed call is answered with the schema's own complaint
-and never reaches the database. A tool refuses what the written policy forbids by raising
-:class:`RuleBroken` (the episode goes on, the refusal is logged as a violation for the verifier)
-and reports lookups that fail with :class:`DomainError` (an honest miss, not a violation).
+A domain is data plus small functions. Its tools (:mod:`palaestra.envs.usersim.tools`) take JSON
+arguments checked against their JSON Schema before they run, so an agent's malformed call is
+answered with the schema's own complaint and never reaches the database. A tool refuses what
+the written policy forbids by raising :class:`RuleBroken` (the episode goes on, the refusal is
+logged as a violation for the verifier) and reports lookups that fail with :class:`DomainError`
+(an honest miss, not a violation).
 
 Slots (the vocabulary the simulated user and the dialogue-act reader share) and the simulated
 user itself are the shared runtime :mod:`palaestra.envs.runtimes.simuser`; a domain here is that
@@ -17,13 +18,14 @@ import functools
 import json
 import random
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-import jsonschema
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from palaestra.envs.runtimes.simuser import domain as simuser
+
+if TYPE_CHECKING:
+    from palaestra.envs.usersim.tools import Tool
 
 
 class DomainError(Exception):
@@ -35,52 +37,6 @@ class RuleBroken(DomainError):
 
 
 @dataclass(frozen=True)
-class Tool:
-    name: str
-    description: str
-    parameters: dict[str, Any]
-    fn: Callable[[sqlite3.Connection, dict[str, Any]], Any]
-    writes: bool = False
-
-    def schema(self) -> dict[str, Any]:
-        """The OpenAI-style function definition the agent sees."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-            "writes": self.writes,
-        }
-
-    @functools.cached_property
-    def _validator(self) -> Any:
-        """Built once per tool: every call is checked on the step's hot path."""
-        return jsonschema.Draft202012Validator(self.parameters)
-
-    def check(self, arguments: Any) -> dict[str, Any]:
-        if not isinstance(arguments, Mapping):
-            raise DomainError(f"{self.name}: arguments must be a JSON object")
-        errors = sorted(self._validator.iter_errors(dict(arguments)), key=lambda e: list(e.path))
-        if errors:
-            err = errors[0]
-            where = ".".join(str(p) for p in err.path) or "arguments"
-            raise DomainError(f"{self.name}: {where}: {err.message}")
-        return dict(arguments)
-
-
-def params(required: Iterable[str] = (), **props: dict[str, Any]) -> dict[str, Any]:
-    """A JSON Schema object of the given properties; no other keys accepted."""
-    return {
-        "type": "object",
-        "properties": props,
-        "required": list(required),
-        "additionalProperties": False,
-    }
-
-
-STR: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200}
-
-
-@dataclass(frozen=True)
 class Intent:
     """Something a user comes for; ``phrase`` completes "I'd like to ..."."""
 
@@ -88,17 +44,25 @@ class Intent:
     phrase: str
 
 
-@dataclass
 class Domain(simuser.Domain):
     """A domain's world and language (its slots and requests, what the simulated user knows).
-    Subclasses fill the class attributes and ``build``."""
+    Subclasses fill the class attributes and ``populate`` (or ``build``, for a world that is
+    made elsewhere and copied in)."""
 
     title: ClassVar[str] = ""
     policy: ClassVar[str] = ""
-    tools: dict[str, Tool] = field(default_factory=dict)
+    tools: ClassVar[dict[str, Tool]] = {}
+
+    #: the SQL that creates the world's tables
+    schema: ClassVar[str] = ""
 
     def build(self, conn: sqlite3.Connection, seed: int) -> None:
         """Create and seed the tables, reproducibly from ``seed``."""
+        conn.executescript(self.schema)
+        self.populate(conn, rng(seed, self.name))
+
+    def populate(self, conn: sqlite3.Connection, r: random.Random) -> None:
+        """Fill the new tables, drawing only from ``r`` (the world's own generator)."""
         raise NotImplementedError
 
     #: draft makers ``(domain, conn, rng[, refuse]) -> draft | None``, asked in turn by

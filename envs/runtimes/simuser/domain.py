@@ -24,8 +24,6 @@ class Slot:
     words: tuple[str, ...]
     pattern: str | None = None
     values: tuple[str, ...] = ()
-    #: how a user states a value when the pattern needs context ("{value} passengers")
-    phrase: str = ""
 
     def find(self, text: str) -> list[str]:
         """Values in ``text``; a pattern's first group is the value when it has one, and a
@@ -47,6 +45,11 @@ class Slot:
         return any(re.search(rf"\b{re.escape(w)}\b", low) for w in self.words)
 
 
+def by_name(*slots: Slot) -> dict[str, Slot]:
+    """A domain's slots keyed by their names, in the order given (the order the reader looks)."""
+    return {slot.name: slot for slot in slots}
+
+
 def same_value(a: Any, b: Any) -> bool:
     """Values as people say them: case, spacing and a trailing '.00' do not matter."""
     return _norm(a) == _norm(b)
@@ -59,11 +62,15 @@ def _norm(value: Any) -> str:
 
 
 class Domain:
-    """A domain's language: its slots and, per request slot, how the user asks for it."""
+    """A domain's language: its slots, how the user asks for what it wants and how it states
+    what it knows."""
 
     name: ClassVar[str] = ""
     slots: ClassVar[dict[str, Slot]] = {}
     requests: ClassVar[dict[str, str]] = {}  # request slot -> how the user asks for it
+    #: fact slot -> how the user states its value where a bare value would not be read as that
+    #: slot ("We are {value} passengers."); the slot's pattern must find it there
+    phrases: ClassVar[dict[str, str]] = {}
 
     def slot_values(self, text: str) -> dict[str, list[str]]:
         """Every slot value found in ``text``, by slot."""

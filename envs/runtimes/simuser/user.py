@@ -190,9 +190,9 @@ class SimulatedUser:
             value = self.goal.facts[slot]
             self.state.said[slot] = value
             fields = {"label": self._label(slot), "value": value}
-            spec = self.domain.slots.get(slot)
-            if spec and spec.phrase:
-                return ("say", {**fields, "text": spec.phrase.format(value=value)})
+            phrase = self.domain.phrases.get(slot)
+            if phrase:
+                return ("say", {**fields, "text": phrase.format(value=value)})
             return ("inform", fields)
         if slot in self.domain.slots:
             return ("dont_know", {"label": self._label(slot)})

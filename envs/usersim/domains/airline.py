@@ -3,22 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from palaestra.envs.runtimes.simuser.domain import Slot
-from palaestra.envs.usersim.domain import (
-    STR,
-    Domain,
-    RuleBroken,
-    Tool,
-    money,
-    one,
-    params,
-    rng,
-    rows,
-)
+from palaestra.envs.runtimes.simuser.domain import Slot, by_name
+from palaestra.envs.usersim import drafts
+from palaestra.envs.usersim.domain import Domain, RuleBroken, money, one, rows
+from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.vocab import MONEY, REFUND, USER_ID, customer, number_of
 
 TODAY = date(2026, 12, 1)
 CITIES = ("Boston", "Denver", "Seattle", "Miami", "Chicago", "Austin", "Phoenix", "Atlanta")
@@ -26,9 +20,7 @@ CABINS = ("basic economy", "economy", "business")
 FREE_BAGS = {"regular": 0, "silver": 1, "gold": 2}  # per passenger, plus 1 in business
 BAG_FEE = 50.0
 COMPENSATION = {"cancelled": 100.0, "delayed": 50.0}  # per passenger
-FIRST = ("mia", "noah", "ava", "liam", "emma", "omar", "yara", "ivan", "lena", "raj", "sofia")
-LAST = ("li", "khan", "smith", "garcia", "rossi", "kim", "novak", "silva", "ito", "berg")
-_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+TOOLS = Tools()
 
 POLICY = f"""You are an airline customer-service agent. Today is {TODAY.isoformat()}.
 - Identify the reservation (or, to book, the user id) before acting; never guess ids.
@@ -51,49 +43,42 @@ class Airline(Domain):
     name = "airline"
     title = "SkyHigh Airlines"
     policy = POLICY
-    slots = {
-        "user_id": Slot(
-            "user_id", "user id", ("user id", "account", "username"), r"\b[a-z]+_[a-z]+_\d{4}\b"
-        ),
-        "reservation_id": Slot(
+    tools = TOOLS
+    slots = by_name(
+        USER_ID,
+        Slot(
             "reservation_id",
             "reservation number",
             ("reservation", "booking", "confirmation number", "reservation number"),
             r"\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{6}\b",
         ),
-        "flight_number": Slot(
+        Slot(
             "flight_number",
             "flight number",
             ("flight number", "which flight", "what flight", "new flight"),
             r"\bHAT\d{4}\b",
         ),
-        "cabin": Slot("cabin", "cabin", ("cabin", "class", "fare"), values=CABINS),
-        "passengers": Slot(
+        Slot("cabin", "cabin", ("cabin", "class", "fare"), values=CABINS),
+        number_of(
             "passengers",
-            "number of passengers",
             ("passengers", "how many people", "travellers", "travelers"),
-            r"\b(\d+) (?:passengers?|people|travell?ers?|persons?)\b",
-            phrase="We are {value} passengers.",
+            r"(?:passengers?|people|travell?ers?|persons?)",
         ),
-        "bags": Slot(
-            "bags",
-            "number of bags",
-            ("bags", "baggage", "luggage"),
-            r"\b(\d+) (?:checked )?bags?\b",
-            phrase="I'd like {value} checked bags in total.",
-        ),
-        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
-        "fee": Slot("fee", "fee", ("fee", "cost", "charge", "charged", "pay"), _MONEY),
-        "total": Slot("total", "total", ("total", "price", "cost", "charged"), _MONEY),
-        "fare_difference": Slot(
+        number_of("bags", ("bags", "baggage", "luggage"), r"(?:checked )?bags?"),
+        REFUND,
+        Slot("fee", "fee", ("fee", "cost", "charge", "charged", "pay"), MONEY),
+        Slot("total", "total", ("total", "price", "cost", "charged"), MONEY),
+        Slot(
             "fare_difference",
             "fare difference",
             ("difference", "charged", "refunded", "charge"),
-            _MONEY,
+            MONEY,
         ),
-        "certificate": Slot(
-            "certificate", "certificate", ("certificate", "voucher", "compensation"), _MONEY
-        ),
+        Slot("certificate", "certificate", ("certificate", "voucher", "compensation"), MONEY),
+    )
+    phrases = {
+        "passengers": "We are {value} passengers.",
+        "bags": "I'd like {value} checked bags in total.",
     }
     requests = {
         "refund": "How much will I get back?",
@@ -103,107 +88,26 @@ class Airline(Domain):
         "certificate": "How much is the certificate worth?",
     }
 
-    def __init__(self) -> None:
-        super().__init__()
-        t = [
-            Tool(
-                "get_user_details",
-                "A user's profile (name, membership) and their reservation ids.",
-                params(["user_id"], user_id=STR),
-                _user,
-            ),
-            Tool(
-                "get_reservation_details",
-                "A reservation: flight, cabin, passengers, bags, insurance, booking date, total.",
-                params(["reservation_id"], reservation_id=STR),
-                _reservation,
-            ),
-            Tool(
-                "search_flights",
-                "Flights between two cities on a date (YYYY-MM-DD) with prices and seats left.",
-                params(["origin", "destination", "date"], origin=STR, destination=STR, date=STR),
-                _search,
-            ),
-            Tool(
-                "get_flight_status",
-                "Whether a flight is scheduled, delayed or cancelled.",
-                params(["flight_number"], flight_number=STR),
-                _status,
-            ),
-            Tool(
-                "book_reservation",
-                "Book a flight for a user in a cabin for a number of passengers.",
-                params(
-                    ["user_id", "flight_number", "cabin", "passengers"],
-                    user_id=STR,
-                    flight_number=STR,
-                    cabin={"type": "string", "enum": list(CABINS)},
-                    passengers={"type": "integer", "minimum": 1, "maximum": 9},
-                ),
-                _book,
-                writes=True,
-            ),
-            Tool(
-                "cancel_reservation",
-                "Cancel a reservation and refund it, if the policy allows.",
-                params(["reservation_id"], reservation_id=STR),
-                _cancel,
-                writes=True,
-            ),
-            Tool(
-                "update_reservation_flight",
-                "Move a reservation to another flight on the same route, same cabin.",
-                params(["reservation_id", "flight_number"], reservation_id=STR, flight_number=STR),
-                _change,
-                writes=True,
-            ),
-            Tool(
-                "update_reservation_baggages",
-                "Set the total number of checked bags of a reservation (add only).",
-                params(
-                    ["reservation_id", "total_bags"],
-                    reservation_id=STR,
-                    total_bags={"type": "integer", "minimum": 0, "maximum": 20},
-                ),
-                _bags,
-                writes=True,
-            ),
-            Tool(
-                "send_certificate",
-                "Issue the compensation certificate the policy allows for a disrupted flight.",
-                params(["reservation_id"], reservation_id=STR),
-                _certificate,
-                writes=True,
-            ),
-        ]
-        self.tools = {tool.name: tool for tool in t}
-
     # ----- the world ----------------------------------------------------------------------
-    def build(self, conn: sqlite3.Connection, seed: int) -> None:
-        r = rng(seed, "airline")
-        conn.executescript(
-            """
-            CREATE TABLE users (user_id TEXT PRIMARY KEY, name TEXT, membership TEXT);
-            CREATE TABLE flights (flight_number TEXT PRIMARY KEY, origin TEXT,
-                destination TEXT, date TEXT, departs TEXT, economy REAL, business REAL,
-                seats_left INTEGER, status TEXT);
-            CREATE TABLE reservations (reservation_id TEXT PRIMARY KEY, user_id TEXT,
-                flight_number TEXT, cabin TEXT, passengers INTEGER, bags INTEGER,
-                insurance INTEGER, booked_on TEXT, status TEXT, total REAL, refund REAL);
-            CREATE TABLE certificates (reservation_id TEXT PRIMARY KEY, user_id TEXT,
-                amount REAL);
-            """
-        )
+    schema = """
+        CREATE TABLE users (user_id TEXT PRIMARY KEY, name TEXT, membership TEXT);
+        CREATE TABLE flights (flight_number TEXT PRIMARY KEY, origin TEXT,
+            destination TEXT, date TEXT, departs TEXT, economy REAL, business REAL,
+            seats_left INTEGER, status TEXT);
+        CREATE TABLE reservations (reservation_id TEXT PRIMARY KEY, user_id TEXT,
+            flight_number TEXT, cabin TEXT, passengers INTEGER, bags INTEGER,
+            insurance INTEGER, booked_on TEXT, status TEXT, total REAL, refund REAL);
+        CREATE TABLE certificates (reservation_id TEXT PRIMARY KEY, user_id TEXT,
+            amount REAL);
+        """
+
+    def populate(self, conn: sqlite3.Connection, r: random.Random) -> None:
         users = []
-        for i in range(30):
-            uid = f"{r.choice(FIRST)}_{r.choice(LAST)}_{1000 + r.randrange(9000)}"
+        for _ in range(30):
+            uid, name = customer(r)
             member = r.choice(("regular", "regular", "silver", "gold"))
             users.append(uid)
-            conn.execute(
-                "INSERT OR IGNORE INTO users VALUES (?,?,?)",
-                (uid, uid.split("_")[0].title() + " " + uid.split("_")[1].title(), member),
-            )
-            del i
+            conn.execute("INSERT OR IGNORE INTO users VALUES (?,?,?)", (uid, name, member))
         flights = []
         for n in range(90):
             origin, dest = r.sample(CITIES, 2)
@@ -253,13 +157,18 @@ class Airline(Domain):
 
 
 # ----- tool functions (each reads/writes the session's database) -------------------------
-def _user(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read("A user's profile (name, membership) and their reservation ids.", {"user_id": STR})
+def get_user_details(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     user = one(conn, "SELECT * FROM users WHERE user_id=?", a["user_id"], missing="user not found")
     ids = rows(conn, "SELECT reservation_id FROM reservations WHERE user_id=?", a["user_id"])
     return {**user, "reservations": [r["reservation_id"] for r in ids]}
 
 
-def _reservation(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read(
+    "A reservation: flight, cabin, passengers, bags, insurance, booking date, total.",
+    {"reservation_id": STR},
+)
+def get_reservation_details(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     res = one(
         conn,
         "SELECT r.*, f.origin, f.destination, f.date, f.departs FROM reservations r "
@@ -271,7 +180,11 @@ def _reservation(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return res
 
 
-def _search(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+@TOOLS.read(
+    "Flights between two cities on a date (YYYY-MM-DD) with prices and seats left.",
+    {"origin": STR, "destination": STR, "date": STR},
+)
+def search_flights(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
     found = rows(
         conn,
         "SELECT flight_number, origin, destination, date, departs, economy, business, "
@@ -286,7 +199,8 @@ def _search(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]
     return found
 
 
-def _status(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read("Whether a flight is scheduled, delayed or cancelled.", {"flight_number": STR})
+def get_flight_status(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return one(
         conn,
         "SELECT flight_number, date, departs, status FROM flights WHERE flight_number=?",
@@ -315,7 +229,16 @@ def _active(conn: sqlite3.Connection, rid: str) -> dict[str, Any]:
     return res
 
 
-def _book(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Book a flight for a user in a cabin for a number of passengers.",
+    {
+        "user_id": STR,
+        "flight_number": STR,
+        "cabin": {"type": "string", "enum": list(CABINS)},
+        "passengers": {"type": "integer", "minimum": 1, "maximum": 9},
+    },
+)
+def book_reservation(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     one(conn, "SELECT 1 FROM users WHERE user_id=?", a["user_id"], missing="user not found")
     f = _flight(conn, a["flight_number"])
     if f["date"] < TODAY.isoformat() or f["status"] == "cancelled":
@@ -358,7 +281,8 @@ def cancellable(res: dict[str, Any], flight: dict[str, Any]) -> str | None:
     return "it was booked more than 24 hours ago, is not business class and has no insurance"
 
 
-def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write("Cancel a reservation and refund it, if the policy allows.", {"reservation_id": STR})
+def cancel_reservation(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     res = _active(conn, a["reservation_id"])
     why = cancellable(res, _flight(conn, res["flight_number"]))
     if why:
@@ -374,7 +298,11 @@ def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return {"reservation_id": res["reservation_id"], "status": "cancelled", "refund": res["total"]}
 
 
-def _change(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Move a reservation to another flight on the same route, same cabin.",
+    {"reservation_id": STR, "flight_number": STR},
+)
+def update_reservation_flight(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     res = _active(conn, a["reservation_id"])
     old, new = _flight(conn, res["flight_number"]), _flight(conn, a["flight_number"])
     if res["cabin"] == "basic economy":
@@ -405,7 +333,11 @@ def bag_fee(conn: sqlite3.Connection, res: dict[str, Any], total_bags: int) -> f
     return money(BAG_FEE * (max(0, total_bags - free) - paid_before))
 
 
-def _bags(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Set the total number of checked bags of a reservation (add only).",
+    {"reservation_id": STR, "total_bags": {"type": "integer", "minimum": 0, "maximum": 20}},
+)
+def update_reservation_baggages(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     res = _active(conn, a["reservation_id"])
     if a["total_bags"] < res["bags"]:
         raise RuleBroken(f"bags can only be added; the reservation already has {res['bags']}")
@@ -432,7 +364,11 @@ def compensation(conn: sqlite3.Connection, res: dict[str, Any]) -> float | str:
     return money(COMPENSATION[flight["status"]] * res["passengers"])
 
 
-def _certificate(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Issue the compensation certificate the policy allows for a disrupted flight.",
+    {"reservation_id": STR},
+)
+def send_certificate(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     res = _active(conn, a["reservation_id"])
     amount = compensation(conn, res)
     if isinstance(amount, str):
@@ -450,65 +386,59 @@ def _pick_reservation(conn: sqlite3.Connection, r: Any) -> dict[str, Any]:
     return r.choice(res)
 
 
-def _lookup(rid: str) -> list[dict[str, Any]]:
-    return [
-        {"ask": "reservation_id"},
-        {"call": "get_reservation_details", "args": {"reservation_id": "$reservation_id"}},
-    ]
+def _lookup() -> drafts.Steps:
+    return drafts.lookup("reservation_id", "get_reservation_details")
 
 
-def _decoy(conn: sqlite3.Connection, rid: str) -> str:
-    others = rows(
-        conn,
-        "SELECT reservation_id FROM reservations WHERE reservation_id != ? "
-        "ORDER BY reservation_id LIMIT 1",
-        rid,
-    )
-    return others[0]["reservation_id"]
+def _decoys(conn: sqlite3.Connection, rid: str) -> dict[str, str]:
+    return {"reservation_id": drafts.other_id(conn, "reservations", "reservation_id", rid)}
 
 
-def _refusal(key: str, goal: dict[str, Any], why: str, rid: str, decoy: str) -> dict[str, Any]:
-    return {
-        "key": key,
-        "goal": {**goal, "grantable": False},
-        "plan": [
-            *_lookup(rid),
-            {"tell": f"I'm sorry, but I cannot do that for reservation {{reservation_id}}: {why}."},
-        ],
-        "decoys": {"reservation_id": decoy},
-    }
+def _refusal(conn: sqlite3.Connection, key: str, goal: dict[str, Any], why: str) -> dict:
+    rid = goal["facts"]["reservation_id"]
+    tell = drafts.sorry(f"do that for reservation {{reservation_id}}: {why}")
+    return drafts.refused(key, goal, _lookup(), tell, _decoys(conn, rid))
+
+
+def _granted(
+    conn: sqlite3.Connection,
+    key: str,
+    goal: dict[str, Any],
+    call: str,
+    said: tuple[str, str],
+    amount: float,
+    more: dict[str, str] | None = None,
+    decoys: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A write on the user's reservation that the rules allow: the reservation looked up, the
+    slot of each ``more`` argument of the write (bound as in a plan, ``"$slot"``) asked for, then
+    the write proposed and made (``said``: the proposal, the report) and the ``amount`` it costs
+    or pays told."""
+    rid = goal["facts"]["reservation_id"]
+    more = more or {}
+    args = {"reservation_id": "$reservation_id", **more}
+    confirm, tell = said
+    plan = drafts.write(f"{confirm} Shall I proceed?", call, args, tell, [f"{amount:.2f}"])
+    asks = [{"ask": bound[1:].partition(":")[0]} for bound in more.values()]
+    return drafts.draft(key, goal, [*_lookup(), *asks, *plan], _decoys(conn, rid) | (decoys or {}))
 
 
 def _cancel_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
     res = _pick_reservation(conn, r)
     rid = res["reservation_id"]
     why = cancellable(res, _flight(conn, res["flight_number"]))
-    goal = {
-        "intent": "cancel",
-        "phrase": "cancel my flight reservation",
-        "facts": {"reservation_id": rid},
-        "requests": ["refund"],
-    }
+    goal = drafts.goal(
+        "cancel", "cancel my flight reservation", {"reservation_id": rid}, ["refund"]
+    )
     if why:
-        return _refusal(f"cancel:{rid}", goal, why, rid, _decoy(conn, rid))
-    return {
-        "key": f"cancel:{rid}",
-        "goal": goal,
-        "plan": [
-            *_lookup(rid),
-            {
-                "confirm": "I can cancel reservation {reservation_id} with a full refund of "
-                f"${res['total']:.2f}. Shall I proceed?"
-            },
-            {"call": "cancel_reservation", "args": {"reservation_id": "$reservation_id"}},
-            {
-                "tell": "Reservation {reservation_id} has been cancelled and "
-                f"${res['total']:.2f} will be refunded to your original payment.",
-                "facts": [f"{res['total']:.2f}"],
-            },
-        ],
-        "decoys": {"reservation_id": _decoy(conn, rid)},
-    }
+        return _refusal(conn, f"cancel:{rid}", goal, why)
+    refund = f"${res['total']:.2f}"
+    said = (
+        f"I can cancel reservation {{reservation_id}} with a full refund of {refund}.",
+        f"Reservation {{reservation_id}} has been cancelled and {refund} will be refunded to "
+        "your original payment.",
+    )
+    return _granted(conn, f"cancel:{rid}", goal, "cancel_reservation", said, res["total"])
 
 
 def _change_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
@@ -528,45 +458,27 @@ def _change_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any]
     if not options or old["date"] < TODAY.isoformat():
         return None
     new = r.choice(options)
-    goal = {
-        "intent": "change",
-        "phrase": f"move my reservation to another flight from {old['origin']} to "
-        f"{old['destination']}",
-        "facts": {"reservation_id": rid, "flight_number": new["flight_number"]},
-        "requests": ["fare_difference"],
-    }
-    decoy = _decoy(conn, rid)
+    goal = drafts.goal(
+        "change",
+        f"move my reservation to another flight from {old['origin']} to {old['destination']}",
+        {"reservation_id": rid, "flight_number": new["flight_number"]},
+        ["fare_difference"],
+    )
     if res["cabin"] == "basic economy":
-        return _refusal(
-            f"change:{rid}", goal, "basic economy reservations cannot be changed", rid, decoy
-        )
+        return _refusal(conn, f"change:{rid}", goal, "basic economy reservations cannot be changed")
     total = money(_price(conn, new["flight_number"], res["cabin"]) * res["passengers"])
     diff = money(total - res["total"])
-    word = "charged" if diff >= 0 else "refunded"
-    return {
-        "key": f"change:{rid}",
-        "goal": goal,
-        "plan": [
-            *_lookup(rid),
-            {"ask": "flight_number"},
-            {
-                "confirm": "I will move reservation {reservation_id} to flight {flight_number} "
-                f"on {new['date']}. Shall I proceed?"
-            },
-            {
-                "call": "update_reservation_flight",
-                "args": {"reservation_id": "$reservation_id", "flight_number": "$flight_number"},
-            },
-            {
-                "tell": "Reservation {reservation_id} is now on flight {flight_number}. The fare "
-                f"difference of ${abs(diff):.2f} has been {word}.",
-                "facts": [f"{abs(diff):.2f}"],
-            },
-        ],
-        "decoys": {"reservation_id": decoy, "flight_number": options[0]["flight_number"]}
-        if options[0] is not new
-        else {"reservation_id": decoy},
-    }
+    said = (
+        f"I will move reservation {{reservation_id}} to flight {{flight_number}} on {new['date']}.",
+        "Reservation {reservation_id} is now on flight {flight_number}. The fare difference of "
+        f"${abs(diff):.2f} has been {'charged' if diff >= 0 else 'refunded'}.",
+    )
+    first = options[0]["flight_number"]
+    decoys = {"flight_number": first} if options[0] is not new else {}
+    more = {"flight_number": "$flight_number"}
+    return _granted(
+        conn, f"change:{rid}", goal, "update_reservation_flight", said, abs(diff), more, decoys
+    )
 
 
 def _bags_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
@@ -576,33 +488,23 @@ def _bags_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] |
     fee = bag_fee(conn, res, total_bags)
     if _flight(conn, res["flight_number"])["date"] < TODAY.isoformat():
         return None
-    return {
-        "key": f"bags:{rid}",
-        "goal": {
-            "intent": "bags",
-            "phrase": "add checked bags to my reservation",
-            "facts": {"reservation_id": rid, "bags": str(total_bags)},
-            "requests": ["fee"],
-        },
-        "plan": [
-            *_lookup(rid),
-            {"ask": "bags"},
-            {
-                "confirm": "I will set reservation {reservation_id} to {bags} checked bags in "
-                f"total, for a fee of ${fee:.2f}. Shall I proceed?"
-            },
-            {
-                "call": "update_reservation_baggages",
-                "args": {"reservation_id": "$reservation_id", "total_bags": "$bags:int"},
-            },
-            {
-                "tell": "Reservation {reservation_id} has been updated to {bags} checked bags. "
-                f"The fee charged is ${fee:.2f}.",
-                "facts": [f"{fee:.2f}"],
-            },
-        ],
-        "decoys": {"reservation_id": _decoy(conn, rid), "bags": str(total_bags + 1)},
-    }
+    goal = drafts.goal(
+        "bags",
+        "add checked bags to my reservation",
+        {"reservation_id": rid, "bags": str(total_bags)},
+        ["fee"],
+    )
+    said = (
+        "I will set reservation {reservation_id} to {bags} checked bags in total, for a fee of "
+        f"${fee:.2f}.",
+        f"Reservation {{reservation_id}} has been updated to {{bags}} checked bags. The fee "
+        f"charged is ${fee:.2f}.",
+    )
+    decoys = {"bags": str(total_bags + 1)}
+    more = {"total_bags": "$bags:int"}
+    return _granted(
+        conn, f"bags:{rid}", goal, "update_reservation_baggages", said, fee, more, decoys
+    )
 
 
 def _book_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
@@ -615,60 +517,41 @@ def _book_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] |
     user, flight = r.choice(users)["user_id"], r.choice(flights)
     cabin = r.choice(("economy", "business"))
     pax = r.randrange(1, 4)
-    goal = {
-        "intent": "book",
-        "phrase": f"book a flight from {flight['origin']} to {flight['destination']}",
-        "facts": {
+    goal = drafts.goal(
+        "book",
+        f"book a flight from {flight['origin']} to {flight['destination']}",
+        {
             "user_id": user,
             "flight_number": flight["flight_number"],
             "cabin": cabin,
             "passengers": str(pax),
         },
-        "requests": ["total"],
-    }
+        ["total"],
+    )
     key = f"book:{user}:{flight['flight_number']}"
     ask = [{"ask": "user_id"}, {"ask": "flight_number"}, {"ask": "cabin"}, {"ask": "passengers"}]
+    decoys = {"cabin": "basic economy"}
     if flight["seats_left"] < pax:
-        return {
-            "key": key,
-            "goal": {**goal, "grantable": False},
-            "plan": [
-                *ask,
-                {"call": "get_flight_status", "args": {"flight_number": "$flight_number"}},
-                {
-                    "tell": "I'm sorry, but flight {flight_number} cannot take {passengers} "
-                    f"passengers: only {flight['seats_left']} seat(s) are left."
-                },
-            ],
-            "decoys": {"cabin": "basic economy"},
-        }
+        status = {"call": "get_flight_status", "args": {"flight_number": "$flight_number"}}
+        left = flight["seats_left"]
+        tell = "I'm sorry, but flight {flight_number} cannot take {passengers} passengers: "
+        tell += f"only {left} seat(s) are left."
+        return drafts.refused(key, goal, [*ask, status], tell, decoys)
     total = money(_price(conn, flight["flight_number"], cabin) * pax)
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *ask,
-            {
-                "confirm": "I will book flight {flight_number} in {cabin} for {passengers} "
-                f"passengers, total ${total:.2f}. Shall I proceed?"
-            },
-            {
-                "call": "book_reservation",
-                "args": {
-                    "user_id": "$user_id",
-                    "flight_number": "$flight_number",
-                    "cabin": "$cabin",
-                    "passengers": "$passengers:int",
-                },
-            },
-            {
-                "tell": "Your flight {flight_number} has been booked. The total price is "
-                f"${total:.2f}.",
-                "facts": [f"{total:.2f}"],
-            },
-        ],
-        "decoys": {"cabin": "basic economy"},
-    }
+    plan = drafts.write(
+        "I will book flight {flight_number} in {cabin} for {passengers} passengers, total "
+        f"${total:.2f}. Shall I proceed?",
+        "book_reservation",
+        {
+            "user_id": "$user_id",
+            "flight_number": "$flight_number",
+            "cabin": "$cabin",
+            "passengers": "$passengers:int",
+        },
+        f"Your flight {{flight_number}} has been booked. The total price is ${total:.2f}.",
+        [f"{total:.2f}"],
+    )
+    return drafts.draft(key, goal, [*ask, *plan], decoys)
 
 
 def _certificate_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
@@ -682,32 +565,20 @@ def _certificate_task(d: Airline, conn: sqlite3.Connection, r: Any) -> dict[str,
     res = r.choice(disrupted)
     rid = res["reservation_id"]
     amount = compensation(conn, res)
-    goal = {
-        "intent": "certificate",
-        "phrase": "get compensation for my disrupted flight",
-        "facts": {"reservation_id": rid},
-        "requests": ["certificate"],
-    }
+    goal = drafts.goal(
+        "certificate",
+        "get compensation for my disrupted flight",
+        {"reservation_id": rid},
+        ["certificate"],
+    )
     if isinstance(amount, str):
-        return _refusal(f"cert:{rid}", goal, amount, rid, _decoy(conn, rid))
-    return {
-        "key": f"cert:{rid}",
-        "goal": goal,
-        "plan": [
-            *_lookup(rid),
-            {
-                "confirm": "I can issue a compensation certificate of "
-                f"${amount:.2f} for reservation {{reservation_id}}. Shall I proceed?"
-            },
-            {"call": "send_certificate", "args": {"reservation_id": "$reservation_id"}},
-            {
-                "tell": f"A certificate worth ${amount:.2f} has been issued for reservation "
-                "{reservation_id}.",
-                "facts": [f"{amount:.2f}"],
-            },
-        ],
-        "decoys": {"reservation_id": _decoy(conn, rid)},
-    }
+        return _refusal(conn, f"cert:{rid}", goal, amount)
+    said = (
+        f"I can issue a compensation certificate of ${amount:.2f} for reservation "
+        "{reservation_id}.",
+        f"A certificate worth ${amount:.2f} has been issued for reservation {{reservation_id}}.",
+    )
+    return _granted(conn, f"cert:{rid}", goal, "send_certificate", said, amount)
 
 
 Airline.makers = (_cancel_task, _change_task, _bags_task, _book_task, _certificate_task)

@@ -10,24 +10,17 @@ another is told which one it wants, and the gold world is a single one.
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from palaestra.envs.runtimes.simuser.domain import Slot
-from palaestra.envs.usersim.domain import (
-    STR,
-    Domain,
-    DomainError,
-    RuleBroken,
-    Tool,
-    money,
-    one,
-    params,
-    rng,
-    rows,
-)
+from palaestra.envs.runtimes.simuser.domain import Slot, by_name
+from palaestra.envs.usersim import drafts
+from palaestra.envs.usersim.domain import Domain, DomainError, RuleBroken, money, one, rows
+from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.vocab import MONEY, REFUND, number_of
 
 TODAY = date(2026, 12, 1)
 AREAS = ("centre", "north", "south", "east", "west")
@@ -84,7 +77,10 @@ MAX_TABLE = 8  # people at one restaurant table
 MAX_ROOM = 4  # guests in one hotel room (one room per booking)
 MAX_NIGHTS = 14
 OPENS, CLOSES = "11:00", "22:00"
-_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+DAY = {"type": "string", "minLength": 10, "maxLength": 10, "description": "YYYY-MM-DD"}
+PEOPLE = {"type": "integer", "minimum": 1, "maximum": 30}
+NIGHTS = {"type": "integer", "minimum": 1, "maximum": 60}
+TOOLS = Tools()
 
 POLICY = f"""You are a restaurant and hotel booking assistant. Today is {TODAY.isoformat()}.
 - Search with the user's constraints (area, food, price range; or area, stars, parking) and
@@ -103,103 +99,61 @@ POLICY = f"""You are a restaurant and hotel booking assistant. Today is {TODAY.i
 """
 
 
+def _venue_name(kind: str, names: tuple[str, ...]) -> Slot:
+    """Restaurants and hotels are asked for by name in the same words."""
+    words = (f"{kind} name", f"which {kind}", f"name of the {kind}")
+    return Slot(kind, f"{kind} name", words, values=names)
+
+
 class Hotel(Domain):
     name = "hotel"
     title = "CityStay Bookings"
     policy = POLICY
-    slots = {
-        "area": Slot(
-            "area",
-            "preferred area",
-            ("area", "part of town"),
-            values=AREAS,
-            phrase="We want somewhere in the {value}.",
-        ),
-        "food": Slot(
-            "food",
-            "type of food",
-            ("food", "cuisine"),
-            values=FOODS,
-            phrase="We want {value} food.",
-        ),
-        "pricerange": Slot(
-            "pricerange",
-            "price range",
-            ("price range", "budget"),
-            values=PRICES,
-            phrase="We want something in the {value} price range.",
-        ),
-        "restaurant": Slot(
-            "restaurant",
-            "restaurant name",
-            ("restaurant name", "which restaurant", "name of the restaurant"),
-            values=RESTAURANTS,
-            phrase="The restaurant is {value}.",
-        ),
-        "hotel": Slot(
-            "hotel",
-            "hotel name",
-            ("hotel name", "which hotel", "name of the hotel"),
-            values=HOTELS,
-            phrase="The hotel is {value}.",
-        ),
-        "stars": Slot(
-            "stars",
-            "star rating",
-            ("stars", "star rating"),
-            r"\b([1-5])[- ]stars?\b",
-            phrase="We want a {value}-star hotel.",
-        ),
-        "parking": Slot(
-            "parking",
-            "parking",
-            ("parking",),
-            values=("free parking",),
-            phrase="We need {value}.",
-        ),
-        "people": Slot(
+    tools = TOOLS
+    slots = by_name(
+        Slot("area", "preferred area", ("area", "part of town"), values=AREAS),
+        Slot("food", "type of food", ("food", "cuisine"), values=FOODS),
+        Slot("pricerange", "price range", ("price range", "budget"), values=PRICES),
+        _venue_name("restaurant", RESTAURANTS),
+        _venue_name("hotel", HOTELS),
+        Slot("stars", "star rating", ("stars", "star rating"), r"\b([1-5])[- ]stars?\b"),
+        Slot("parking", "parking", ("parking",), values=("free parking",)),
+        number_of(
             "people",
-            "number of people",
             ("people", "how many people", "party size", "guests"),
-            r"\b(\d+) (?:people|persons?|guests?)\b",
-            phrase="We are {value} people.",
+            r"(?:people|persons?|guests?)",
         ),
-        "day": Slot(
-            "day",
-            "date",
-            ("date", "which day", "check-in"),
-            r"\b(20\d\d-\d\d-\d\d)\b",
-            phrase="It's for {value}.",
-        ),
-        "time": Slot(
-            "time",
-            "time",
-            ("time", "what time"),
-            r"\b((?:[01]\d|2[0-3]):[0-5]\d)\b",
-            phrase="It's for {value}.",
-        ),
-        "nights": Slot(
-            "nights",
-            "number of nights",
-            ("nights", "how many nights", "length of stay"),
-            r"\b(\d+) nights?\b",
-            phrase="We want to stay {value} nights.",
-        ),
-        "reference": Slot(
+        Slot("day", "date", ("date", "which day", "check-in"), r"\b(20\d\d-\d\d-\d\d)\b"),
+        Slot("time", "time", ("time", "what time"), r"\b((?:[01]\d|2[0-3]):[0-5]\d)\b"),
+        number_of("nights", ("nights", "how many nights", "length of stay"), r"nights?"),
+        Slot(
             "reference",
             "booking reference",
             ("reference", "booking reference", "reference number"),
             r"\bHB-\d{5}\b",
         ),
-        "phone": Slot("phone", "phone number", ("phone", "telephone"), r"\b01223 \d{6}\b"),
-        "address": Slot(
+        Slot("phone", "phone number", ("phone", "telephone"), r"\b01223 \d{6}\b"),
+        Slot(
             "address",
             "address",
             ("address", "located"),
             r"\b\d{1,3} [A-Z][a-z]+ (?:Street|Road|Lane)\b",
         ),
-        "total": Slot("total", "total", ("total", "in total"), _MONEY),
-        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
+        Slot("total", "total", ("total", "in total"), MONEY),
+        REFUND,
+    )
+    phrases = {
+        "area": "We want somewhere in the {value}.",
+        "food": "We want {value} food.",
+        "pricerange": "We want something in the {value} price range.",
+        "restaurant": "The restaurant is {value}.",
+        "hotel": "The hotel is {value}.",
+        "stars": "We want a {value}-star hotel.",
+        "parking": "We need {value}.",
+        "people": "We are {value} people.",
+        "day": "It's for {value}.",
+        "time": "It's for {value}.",
+        "nights": "We want to stay {value} nights.",
     }
     requests = {
         "reference": "What is the booking reference?",
@@ -211,108 +165,18 @@ class Hotel(Domain):
 
     refuse_share = 0.22
 
-    def __init__(self) -> None:
-        super().__init__()
-        day = {"type": "string", "minLength": 10, "maxLength": 10, "description": "YYYY-MM-DD"}
-        people = {"type": "integer", "minimum": 1, "maximum": 30}
-        t = [
-            Tool(
-                "find_restaurants",
-                "Restaurants matching every given constraint, by name: area, food, price "
-                "range, phone, address.",
-                params(
-                    [],
-                    area={"type": "string", "enum": list(AREAS)},
-                    food=STR,
-                    pricerange={"type": "string", "enum": list(PRICES)},
-                    name=STR,
-                ),
-                _find_restaurants,
-            ),
-            Tool(
-                "find_hotels",
-                "Hotels matching every given constraint, by name: area, stars, parking, price "
-                "per night, phone, address.",
-                params(
-                    [],
-                    area={"type": "string", "enum": list(AREAS)},
-                    stars={"type": "integer", "minimum": 1, "maximum": 5},
-                    parking={"type": "boolean"},
-                    name=STR,
-                ),
-                _find_hotels,
-            ),
-            Tool(
-                "check_availability",
-                "Whether a restaurant (give time) or hotel (give nights) can take a booking "
-                "for this many people on this date, and if not, why.",
-                params(
-                    ["name", "day", "people"],
-                    name=STR,
-                    day=day,
-                    people=people,
-                    time=STR,
-                    nights={"type": "integer", "minimum": 1, "maximum": 60},
-                ),
-                _availability,
-            ),
-            Tool(
-                "book_restaurant",
-                "Book a table; answers the booking reference.",
-                params(
-                    ["name", "people", "day", "time"],
-                    name=STR,
-                    people=people,
-                    day=day,
-                    time=STR,
-                ),
-                _book_restaurant,
-                writes=True,
-            ),
-            Tool(
-                "book_hotel",
-                "Book one room from a check-in date for some nights; answers the booking "
-                "reference and the total.",
-                params(
-                    ["name", "people", "day", "nights"],
-                    name=STR,
-                    people=people,
-                    day=day,
-                    nights={"type": "integer", "minimum": 1, "maximum": 60},
-                ),
-                _book_hotel,
-                writes=True,
-            ),
-            Tool(
-                "get_booking",
-                "A booking by its reference: venue, date, time or nights, people, total, status.",
-                params(["reference"], reference=STR),
-                _get_booking,
-            ),
-            Tool(
-                "cancel_booking",
-                "Cancel a booking, if the policy allows; a hotel booking is refunded.",
-                params(["reference"], reference=STR),
-                _cancel,
-                writes=True,
-            ),
-        ]
-        self.tools = {tool.name: tool for tool in t}
-
     # ----- the world ----------------------------------------------------------------------
-    def build(self, conn: sqlite3.Connection, seed: int) -> None:
-        r = rng(seed, "hotel")
-        conn.executescript(
-            """
-            CREATE TABLE restaurants (name TEXT PRIMARY KEY, area TEXT, food TEXT,
-                pricerange TEXT, phone TEXT, address TEXT, seats INTEGER);
-            CREATE TABLE hotels (name TEXT PRIMARY KEY, area TEXT, stars INTEGER,
-                parking INTEGER, price REAL, phone TEXT, address TEXT, rooms INTEGER);
-            CREATE TABLE bookings (reference TEXT PRIMARY KEY, kind TEXT, venue TEXT,
-                people INTEGER, day TEXT, time TEXT, nights INTEGER, total REAL, status TEXT,
-                refund REAL);
-            """
-        )
+    schema = """
+        CREATE TABLE restaurants (name TEXT PRIMARY KEY, area TEXT, food TEXT,
+            pricerange TEXT, phone TEXT, address TEXT, seats INTEGER);
+        CREATE TABLE hotels (name TEXT PRIMARY KEY, area TEXT, stars INTEGER,
+            parking INTEGER, price REAL, phone TEXT, address TEXT, rooms INTEGER);
+        CREATE TABLE bookings (reference TEXT PRIMARY KEY, kind TEXT, venue TEXT,
+            people INTEGER, day TEXT, time TEXT, nights INTEGER, total REAL, status TEXT,
+            refund REAL);
+        """
+
+    def populate(self, conn: sqlite3.Connection, r: random.Random) -> None:
         phones: set[str] = set()
 
         def phone() -> str:
@@ -413,32 +277,33 @@ def rooms_left(conn: sqlite3.Connection, venue: str, day: str, nights: int) -> i
     return rooms - busiest
 
 
+def _party_problem(day: str, people: int, most: int, limit: str) -> str | None:
+    """What any booking must meet, a table or a room: a day still to come, and a party of at
+    most ``most`` (``limit`` says so)."""
+    if day < TODAY.isoformat():
+        return f"{day} is in the past"
+    return limit if people > most else None
+
+
 def restaurant_problem(
     conn: sqlite3.Connection, venue: str, people: int, day: str, time: str
 ) -> str | None:
     """Why this table cannot be booked, or None."""
-    if day < TODAY.isoformat():
-        return f"{day} is in the past"
-    if people > MAX_TABLE:
-        return f"tables are for at most {MAX_TABLE} people"
-    if not OPENS <= time <= CLOSES:
-        return f"tables can only be booked between {OPENS} and {CLOSES}"
+    why = _party_problem(day, people, MAX_TABLE, f"tables are for at most {MAX_TABLE} people")
+    if why or not OPENS <= time <= CLOSES:
+        return why or f"tables can only be booked between {OPENS} and {CLOSES}"
     left = seats_left(conn, venue, day, time)
-    if left < people:
-        return f"{venue} has only {left} seat(s) left on {day} at {time}"
-    return None
+    return f"{venue} has only {left} seat(s) left on {day} at {time}" if left < people else None
 
 
 def hotel_problem(
     conn: sqlite3.Connection, venue: str, people: int, day: str, nights: int
 ) -> str | None:
     """Why this stay cannot be booked, or None."""
-    if day < TODAY.isoformat():
-        return f"{day} is in the past"
-    if people > MAX_ROOM:
-        return f"a booking is one room for at most {MAX_ROOM} guests"
-    if nights > MAX_NIGHTS:
-        return f"a stay is at most {MAX_NIGHTS} nights"
+    limit = f"a booking is one room for at most {MAX_ROOM} guests"
+    why = _party_problem(day, people, MAX_ROOM, limit)
+    if why or nights > MAX_NIGHTS:
+        return why or f"a stay is at most {MAX_NIGHTS} nights"
     if rooms_left(conn, venue, day, nights) < 1:
         return f"{venue} has no room free for every night from {day} for {nights} night(s)"
     return None
@@ -468,25 +333,28 @@ def _time(text: str) -> str:
     return text
 
 
-def _restaurant(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
+def _venue(conn: sqlite3.Connection, kind: str, name: str) -> dict[str, Any]:
+    """A restaurant or hotel by its name as the agent typed it (any case, stray spaces)."""
     return one(
         conn,
-        "SELECT * FROM restaurants WHERE lower(name)=lower(?)",
+        f"SELECT * FROM {kind}s WHERE lower(name)=lower(?)",
         name.strip(),
-        missing=f"no restaurant called {name!r}",
+        missing=f"no {kind} called {name!r}",
     )
 
 
-def _hotel(conn: sqlite3.Connection, name: str) -> dict[str, Any]:
-    return one(
-        conn,
-        "SELECT * FROM hotels WHERE lower(name)=lower(?)",
-        name.strip(),
-        missing=f"no hotel called {name!r}",
-    )
-
-
-def _find_restaurants(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+@TOOLS.read(
+    "Restaurants matching every given constraint, by name: area, food, price range, phone, "
+    "address.",
+    {
+        "area": {"type": "string", "enum": list(AREAS)},
+        "food": STR,
+        "pricerange": {"type": "string", "enum": list(PRICES)},
+        "name": STR,
+    },
+    required=(),
+)
+def find_restaurants(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
     found = [
         {k: v for k, v in x.items() if k != "seats"}
         for x in rows(conn, "SELECT * FROM restaurants ORDER BY name")
@@ -497,7 +365,18 @@ def _find_restaurants(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[
     return found
 
 
-def _find_hotels(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+@TOOLS.read(
+    "Hotels matching every given constraint, by name: area, stars, parking, price per night, "
+    "phone, address.",
+    {
+        "area": {"type": "string", "enum": list(AREAS)},
+        "stars": {"type": "integer", "minimum": 1, "maximum": 5},
+        "parking": {"type": "boolean"},
+        "name": STR,
+    },
+    required=(),
+)
+def find_hotels(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
     out = []
     for x in rows(conn, "SELECT * FROM hotels ORDER BY name"):
         x = {k: v for k, v in x.items() if k != "rooms"}
@@ -511,17 +390,23 @@ def _find_hotels(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, 
     return out
 
 
-def _availability(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read(
+    "Whether a restaurant (give time) or hotel (give nights) can take a booking for this many "
+    "people on this date, and if not, why.",
+    {"name": STR, "day": DAY, "people": PEOPLE, "time": STR, "nights": NIGHTS},
+    required=("name", "day", "people"),
+)
+def check_availability(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     day = _day(a["day"])
     if rows(conn, "SELECT 1 FROM restaurants WHERE lower(name)=lower(?)", a["name"].strip()):
-        venue = _restaurant(conn, a["name"])["name"]
+        venue = _venue(conn, "restaurant", a["name"])["name"]
         if "time" not in a:
             raise DomainError("a restaurant booking needs a time")
         time = _time(a["time"])
         why = restaurant_problem(conn, venue, a["people"], day, time)
         left = {"seats_left": max(0, seats_left(conn, venue, day, time))}
     else:
-        venue = _hotel(conn, a["name"])["name"]
+        venue = _venue(conn, "hotel", a["name"])["name"]
         if "nights" not in a:
             raise DomainError("a hotel booking needs the number of nights")
         why = hotel_problem(conn, venue, a["people"], day, a["nights"])
@@ -542,8 +427,12 @@ def reference(conn: sqlite3.Connection, key: str) -> str:
         salt += 1
 
 
-def _book_restaurant(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
-    venue = _restaurant(conn, a["name"])["name"]
+@TOOLS.write(
+    "Book a table; answers the booking reference.",
+    {"name": STR, "people": PEOPLE, "day": DAY, "time": STR},
+)
+def book_restaurant(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    venue = _venue(conn, "restaurant", a["name"])["name"]
     day, time = _day(a["day"]), _time(a["time"])
     why = restaurant_problem(conn, venue, a["people"], day, time)
     if why:
@@ -556,8 +445,13 @@ def _book_restaurant(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, A
     return {"reference": ref, "name": venue, "day": day, "time": time, "people": a["people"]}
 
 
-def _book_hotel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
-    hotel = _hotel(conn, a["name"])
+@TOOLS.write(
+    "Book one room from a check-in date for some nights; answers the booking reference and the "
+    "total.",
+    {"name": STR, "people": PEOPLE, "day": DAY, "nights": NIGHTS},
+)
+def book_hotel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    hotel = _venue(conn, "hotel", a["name"])
     day = _day(a["day"])
     why = hotel_problem(conn, hotel["name"], a["people"], day, a["nights"])
     if why:
@@ -580,11 +474,18 @@ def _booking(conn: sqlite3.Connection, ref: str) -> dict[str, Any]:
     )
 
 
-def _get_booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read(
+    "A booking by its reference: venue, date, time or nights, people, total, status.",
+    {"reference": STR},
+)
+def get_booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in _booking(conn, a["reference"]).items() if v is not None}
 
 
-def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Cancel a booking, if the policy allows; a hotel booking is refunded.", {"reference": STR}
+)
+def cancel_booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     booking = _booking(conn, a["reference"])
     why = cancel_problem(booking)
     if why:
@@ -608,17 +509,6 @@ def _a(word: str) -> str:
 
 def _other(values: tuple[str, ...] | list[str], value: str) -> str:
     return next(v for v in values if v != value)
-
-
-def _refusal(
-    key: str, goal: dict[str, Any], plan: list[dict[str, Any]], text: str, decoys: dict[str, str]
-) -> dict[str, Any]:
-    return {
-        "key": key,
-        "goal": {**goal, "grantable": False},
-        "plan": [*plan, {"tell": f"I'm sorry, but I cannot {text}."}],
-        "decoys": decoys,
-    }
 
 
 def _table(conn: sqlite3.Connection, r: Any, venue: str, refuse: bool) -> tuple[int, str, str]:
@@ -657,14 +547,15 @@ def _stay(conn: sqlite3.Connection, r: Any, venue: str, refuse: bool) -> tuple[i
     return r.randrange(MAX_ROOM + 1, MAX_ROOM + 3), r.choice(_days()), r.randrange(1, 4)
 
 
-def _booking_steps(room: bool, name: str, text: str, total: float | None) -> list[dict]:
-    """Asks, availability check and confirmation for a table or a room. ``name`` is the tool
-    argument (the found venue, or "$restaurant"/"$hotel" when it is the user's own) and
-    ``text`` how the confirmation names it."""
-    when = "nights" if room else "time"
-    arg = "$nights:int" if room else "$time"
-    price = f", for a total of ${total:.2f}" if total is not None else ""
-    stay = "from {day} for {nights} nights" if room else "on {day} at {time}"
+def _when(room: bool) -> tuple[str, str]:
+    """The slot that says when (a room's nights, a table's time) and how a plan binds it."""
+    return ("nights", "$nights:int") if room else ("time", "$time")
+
+
+def _booking_asks(room: bool, name: str) -> drafts.Steps:
+    """What a table or a room needs asked, and the availability check. ``name`` is the tool
+    argument: the found venue, or "$restaurant"/"$hotel" when it is the user's own."""
+    when, arg = _when(room)
     return [
         {"ask": "people"},
         {"ask": "day"},
@@ -673,10 +564,6 @@ def _booking_steps(room: bool, name: str, text: str, total: float | None) -> lis
             "call": "check_availability",
             "args": {"name": name, "day": "$day", "people": "$people:int", when: arg},
         },
-        {
-            "confirm": f"Shall I book {'a room' if room else 'a table'} at {text} for "
-            f"{{people}} people {stay}{price}?"
-        },
     ]
 
 
@@ -684,7 +571,7 @@ def _booking_draft(
     d: Hotel,
     conn: sqlite3.Connection,
     draft: dict[str, Any],
-    head: list[dict[str, Any]],
+    head: drafts.Steps,
     venue: dict[str, Any],
     named: bool,
     extra: str = "",
@@ -694,60 +581,52 @@ def _booking_draft(
     booking, made on a scratch copy first so the plan tells the reference (and a room's total).
     ``named``: the user names the venue, so the plan uses what it said; ``extra`` is one more
     sentence to tell (the address or phone the user also asked for)."""
-    facts = draft["goal"]["facts"]
+    key, goal, decoys = draft["key"], draft["goal"], draft["decoys"]
+    facts = goal["facts"]
     room = "nights" in facts
     slot, tool = ("hotel", "book_hotel") if room else ("restaurant", "book_restaurant")
     name, text = (f"${slot}", f"{{{slot}}}") if named else (venue["name"], venue["name"])
     people, day = int(facts["people"]), facts["day"]
-    when_key = "nights" if room else "time"
+    when_key, when_arg = _when(room)
     when: Any = int(facts["nights"]) if room else facts["time"]
     check = hotel_problem if room else restaurant_problem
     why = check(conn, venue["name"], people, day, when)
+    asks = [*head, *_booking_asks(room, name)]
+    what = f"book {'a room' if room else 'a table'} at {text} for {{people}} people"
+    stay = "from {day} for {nights} nights" if room else "on {day} at {time}"
     if why:
-        asks = _booking_steps(room, name, text, None)[:-1]
-        what = f"book {'a room' if room else 'a table'} at {text} for {{people}} people"
-        stay = "from {day} for {nights} nights" if room else "on {day} at {time}"
-        plan = [*head, *asks]
-        return _refusal(draft["key"], draft["goal"], plan, f"{what} {stay}: {why}", draft["decoys"])
-    args = {"name": venue["name"], "people": people, "day": day, when_key: when}
-    result = d.trial(conn, tool, args)
-    total = result["total"] if room else None
+        return drafts.refused(key, goal, asks, drafts.sorry(f"{what} {stay}: {why}"), decoys)
+    result = d.trial(
+        conn, tool, {"name": venue["name"], "people": people, "day": day, when_key: when}
+    )
     told = [result["reference"]]
+    price = ""
     if room:
-        done = f"Your room at {text} has been booked from {{day}} for {{nights}} nights."
-        money = f" Your booking reference is {result['reference']}, and the total price is "
-        tell = done + money + f"${total:.2f}."
+        total = result["total"]
+        price = f", for a total of ${total:.2f}"
+        tell = (
+            f"Your room at {text} has been booked from {{day}} for {{nights}} nights. Your "
+            f"booking reference is {result['reference']}, and the total price is ${total:.2f}."
+        )
         told.append(f"{total:.2f}")
     else:
-        done = f"Your table at {text} has been booked for {{people}} people on {{day}} at {{time}}."
-        tell = done + f" Your booking reference is {result['reference']}."
-    tells = [{"tell": tell, "facts": told}]
+        tell = (
+            f"Your table at {text} has been booked for {{people}} people on {{day}} at {{time}}. "
+            f"Your booking reference is {result['reference']}."
+        )
+    call_args = {"name": name, "people": "$people:int", "day": "$day", when_key: when_arg}
+    plan = drafts.write(f"Shall I {what} {stay}{price}?", tool, call_args, tell, told)
     if extra:
-        tells.append({"tell": extra, "facts": list(extra_facts)})
-    call_args = {"name": name, "people": "$people:int", "day": "$day", when_key: f"${when_key}"}
-    if room:
-        call_args["nights"] = "$nights:int"
-    steps = _booking_steps(room, name, text, total)
-    return {**draft, "plan": [*head, *steps, {"call": tool, "args": call_args}, *tells]}
+        plan.append({"tell": extra, "facts": list(extra_facts)})
+    return drafts.draft(key, goal, [*asks, *plan], decoys)
 
 
-def _restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
-    """Search by area, food and price range; the first match is the one the user takes."""
+def _restaurant_search(conn: sqlite3.Connection, r: Any) -> tuple[dict, dict, str, drafts.Steps]:
+    """A restaurant the user looks for by area, food and price range: the first match, the
+    search criteria, how the user describes what it wants, and the steps that find it."""
     pick = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
     criteria = {k: pick[k] for k in ("area", "food", "pricerange")}
-    venue = _find_restaurants(conn, criteria)[0]
-    people, day, time = _table(conn, r, venue["name"], refuse)
-    facts = {**criteria, "restaurant": venue["name"], "people": str(people), "day": day}
-    facts["time"] = time
-    goal = {
-        "intent": "restaurant",
-        "phrase": f"book a table at {_a(pick['pricerange'])} {pick['food']} restaurant in the "
-        f"{pick['area']}",
-        "facts": facts,
-        "requests": ["reference"],
-    }
-    key = f"restaurant:{venue['name']}:{day}:{time}:{people}"
-    decoys = {"area": _other(AREAS, pick["area"]), "people": str(people + 1)}
+    wanted = f"{_a(pick['pricerange'])} {pick['food']} restaurant in the {pick['area']}"
     search = [
         {"ask": "area"},
         {"ask": "food"},
@@ -756,34 +635,25 @@ def _restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -
             "call": "find_restaurants",
             "args": {"area": "$area", "food": "$food", "pricerange": "$pricerange"},
         },
-        {
-            "offer": f"How about {venue['name']}, a restaurant in the {{area}} serving {{food}} "
-            "food in the {pricerange} price range?"
-        },
     ]
-    draft = {"key": key, "goal": goal, "decoys": decoys}
-    return _booking_draft(d, conn, draft, search, venue, named=False)
+    return find_restaurants(conn, criteria)[0], criteria, wanted, search
 
 
-def _named_restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
-    """The user knows the restaurant by name and wants its address too."""
-    venue = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
+def _restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    """Search by area, food and price range; the first match is the one the user takes."""
+    venue, criteria, wanted, search = _restaurant_search(conn, r)
     people, day, time = _table(conn, r, venue["name"], refuse)
-    goal = {
-        "intent": "restaurant_by_name",
-        "phrase": f"book a table at {venue['name']}",
-        "facts": {"restaurant": venue["name"], "people": str(people), "day": day, "time": time},
-        "requests": ["reference", "address"],
+    facts = {**criteria, "restaurant": venue["name"], "people": str(people), "day": day}
+    facts["time"] = time
+    goal = drafts.goal("restaurant", f"book a table at {wanted}", facts, ["reference"])
+    key = f"restaurant:{venue['name']}:{day}:{time}:{people}"
+    decoys = {"area": _other(AREAS, criteria["area"]), "people": str(people + 1)}
+    offer = {
+        "offer": f"How about {venue['name']}, a restaurant in the {{area}} serving {{food}} "
+        "food in the {pricerange} price range?"
     }
-    key = f"named-restaurant:{venue['name']}:{day}:{time}:{people}"
-    decoys = {"restaurant": _other(RESTAURANTS, venue["name"]), "time": _other(TIMES, time)}
-    lookup = [
-        {"ask": "restaurant"},
-        {"call": "find_restaurants", "args": {"name": "$restaurant"}},
-    ]
     draft = {"key": key, "goal": goal, "decoys": decoys}
-    extra = f"The address of {{restaurant}} is {venue['address']}."
-    return _booking_draft(d, conn, draft, lookup, venue, True, extra, (venue["address"],))
+    return _booking_draft(d, conn, draft, [*search, offer], venue, named=False)
 
 
 def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -793,19 +663,19 @@ def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dic
     criteria: dict[str, Any] = {"area": pick["area"], "stars": pick["stars"]}
     if wants_parking:
         criteria["parking"] = True
-    venue = _find_hotels(conn, criteria)[0]
+    venue = find_hotels(conn, criteria)[0]
     people, day, nights = _stay(conn, r, venue["name"], refuse)
     facts = {"area": pick["area"], "stars": str(pick["stars"])}
     if wants_parking:
         facts["parking"] = "free parking"
     facts.update(hotel=venue["name"], people=str(people), day=day, nights=str(nights))
-    goal = {
-        "intent": "hotel",
-        "phrase": f"book a {pick['stars']}-star hotel in the {pick['area']}"
+    goal = drafts.goal(
+        "hotel",
+        f"book a {pick['stars']}-star hotel in the {pick['area']}"
         + (" with free parking" if wants_parking else ""),
-        "facts": facts,
-        "requests": ["reference", "total"],
-    }
+        facts,
+        ["reference", "total"],
+    )
     key = f"hotel:{venue['name']}:{day}:{nights}:{people}"
     decoys = {"area": _other(AREAS, pick["area"]), "nights": str(nights + 1)}
     args: dict[str, Any] = {"area": "$area", "stars": "$stars:int"}
@@ -827,22 +697,39 @@ def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dic
     return _booking_draft(d, conn, draft, search, venue, named=False)
 
 
-def _named_hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
-    """The user knows the hotel by name and wants its phone number too."""
-    venue = r.choice(rows(conn, "SELECT * FROM hotels ORDER BY name"))
-    people, day, nights = _stay(conn, r, venue["name"], refuse)
-    goal = {
-        "intent": "hotel_by_name",
-        "phrase": f"book a room at {venue['name']}",
-        "facts": {"hotel": venue["name"], "people": str(people), "day": day, "nights": str(nights)},
-        "requests": ["reference", "total", "phone"],
+def _named_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool, kind: str) -> dict:
+    """The user knows the venue by name and wants one more of its details: a restaurant's
+    address, a hotel's phone number."""
+    room = kind == "hotel"
+    venue = r.choice(rows(conn, f"SELECT * FROM {kind}s ORDER BY name"))
+    name = venue["name"]
+    people, day, when = (_stay if room else _table)(conn, r, name, refuse)
+    facts = {
+        kind: name,
+        "people": str(people),
+        "day": day,
+        ("nights" if room else "time"): str(when),
     }
-    key = f"named-hotel:{venue['name']}:{day}:{nights}:{people}"
-    decoys = {"hotel": _other(HOTELS, venue["name"]), "people": str(people % MAX_ROOM + 1)}
-    lookup = [{"ask": "hotel"}, {"call": "find_hotels", "args": {"name": "$hotel"}}]
-    draft = {"key": key, "goal": goal, "decoys": decoys}
-    extra = f"The phone number of the hotel is {venue['phone']}."
-    return _booking_draft(d, conn, draft, lookup, venue, True, extra, (venue["phone"],))
+    phrase = f"book {'a room' if room else 'a table'} at {name}"
+    requests = ["reference", "total", "phone"] if room else ["reference", "address"]
+    goal = drafts.goal(f"{kind}_by_name", phrase, facts, requests)
+    if room:
+        decoys = {"hotel": _other(HOTELS, name), "people": str(people % MAX_ROOM + 1)}
+        extra, told = f"The phone number of the hotel is {venue['phone']}.", venue["phone"]
+    else:
+        decoys = {"restaurant": _other(RESTAURANTS, name), "time": _other(TIMES, str(when))}
+        extra, told = f"The address of {{restaurant}} is {venue['address']}.", venue["address"]
+    draft = {"key": f"named-{kind}:{name}:{day}:{when}:{people}", "goal": goal, "decoys": decoys}
+    lookup = drafts.lookup(kind, f"find_{kind}s", "name")
+    return _booking_draft(d, conn, draft, lookup, venue, True, extra, (told,))
+
+
+def _named_restaurant_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    return _named_task(d, conn, r, refuse, "restaurant")
+
+
+def _named_hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
+    return _named_task(d, conn, r, refuse, "hotel")
 
 
 def _cancel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -856,42 +743,30 @@ def _cancel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> di
     booking = r.choice(bookings)
     ref, venue, kind = booking["reference"], booking["venue"], booking["kind"]
     hotel = kind == "hotel"
-    goal = {
-        "intent": "cancel",
-        "phrase": f"cancel my {'hotel' if hotel else 'restaurant'} booking at {venue}",
-        "facts": {"reference": ref, ("hotel" if hotel else "restaurant"): venue},
-        "requests": ["refund"] if hotel else [],
-    }
+    goal = drafts.goal(
+        "cancel",
+        f"cancel my {'hotel' if hotel else 'restaurant'} booking at {venue}",
+        {"reference": ref, ("hotel" if hotel else "restaurant"): venue},
+        ["refund"] if hotel else [],
+    )
     others = [b["reference"] for b in bookings if b["reference"] != ref]
     decoys = {"reference": others[0] if others else "HB-00000"}
-    lookup = [
-        {"ask": "reference"},
-        {"call": "get_booking", "args": {"reference": "$reference"}},
-    ]
+    lookup = drafts.lookup("reference", "get_booking")
     why = cancel_problem(booking)
     if why:
-        return _refusal(
-            f"cancel:{ref}", goal, lookup, f"cancel booking {{reference}} at {venue}: {why}", decoys
-        )
-    refund = f", with a full refund of ${booking['total']:.2f}" if hotel else ""
-    told = f" ${booking['total']:.2f} will be refunded to your card." if hotel else ""
-    return {
-        "key": f"cancel:{ref}",
-        "goal": goal,
-        "plan": [
-            *lookup,
-            {
-                "confirm": f"Shall I cancel booking {{reference}} at {venue} on "
-                f"{booking['day']}{refund}?"
-            },
-            {"call": "cancel_booking", "args": {"reference": "$reference"}},
-            {
-                "tell": f"Booking {{reference}} at {venue} has been cancelled.{told}",
-                "facts": [f"{booking['total']:.2f}"] if hotel else [ref],
-            },
-        ],
-        "decoys": decoys,
-    }
+        tell = drafts.sorry(f"cancel booking {{reference}} at {venue}: {why}")
+        return drafts.refused(f"cancel:{ref}", goal, lookup, tell, decoys)
+    total = f"${booking['total']:.2f}"
+    plan = drafts.write(
+        f"Shall I cancel booking {{reference}} at {venue} on {booking['day']}"
+        + (f", with a full refund of {total}?" if hotel else "?"),
+        "cancel_booking",
+        {"reference": "$reference"},
+        f"Booking {{reference}} at {venue} has been cancelled."
+        + (f" {total} will be refunded to your card." if hotel else ""),
+        [total[1:]] if hotel else [ref],
+    )
+    return drafts.draft(f"cancel:{ref}", goal, [*lookup, *plan], decoys)
 
 
 def _info_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -899,36 +774,22 @@ def _info_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict
     so the phone number and address told are the whole outcome."""
     if refuse:
         return None
-    pick = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
-    criteria = {k: pick[k] for k in ("area", "food", "pricerange")}
-    venue = _find_restaurants(conn, criteria)[0]
-    return {
-        "key": f"info:{venue['name']}",
-        "goal": {
-            "intent": "restaurant_info",
-            "phrase": f"find {_a(pick['pricerange'])} {pick['food']} restaurant in the "
-            f"{pick['area']} and get its phone number and address",
-            "facts": {**criteria, "restaurant": venue["name"]},
-            "requests": ["phone", "address"],
-            "action": False,
-        },
-        "plan": [
-            {"ask": "area"},
-            {"ask": "food"},
-            {"ask": "pricerange"},
-            {
-                "call": "find_restaurants",
-                "args": {"area": "$area", "food": "$food", "pricerange": "$pricerange"},
-            },
-            {
-                "tell": f"{venue['name']}, in the {{area}}, serves {{food}} food in the "
-                f"{{pricerange}} price range. Its phone number is {venue['phone']} and its "
-                f"address is {venue['address']}.",
-                "facts": [venue["phone"], venue["address"]],
-            },
-        ],
-        "decoys": {"area": _other(AREAS, pick["area"])},
+    venue, criteria, wanted, search = _restaurant_search(conn, r)
+    goal = drafts.goal(
+        "restaurant_info",
+        f"find {wanted} and get its phone number and address",
+        {**criteria, "restaurant": venue["name"]},
+        ["phone", "address"],
+        action=False,
+    )
+    tell = {
+        "tell": f"{venue['name']}, in the {{area}}, serves {{food}} food in the {{pricerange}} "
+        f"price range. Its phone number is {venue['phone']} and its address is "
+        f"{venue['address']}.",
+        "facts": [venue["phone"], venue["address"]],
     }
+    decoys = {"area": _other(AREAS, criteria["area"])}
+    return drafts.draft(f"info:{venue['name']}", goal, [*search, tell], decoys)
 
 
 Hotel.makers = (

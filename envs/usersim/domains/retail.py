@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from typing import Any
 
-from palaestra.envs.runtimes.simuser.domain import Slot
-from palaestra.envs.usersim.domain import (
-    STR,
-    Domain,
-    DomainError,
-    RuleBroken,
-    Tool,
-    money,
-    one,
-    params,
-    rng,
-    rows,
-)
+from palaestra.envs.runtimes.simuser.domain import Slot, by_name
+from palaestra.envs.usersim import drafts
+from palaestra.envs.usersim.domain import Domain, DomainError, RuleBroken, money, one, rows
+from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.vocab import MONEY, REFUND, USER_ID, customer
 
 COLOURS = ("black", "white", "red", "blue", "green", "grey")
 SIZES = ("small", "medium", "large")
@@ -34,12 +27,12 @@ PRODUCTS = {  # name: (options, base price)
     "phone case": (COLOURS, 20.0),
 }
 REASONS = ("no longer needed", "ordered by mistake")
-FIRST = ("mia", "noah", "ava", "liam", "emma", "omar", "yara", "ivan", "lena", "raj", "sofia")
-LAST = ("li", "khan", "smith", "garcia", "rossi", "kim", "novak", "silva", "ito", "berg")
 STREETS = ("Elm", "Oak", "Maple", "Cedar", "Pine", "Birch", "Willow", "Aspen", "Hazel")
 KINDS = ("Street", "Avenue", "Road", "Lane")
 TOWNS = ("Springfield", "Riverton", "Lakeside", "Fairview", "Greenville", "Hillcrest")
-_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+IDS = {"type": "array", "items": STR, "minItems": 1, "maxItems": 10}
+SWAP = {"order_id": STR, "item_ids": IDS, "new_item_ids": IDS}  # what a swap tool takes
+TOOLS = Tools()
 
 POLICY = """You are an online retail store's customer-service agent.
 - Identify the order by its order id, or find the user by email and look up their orders; act
@@ -61,52 +54,38 @@ class Retail(Domain):
     name = "retail"
     title = "ShopRight"
     policy = POLICY
-    slots = {
-        "user_id": Slot(
-            "user_id", "user id", ("user id", "account", "username"), r"\b[a-z]+_[a-z]+_\d{4}\b"
-        ),
-        "email": Slot("email", "email", ("email", "e-mail"), r"\b[a-z]+\.[a-z]+\d*@example\.com\b"),
-        "order_id": Slot(
+    tools = TOOLS
+    slots = by_name(
+        USER_ID,
+        Slot("email", "email", ("email", "e-mail"), r"\b[a-z]+\.[a-z]+\d*@example\.com\b"),
+        Slot(
             "order_id",
             "order id",
             ("order id", "order number", "which order"),
             r"(?<![\w#])#W\d{7}\b",
         ),
-        "item_id": Slot("item_id", "item id", ("item id",), r"\b\d{10}\b"),
-        "product": Slot(
-            "product",
-            "product",
-            ("product", "which item"),
-            values=tuple(PRODUCTS),
-            phrase="The product is the {value}.",
-        ),
-        "option": Slot(
+        Slot("item_id", "item id", ("item id",), r"\b\d{10}\b"),
+        Slot("product", "product", ("product", "which item"), values=tuple(PRODUCTS)),
+        Slot(
             "option",
             "preferred colour or size",
             ("colour", "color", "size", "variant"),
             values=COLOURS + SIZES,
-            phrase="The one I want is the {value} one.",
         ),
-        "reason": Slot(
-            "reason",
-            "reason for cancelling",
-            ("reason", "why"),
-            values=REASONS,
-            phrase="The reason is that it was {value}.",
-        ),
-        "address": Slot(
+        Slot("reason", "reason for cancelling", ("reason", "why"), values=REASONS),
+        Slot(
             "address",
             "new shipping address",
             ("shipping address", "new address", "address"),
             r"\b\d{1,4} [A-Z][a-z]+ (?:Street|Avenue|Road|Lane), [A-Z][a-z]+\b",
         ),
-        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
-        "price_difference": Slot(
-            "price_difference",
-            "price difference",
-            ("difference", "charged", "refunded"),
-            _MONEY,
-        ),
+        REFUND,
+        Slot("price_difference", "price difference", ("difference", "charged", "refunded"), MONEY),
+    )
+    phrases = {
+        "product": "The product is the {value}.",
+        "option": "The one I want is the {value} one.",
+        "reason": "The reason is that it was {value}.",
     }
     requests = {
         "refund": "How much will I get back?",
@@ -115,104 +94,20 @@ class Retail(Domain):
 
     refuse_share = 0.22
 
-    def __init__(self) -> None:
-        super().__init__()
-        ids = {"type": "array", "items": STR, "minItems": 1, "maxItems": 10}
-        t = [
-            Tool(
-                "find_user_id_by_email",
-                "The user id of the account with this email.",
-                params(["email"], email=STR),
-                _by_email,
-            ),
-            Tool(
-                "get_user_details",
-                "A user's profile (name, email, default address) and their order ids.",
-                params(["user_id"], user_id=STR),
-                _user,
-            ),
-            Tool(
-                "get_order_details",
-                "An order: user, status, shipping address, items (item id, product, option, "
-                "price, status), total and refund.",
-                params(["order_id"], order_id=STR),
-                _order,
-            ),
-            Tool(
-                "get_product_details",
-                "A product's variants: item id, option (colour or size), price, availability.",
-                params(["product_id"], product_id=STR),
-                _product,
-            ),
-            Tool(
-                "cancel_pending_order",
-                "Cancel a pending order and refund its total.",
-                params(
-                    ["order_id", "reason"],
-                    order_id=STR,
-                    reason={"type": "string", "enum": list(REASONS)},
-                ),
-                _cancel,
-                writes=True,
-            ),
-            Tool(
-                "modify_pending_order_address",
-                "Change the shipping address of a pending order.",
-                params(["order_id", "address"], order_id=STR, address=STR),
-                _address,
-                writes=True,
-            ),
-            Tool(
-                "modify_pending_order_items",
-                "Swap items of a pending order for other variants of the same products.",
-                params(
-                    ["order_id", "item_ids", "new_item_ids"],
-                    order_id=STR,
-                    item_ids=ids,
-                    new_item_ids=ids,
-                ),
-                _modify,
-                writes=True,
-            ),
-            Tool(
-                "return_delivered_order_items",
-                "Request the return of items of a delivered order; their prices are refunded.",
-                params(["order_id", "item_ids"], order_id=STR, item_ids=ids),
-                _return,
-                writes=True,
-            ),
-            Tool(
-                "exchange_delivered_order_items",
-                "Request the exchange of items of a delivered order for other variants of the "
-                "same products.",
-                params(
-                    ["order_id", "item_ids", "new_item_ids"],
-                    order_id=STR,
-                    item_ids=ids,
-                    new_item_ids=ids,
-                ),
-                _exchange,
-                writes=True,
-            ),
-        ]
-        self.tools = {tool.name: tool for tool in t}
-
     # ----- the world ----------------------------------------------------------------------
-    def build(self, conn: sqlite3.Connection, seed: int) -> None:
-        r = rng(seed, "retail")
-        conn.executescript(
-            """
-            CREATE TABLE users (user_id TEXT PRIMARY KEY, name TEXT, email TEXT UNIQUE,
-                address TEXT);
-            CREATE TABLE products (product_id TEXT PRIMARY KEY, name TEXT);
-            CREATE TABLE items (item_id TEXT PRIMARY KEY, product_id TEXT, option TEXT,
-                price REAL, stock INTEGER);
-            CREATE TABLE orders (order_id TEXT PRIMARY KEY, user_id TEXT, address TEXT,
-                status TEXT, reason TEXT, refund REAL);
-            CREATE TABLE order_items (order_id TEXT, item_id TEXT, price REAL, status TEXT,
-                new_item_id TEXT, PRIMARY KEY (order_id, item_id));
-            """
-        )
+    schema = """
+        CREATE TABLE users (user_id TEXT PRIMARY KEY, name TEXT, email TEXT UNIQUE,
+            address TEXT);
+        CREATE TABLE products (product_id TEXT PRIMARY KEY, name TEXT);
+        CREATE TABLE items (item_id TEXT PRIMARY KEY, product_id TEXT, option TEXT,
+            price REAL, stock INTEGER);
+        CREATE TABLE orders (order_id TEXT PRIMARY KEY, user_id TEXT, address TEXT,
+            status TEXT, reason TEXT, refund REAL);
+        CREATE TABLE order_items (order_id TEXT, item_id TEXT, price REAL, status TEXT,
+            new_item_id TEXT, PRIMARY KEY (order_id, item_id));
+        """
+
+    def populate(self, conn: sqlite3.Connection, r: random.Random) -> None:
         variants: dict[str, list[str]] = {}
         for n, (product, (options, base)) in enumerate(PRODUCTS.items()):
             pid = f"P{1000 + n * 37}"
@@ -228,16 +123,15 @@ class Retail(Domain):
                 variants[pid].append(iid)
         users = []
         for _ in range(25):
-            first, last = r.choice(FIRST), r.choice(LAST)
-            uid = f"{first}_{last}_{1000 + r.randrange(9000)}"
-            email = f"{first}.{last}{r.randrange(10, 100)}@example.com"
+            uid, name = customer(r)
+            email = f"{name.lower().replace(' ', '.')}{r.randrange(10, 100)}@example.com"
             if conn.execute(
                 "SELECT 1 FROM users WHERE user_id=? OR email=?", (uid, email)
             ).fetchone():
                 continue
             conn.execute(
                 "INSERT INTO users VALUES (?,?,?,?)",
-                (uid, f"{first.title()} {last.title()}", email, _street(r)),
+                (uid, name, email, _street(r)),
             )
             users.append((uid, email))
         statuses = ("pending",) * 8 + ("delivered",) * 9 + ("cancelled", "return requested")
@@ -276,7 +170,8 @@ def _street(r: Any) -> str:
 
 
 # ----- tool functions (each reads/writes the session's database) -------------------------
-def _by_email(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read("The user id of the account with this email.", {"email": STR})
+def find_user_id_by_email(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return one(
         conn,
         "SELECT user_id FROM users WHERE lower(email)=lower(?)",
@@ -285,7 +180,10 @@ def _by_email(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _user(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read(
+    "A user's profile (name, email, default address) and their order ids.", {"user_id": STR}
+)
+def get_user_details(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     user = one(conn, "SELECT * FROM users WHERE user_id=?", a["user_id"], missing="user not found")
     ids = rows(conn, "SELECT order_id FROM orders WHERE user_id=? ORDER BY order_id", a["user_id"])
     return {**user, "orders": [o["order_id"] for o in ids]}
@@ -301,29 +199,39 @@ def _lines(conn: sqlite3.Connection, oid: str) -> list[dict[str, Any]]:
     )
 
 
+def _total(conn: sqlite3.Connection, oid: str) -> float:
+    return money(sum(x["price"] for x in _lines(conn, oid)))
+
+
 def _order_row(conn: sqlite3.Connection, oid: str) -> dict[str, Any]:
     return one(conn, "SELECT * FROM orders WHERE order_id=?", oid, missing="order not found")
 
 
-def _order(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read(
+    "An order: user, status, shipping address, items (item id, product, option, price, "
+    "status), total and refund.",
+    {"order_id": STR},
+)
+def get_order_details(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     order = _order_row(conn, a["order_id"])
     lines = _lines(conn, order["order_id"])
     return {**order, "items": lines, "total": money(sum(x["price"] for x in lines))}
 
 
-def _product(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
-    product = one(
-        conn,
-        "SELECT * FROM products WHERE product_id=?",
-        a["product_id"],
-        missing="product not found",
-    )
-    variants = rows(
-        conn,
-        "SELECT item_id, option, price, stock > 0 AS available FROM items WHERE product_id=? "
-        "ORDER BY item_id",
-        product["product_id"],
-    )
+_PRODUCT = "SELECT * FROM products WHERE product_id=?"
+_VARIANTS = (
+    "SELECT item_id, option, price, stock > 0 AS available FROM items WHERE product_id=? "
+    "ORDER BY item_id"
+)
+
+
+@TOOLS.read(
+    "A product's variants: item id, option (colour or size), price, availability.",
+    {"product_id": STR},
+)
+def get_product_details(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    product = one(conn, _PRODUCT, a["product_id"], missing="product not found")
+    variants = rows(conn, _VARIANTS, product["product_id"])
     for v in variants:
         v["available"] = bool(v["available"])
     return {**product, "variants": variants}
@@ -383,9 +291,13 @@ def _ordered(conn: sqlite3.Connection, oid: str, item_ids: list[str]) -> list[di
     return lines
 
 
-def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Cancel a pending order and refund its total.",
+    {"order_id": STR, "reason": {"type": "string", "enum": list(REASONS)}},
+)
+def cancel_pending_order(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     order = _writable(conn, a["order_id"], "cancel")
-    refund = money(sum(x["price"] for x in _lines(conn, order["order_id"])))
+    refund = _total(conn, order["order_id"])
     conn.execute(
         "UPDATE orders SET status='cancelled', reason=?, refund=? WHERE order_id=?",
         (a["reason"], refund, order["order_id"]),
@@ -393,7 +305,8 @@ def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return {"order_id": order["order_id"], "status": "cancelled", "refund": refund}
 
 
-def _address(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write("Change the shipping address of a pending order.", {"order_id": STR, "address": STR})
+def modify_pending_order_address(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     order = _writable(conn, a["order_id"], "address")
     conn.execute(
         "UPDATE orders SET address=? WHERE order_id=?", (a["address"].strip(), order["order_id"])
@@ -416,22 +329,16 @@ def _price(conn: sqlite3.Connection, iid: str) -> float:
     return float(one(conn, "SELECT price FROM items WHERE item_id=?", iid, missing="?")["price"])
 
 
-def _modify(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
-    order = _writable(conn, a["order_id"], "modify")
-    diff = 0.0
-    for line, new in _swaps(conn, a):
-        price = _price(conn, new)
-        diff += price - line["price"]
-        conn.execute(
-            "UPDATE order_items SET item_id=?, price=? WHERE order_id=? AND item_id=?",
-            (new, price, order["order_id"], line["item_id"]),
-        )
-        conn.execute("UPDATE items SET stock=stock-1 WHERE item_id=?", (new,))
-        conn.execute("UPDATE items SET stock=stock+1 WHERE item_id=?", (line["item_id"],))
-    return {"order_id": order["order_id"], "price_difference": money(diff)}
+@TOOLS.write("Swap items of a pending order for other variants of the same products.", SWAP)
+def modify_pending_order_items(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    return _swap(conn, a, "modify")
 
 
-def _return(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Request the return of items of a delivered order; their prices are refunded.",
+    {"order_id": STR, "item_ids": IDS},
+)
+def return_delivered_order_items(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     order = _writable(conn, a["order_id"], "return")
     lines = _ordered(conn, order["order_id"], a["item_ids"])
     refund = money(sum(x["price"] for x in lines))
@@ -447,21 +354,39 @@ def _return(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return {"order_id": order["order_id"], "status": "return requested", "refund": refund}
 
 
-def _exchange(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
-    order = _writable(conn, a["order_id"], "exchange")
+@TOOLS.write(
+    "Request the exchange of items of a delivered order for other variants of the same products.",
+    SWAP,
+)
+def exchange_delivered_order_items(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+    return _swap(conn, a, "exchange")
+
+
+def _swap(conn: sqlite3.Connection, a: dict[str, Any], action: str) -> dict[str, Any]:
+    """A modification (of a pending order) and an exchange (of a delivered one) obey the same
+    rules and cost the same difference; only what becomes of the order differs."""
+    oid = _writable(conn, a["order_id"], action)["order_id"]
     diff = 0.0
     for line, new in _swaps(conn, a):
-        diff += _price(conn, new) - line["price"]
-        conn.execute(
-            "UPDATE order_items SET status='exchanged', new_item_id=? WHERE order_id=? AND "
-            "item_id=?",
-            (new, order["order_id"], line["item_id"]),
-        )
+        price = _price(conn, new)
+        diff += price - line["price"]
+        if action == "modify":  # not sent yet: the new item takes the old one's place
+            conn.execute(
+                "UPDATE order_items SET item_id=?, price=? WHERE order_id=? AND item_id=?",
+                (new, price, oid, line["item_id"]),
+            )
+        else:  # delivered: the new item is requested against the old one
+            conn.execute(
+                "UPDATE order_items SET status='exchanged', new_item_id=? WHERE order_id=? AND "
+                "item_id=?",
+                (new, oid, line["item_id"]),
+            )
         conn.execute("UPDATE items SET stock=stock-1 WHERE item_id=?", (new,))
-    conn.execute(
-        "UPDATE orders SET status='exchange requested' WHERE order_id=?", (order["order_id"],)
-    )
-    return {"order_id": order["order_id"], "price_difference": money(diff)}
+        if action == "modify":
+            conn.execute("UPDATE items SET stock=stock+1 WHERE item_id=?", (line["item_id"],))
+    if action == "exchange":
+        conn.execute("UPDATE orders SET status='exchange requested' WHERE order_id=?", (oid,))
+    return {"order_id": oid, "price_difference": money(diff)}
 
 
 # ----- task drafts: a goal and the reference plan that serves it -------------------------
@@ -476,32 +401,47 @@ def _pick_order(conn: sqlite3.Connection, r: Any, ok: bool, action: str) -> dict
 
 
 def _decoy(conn: sqlite3.Connection, oid: str) -> str:
-    others = rows(
-        conn, "SELECT order_id FROM orders WHERE order_id != ? ORDER BY order_id LIMIT 1", oid
-    )
-    return others[0]["order_id"]
+    return drafts.other_id(conn, "orders", "order_id", oid)
 
 
-def _lookup() -> list[dict[str, Any]]:
-    return [
-        {"ask": "order_id"},
-        {"call": "get_order_details", "args": {"order_id": "$order_id"}},
-    ]
+def _lookup() -> drafts.Steps:
+    return drafts.lookup("order_id", "get_order_details")
 
 
-def _refusal(
-    key: str, goal: dict[str, Any], plan: list[dict[str, Any]], text: str, decoys: dict[str, str]
+def _other_reason(reason: str) -> str:
+    return REASONS[1 - REASONS.index(reason)]
+
+
+def _cancellation(
+    conn: sqlite3.Connection,
+    key: str,
+    goal: dict[str, Any],
+    order: dict[str, Any],
+    found: drafts.Steps,
+    decoys: dict[str, str],
 ) -> dict[str, Any]:
-    return {
-        "key": key,
-        "goal": {**goal, "grantable": False},
-        "plan": [*plan, {"tell": f"I'm sorry, but I cannot {text}."}],
-        "decoys": decoys,
-    }
-
-
-def _total(conn: sqlite3.Connection, oid: str) -> float:
-    return money(sum(x["price"] for x in _lines(conn, oid)))
+    """Either way of asking to cancel, once ``found`` has found the order: the user who gave its
+    id hears it back, the one who named what they bought hears the id and the product."""
+    oid = order["order_id"]
+    named = "order_id" in goal["facts"]
+    ref, arg = ("{order_id}", "$order_id") if named else (oid, oid)
+    which = ref if named else f"{ref} with the {{product}}"
+    why = order_problem(order, "cancel")
+    if why:
+        return drafts.refused(
+            key, goal, found, drafts.sorry(f"cancel order {which}: {why}"), decoys
+        )
+    total = _total(conn, oid)
+    plan = drafts.write(
+        f"Shall I cancel order {which} because it was {{reason}}, with a full refund of "
+        f"${total:.2f}?",
+        "cancel_pending_order",
+        {"order_id": arg, "reason": "$reason"},
+        f"Order {ref} has been cancelled, and ${total:.2f} will be refunded to your original "
+        "payment method.",
+        [f"{total:.2f}"],
+    )
+    return drafts.draft(key, goal, [*found, {"ask": "reason"}, *plan], decoys)
 
 
 def _cancel_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -510,41 +450,9 @@ def _cancel_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> d
         return None
     oid = order["order_id"]
     reason = r.choice(REASONS)
-    goal = {
-        "intent": "cancel",
-        "phrase": "cancel my order",
-        "facts": {"order_id": oid, "reason": reason},
-        "requests": ["refund"],
-    }
-    decoys = {"order_id": _decoy(conn, oid), "reason": REASONS[1 - REASONS.index(reason)]}
-    why = order_problem(order, "cancel")
-    if why:
-        return _refusal(
-            f"cancel:{oid}", goal, _lookup(), f"cancel order {{order_id}}: {why}", decoys
-        )
-    total = _total(conn, oid)
-    return {
-        "key": f"cancel:{oid}",
-        "goal": goal,
-        "plan": [
-            *_lookup(),
-            {"ask": "reason"},
-            {
-                "confirm": "Shall I cancel order {order_id} because it was {reason}, with a full "
-                f"refund of ${total:.2f}?"
-            },
-            {
-                "call": "cancel_pending_order",
-                "args": {"order_id": "$order_id", "reason": "$reason"},
-            },
-            {
-                "tell": "Order {order_id} has been cancelled, and "
-                f"${total:.2f} will be refunded to your original payment method.",
-                "facts": [f"{total:.2f}"],
-            },
-        ],
-        "decoys": decoys,
-    }
+    goal = drafts.goal("cancel", "cancel my order", {"order_id": oid, "reason": reason}, ["refund"])
+    decoys = {"order_id": _decoy(conn, oid), "reason": _other_reason(reason)}
+    return _cancellation(conn, f"cancel:{oid}", goal, order, _lookup(), decoys)
 
 
 def _email_cancel_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -567,50 +475,21 @@ def _email_cancel_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool
     pick = r.choice(unique)
     oid, product = pick["order_id"], pick["name"]
     reason = r.choice(REASONS)
-    goal = {
-        "intent": "cancel_by_email",
-        "phrase": f"cancel the order with my {product}",
-        "facts": {"email": user["email"], "product": product, "reason": reason},
-        "requests": ["refund"],
-    }
-    plan: list[dict[str, Any]] = [
-        {"ask": "email"},
-        {"call": "find_user_id_by_email", "args": {"email": "$email"}},
+    goal = drafts.goal(
+        "cancel_by_email",
+        f"cancel the order with my {product}",
+        {"email": user["email"], "product": product, "reason": reason},
+        ["refund"],
+    )
+    found = [
+        *drafts.lookup("email", "find_user_id_by_email"),
         {"call": "get_user_details", "args": {"user_id": user["user_id"]}},
         {"ask": "product"},
         {"call": "get_order_details", "args": {"order_id": oid}},
     ]
     other = next(p for p in PRODUCTS if p != product)
-    decoys = {"product": other, "reason": REASONS[1 - REASONS.index(reason)]}
-    why = order_problem(pick, "cancel")
-    if why:
-        return _refusal(
-            f"email-cancel:{oid}",
-            goal,
-            plan,
-            f"cancel order {oid} with the {{product}}: {why}",
-            decoys,
-        )
-    total = _total(conn, oid)
-    return {
-        "key": f"email-cancel:{oid}",
-        "goal": goal,
-        "plan": [
-            *plan,
-            {"ask": "reason"},
-            {
-                "confirm": f"Shall I cancel order {oid} with the {{product}} because it was "
-                f"{{reason}}, with a full refund of ${total:.2f}?"
-            },
-            {"call": "cancel_pending_order", "args": {"order_id": oid, "reason": "$reason"}},
-            {
-                "tell": f"Order {oid} has been cancelled, and ${total:.2f} will be refunded to "
-                "your original payment method.",
-                "facts": [f"{total:.2f}"],
-            },
-        ],
-        "decoys": decoys,
-    }
+    decoys = {"product": other, "reason": _other_reason(reason)}
+    return _cancellation(conn, f"email-cancel:{oid}", goal, pick, found, decoys)
 
 
 def _address_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -621,35 +500,25 @@ def _address_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> 
     address = _street(r)
     if address == order["address"]:
         return None
-    goal = {
-        "intent": "address",
-        "phrase": "change the shipping address of my order",
-        "facts": {"order_id": oid, "address": address},
-        "requests": [],
-    }
+    goal = drafts.goal(
+        "address",
+        "change the shipping address of my order",
+        {"order_id": oid, "address": address},
+        [],
+    )
     decoys = {"order_id": _decoy(conn, oid), "address": order["address"]}
     why = order_problem(order, "address")
     if why:
-        text = f"change the shipping address of order {{order_id}}: {why}"
-        return _refusal(f"address:{oid}", goal, _lookup(), text, decoys)
-    return {
-        "key": f"address:{oid}",
-        "goal": goal,
-        "plan": [
-            *_lookup(),
-            {"ask": "address"},
-            {"confirm": "Shall I change the shipping address of order {order_id} to {address}?"},
-            {
-                "call": "modify_pending_order_address",
-                "args": {"order_id": "$order_id", "address": "$address"},
-            },
-            {
-                "tell": "The shipping address of order {order_id} has been changed to {address}.",
-                "facts": [address],
-            },
-        ],
-        "decoys": decoys,
-    }
+        tell = drafts.sorry(f"change the shipping address of order {{order_id}}: {why}")
+        return drafts.refused(f"address:{oid}", goal, _lookup(), tell, decoys)
+    plan = drafts.write(
+        "Shall I change the shipping address of order {order_id} to {address}?",
+        "modify_pending_order_address",
+        {"order_id": "$order_id", "address": "$address"},
+        "The shipping address of order {order_id} has been changed to {address}.",
+        [address],
+    )
+    return drafts.draft(f"address:{oid}", goal, [*_lookup(), {"ask": "address"}, *plan], decoys)
 
 
 def _return_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:
@@ -658,41 +527,29 @@ def _return_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> d
         return None
     oid = order["order_id"]
     line = r.choice(_lines(conn, oid))
-    goal = {
-        "intent": "return",
-        "phrase": f"return the {line['product']} I ordered",
-        "facts": {"order_id": oid, "product": line["product"]},
-        "requests": ["refund"],
-    }
+    goal = drafts.goal(
+        "return",
+        f"return the {line['product']} I ordered",
+        {"order_id": oid, "product": line["product"]},
+        ["refund"],
+    )
     other = next(p for p in PRODUCTS if p != line["product"])
     decoys = {"order_id": _decoy(conn, oid), "product": other}
     why = order_problem(order, "return")
     if why:
-        text = f"return items from order {{order_id}}: {why}"
-        return _refusal(f"return:{oid}", goal, _lookup(), text, decoys)
+        tell = drafts.sorry(f"return items from order {{order_id}}: {why}")
+        return drafts.refused(f"return:{oid}", goal, _lookup(), tell, decoys)
     price = money(line["price"])
-    return {
-        "key": f"return:{oid}",
-        "goal": goal,
-        "plan": [
-            *_lookup(),
-            {"ask": "product"},
-            {
-                "confirm": f"Shall I return the {{product}} (item {line['item_id']}) from order "
-                f"{{order_id}}, for a refund of ${price:.2f}?"
-            },
-            {
-                "call": "return_delivered_order_items",
-                "args": {"order_id": "$order_id", "item_ids": [line["item_id"]]},
-            },
-            {
-                "tell": "The return of the {product} from order {order_id} has been requested, "
-                f"and ${price:.2f} will be refunded to your original payment method.",
-                "facts": [f"{price:.2f}"],
-            },
-        ],
-        "decoys": decoys,
-    }
+    plan = drafts.write(
+        f"Shall I return the {{product}} (item {line['item_id']}) from order {{order_id}}, for a "
+        f"refund of ${price:.2f}?",
+        "return_delivered_order_items",
+        {"order_id": "$order_id", "item_ids": [line["item_id"]]},
+        "The return of the {product} from order {order_id} has been requested, and "
+        f"${price:.2f} will be refunded to your original payment method.",
+        [f"{price:.2f}"],
+    )
+    return drafts.draft(f"return:{oid}", goal, [*_lookup(), {"ask": "product"}, *plan], decoys)
 
 
 def _swap_task(
@@ -717,13 +574,13 @@ def _swap_task(
         return None
     new = r.choice(fits)
     verb = "exchange" if action == "exchange" else "change"
-    goal = {
-        "intent": action,
-        "phrase": f"{verb} the {line['product']} I ordered for another "
+    goal = drafts.goal(
+        action,
+        f"{verb} the {line['product']} I ordered for another "
         f"{'size' if new['option'] in SIZES else 'colour'}",
-        "facts": {"order_id": oid, "product": line["product"], "option": new["option"]},
-        "requests": ["price_difference"],
-    }
+        {"order_id": oid, "product": line["product"], "option": new["option"]},
+        ["price_difference"],
+    )
     decoy_option = next(v["option"] for v in [*variants, line] if v["option"] != new["option"])
     decoys = {"order_id": _decoy(conn, oid), "option": decoy_option}
     key = f"{action}:{oid}:{line['item_id']}"
@@ -735,12 +592,12 @@ def _swap_task(
     ]
     why = order_problem(order, action)
     if why:  # the order's status settles it: no need to ask for the product
-        text = f"{verb} items of order {{order_id}}: {why}"
-        return _refusal(key, goal, _lookup(), text, decoys)
+        tell = drafts.sorry(f"{verb} items of order {{order_id}}: {why}")
+        return drafts.refused(key, goal, _lookup(), tell, decoys)
     why = swap_problem(conn, line["item_id"], new["item_id"])
     if why:
-        text = f"{verb} the {{product}} in order {{order_id}}: {why}"
-        return _refusal(key, goal, lookup, text, decoys)
+        tell = drafts.sorry(f"{verb} the {{product}} in order {{order_id}}: {why}")
+        return drafts.refused(key, goal, lookup, tell, decoys)
     diff = money(new["price"] - line["price"])
     word = "charged to" if diff >= 0 else "refunded to"
     tool = (
@@ -751,32 +608,17 @@ def _swap_task(
         if action == "exchange"
         else "The {product} in order {order_id} has been changed to the {option} one."
     )
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *lookup,
-            {
-                "confirm": f"Shall I {verb} the {{product}} (item {line['item_id']}) in order "
-                f"{{order_id}} for the {{option}} one (item {new['item_id']}), with a price "
-                f"difference of ${abs(diff):.2f} {word} you?"
-            },
-            {
-                "call": tool,
-                "args": {
-                    "order_id": "$order_id",
-                    "item_ids": [line["item_id"]],
-                    "new_item_ids": [new["item_id"]],
-                },
-            },
-            {
-                "tell": f"{done} The price difference of ${abs(diff):.2f} will be {word} your "
-                "original payment method.",
-                "facts": [f"{abs(diff):.2f}"],
-            },
-        ],
-        "decoys": decoys,
-    }
+    plan = drafts.write(
+        f"Shall I {verb} the {{product}} (item {line['item_id']}) in order {{order_id}} for the "
+        f"{{option}} one (item {new['item_id']}), with a price difference of ${abs(diff):.2f} "
+        f"{word} you?",
+        tool,
+        {"order_id": "$order_id", "item_ids": [line["item_id"]], "new_item_ids": [new["item_id"]]},
+        f"{done} The price difference of ${abs(diff):.2f} will be {word} your original payment "
+        "method.",
+        [f"{abs(diff):.2f}"],
+    )
+    return drafts.draft(key, goal, [*lookup, *plan], decoys)
 
 
 def _exchange_task(d: Retail, conn: sqlite3.Connection, r: Any, refuse: bool) -> dict | None:

@@ -12,19 +12,14 @@ import functools
 import sqlite3
 from typing import Any
 
-from palaestra.envs.runtimes.simuser.domain import Slot
-from palaestra.envs.usersim.domain import (
-    STR,
-    Domain,
-    DomainError,
-    RuleBroken,
-    Tool,
-    params,
-    rows,
-)
+from palaestra.envs.runtimes.simuser.domain import Slot, by_name
+from palaestra.envs.usersim import drafts
+from palaestra.envs.usersim.domain import Domain, DomainError, RuleBroken, rows
+from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.vocab import MONEY, REFUND, number_of
 
 NAMES = ("Ada Moreau", "Ben Okafor", "Chloe Varga", "Dan Ibsen", "Eva Lindqvist", "Femi Adeyemi")
-_MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+TOOLS = Tools()
 
 
 @functools.cache
@@ -49,43 +44,36 @@ def _policy() -> str:
 class Train(Domain):
     name = "train"
     title = "RailWay"
-    slots = {
-        "reference": Slot(
+    tools = TOOLS
+    slots = by_name(
+        Slot(
             "reference",
             "booking reference",
             ("booking reference", "reference", "booking number"),
             r"\bBK-\d{5}\b",
         ),
-        "train": Slot(
-            "train", "train code", ("train code", "which train", "train number"), r"\bIC \d{3}\b"
-        ),
-        "passenger": Slot(
+        Slot("train", "train code", ("train code", "which train", "train number"), r"\bIC \d{3}\b"),
+        Slot(
             "passenger",
             "lead passenger",
             ("lead passenger", "passenger's name", "name of the passenger"),
             r"(?:lead passenger is|for) ([A-Z][a-z]+ [A-Z][a-z]+)\b",
-            phrase="The lead passenger is {value}.",
         ),
-        "passengers": Slot(
+        number_of(
             "passengers",
-            "number of passengers",
             ("how many passengers", "number of passengers", "how many people"),
-            r"\b(\d+) (?:passengers?|people|seats?)\b",
-            phrase="We are {value} passengers.",
+            r"(?:passengers?|people|seats?)",
         ),
-        "seat_class": Slot(
-            "seat_class",
-            "class",
-            ("class", "standard or first"),
-            r"\b(Standard|First) class\b",
-            phrase="{value} class, please.",
-        ),
-        "card": Slot("card", "card number", ("card number", "card", "payment"), r"\b(\d{16})\b"),
-        "total": Slot("total", "total", ("total", "price", "cost"), _MONEY),
-        "refund": Slot("refund", "refund", ("refund", "refunded"), _MONEY),
-        "departs": Slot(
-            "departs", "departure time", ("depart", "departs", "leaves"), r"\b(\d{2}:\d{2})\b"
-        ),
+        Slot("seat_class", "class", ("class", "standard or first"), r"\b(Standard|First) class\b"),
+        Slot("card", "card number", ("card number", "card", "payment"), r"\b(\d{16})\b"),
+        Slot("total", "total", ("total", "price", "cost"), MONEY),
+        REFUND,
+        Slot("departs", "departure time", ("depart", "departs", "leaves"), r"\b(\d{2}:\d{2})\b"),
+    )
+    phrases = {
+        "passenger": "The lead passenger is {value}.",
+        "passengers": "We are {value} passengers.",
+        "seat_class": "{value} class, please.",
     }
     requests = {
         "total": "What is the total price?",
@@ -96,43 +84,6 @@ class Train(Domain):
     def __init__(self) -> None:
         super().__init__()
         self.policy = _policy()
-        t = [
-            Tool(
-                "find_trains",
-                "Trains between two stations on a date (YYYY-MM-DD).",
-                params(["origin", "destination", "date"], origin=STR, destination=STR, date=STR),
-                _find,
-            ),
-            Tool("get_train", "A train by its code.", params(["code"], code=STR), _train),
-            Tool(
-                "get_booking",
-                "A booking by its reference.",
-                params(["reference"], reference=STR),
-                _booking,
-            ),
-            Tool(
-                "book_train",
-                "Book seats on a train.",
-                params(
-                    ["code", "passenger", "passengers", "seat_class", "card"],
-                    code=STR,
-                    passenger=STR,
-                    passengers={"type": "integer", "minimum": 1, "maximum": 6},
-                    seat_class={"type": "string", "enum": ["Standard", "First"]},
-                    card={"type": "string", "pattern": "^[0-9]{16}$"},
-                ),
-                _book,
-                writes=True,
-            ),
-            Tool(
-                "cancel_booking",
-                "Cancel a confirmed booking; the refund follows the fee rule.",
-                params(["reference"], reference=STR),
-                _cancel,
-                writes=True,
-            ),
-        ]
-        self.tools = {tool.name: tool for tool in t}
 
     def build(self, conn: sqlite3.Connection, seed: int) -> None:
         from palaestra.synth_apps import data
@@ -169,7 +120,11 @@ def _trip(conn: sqlite3.Connection, code: str) -> dict[str, Any]:
     return found[0]
 
 
-def _find(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
+@TOOLS.read(
+    "Trains between two stations on a date (YYYY-MM-DD).",
+    {"origin": STR, "destination": STR, "date": STR},
+)
+def find_trains(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         _public(t)
         for t in _scope(conn).rows("trip")
@@ -179,7 +134,8 @@ def _find(conn: sqlite3.Connection, a: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _train(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read("A train by its code.", {"code": STR})
+def get_train(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return _public(_trip(conn, a["code"]))
 
 
@@ -190,7 +146,8 @@ def _booking_row(conn: sqlite3.Connection, reference: str) -> dict[str, Any]:
     return found[0]
 
 
-def _booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.read("A booking by its reference.", {"reference": STR})
+def get_booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     b = _booking_row(conn, a["reference"])
     keys = ("reference", "trip", "passenger", "passengers", "seat_class", "total", "status")
     return {k: b[k] for k in keys} | {"date": str(b["trip_row"]["date"]), "refund": b["refund"]}
@@ -209,7 +166,17 @@ def _run(conn: sqlite3.Connection, operation: str, record: dict[str, Any], input
         raise RuleBroken(str(exc)) from None
 
 
-def _book(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write(
+    "Book seats on a train.",
+    {
+        "code": STR,
+        "passenger": STR,
+        "passengers": {"type": "integer", "minimum": 1, "maximum": 6},
+        "seat_class": {"type": "string", "enum": ["Standard", "First"]},
+        "card": {"type": "string", "pattern": "^[0-9]{16}$"},
+    },
+)
+def book_train(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     trip = _trip(conn, a["code"])
     inputs = {k: a[k] for k in ("passenger", "passengers", "seat_class", "card")}
     message = _run(conn, "book", trip, inputs)
@@ -217,7 +184,8 @@ def _book(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     return {"message": message, **made}
 
 
-def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
+@TOOLS.write("Cancel a confirmed booking; the refund follows the fee rule.", {"reference": STR})
+def cancel_booking(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
     booking = _booking_row(conn, a["reference"])
     message = _run(conn, "cancel", booking, {})
     refund = rows(conn, "SELECT refund FROM booking WHERE id=?", booking["id"])[0]["refund"]
@@ -225,6 +193,10 @@ def _cancel(conn: sqlite3.Connection, a: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----- task drafts -----------------------------------------------------------------------
+def _train_lookup() -> drafts.Steps:
+    return drafts.lookup("train", "get_train", "code")
+
+
 def _book_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
     trips = [t for t in _scope(conn).rows("trip") if t["date"] >= spec().today]
     trip = r.choice(trips)
@@ -245,56 +217,37 @@ def _book_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | N
         "card": facts["card"],
     }
     result = d.trial(conn, "book_train", args)
-    goal = {
-        "intent": "book",
-        "phrase": f"book a train from {trip['origin']} to {trip['destination']} on {trip['date']}",
-        "facts": facts,
-        "requests": ["total"],
-    }
-    asks = [{"ask": s} for s in ("train", "passenger", "passengers", "seat_class", "card")]
+    goal = drafts.goal(
+        "book",
+        f"book a train from {trip['origin']} to {trip['destination']} on {trip['date']}",
+        facts,
+        ["total"],
+    )
     key = f"book:{trip['code']}:{pax}"
     if isinstance(result, RuleBroken):
-        return {
-            "key": key,
-            "goal": {**goal, "grantable": False},
-            "plan": [
-                {"ask": "train"},
-                {"call": "get_train", "args": {"code": "$train"}},
-                {"ask": "passengers"},
-                {
-                    "tell": "I'm sorry, but I cannot book {passengers} seats on train {train}: "
-                    f"{result}"
-                },
-            ],
-            "decoys": {"passengers": str(max(1, trip["seats_left"]))},
-        }
-    return {
-        "key": key,
-        "goal": goal,
-        "plan": [
-            *asks,
-            {
-                "confirm": "I will book {passengers} {seat_class} class seats for {passenger} on "
-                f"train {{train}}, total ${result['total']:.2f}. Shall I proceed?"
-            },
-            {
-                "call": "book_train",
-                "args": {
-                    "code": "$train",
-                    "passenger": "$passenger",
-                    "passengers": "$passengers:int",
-                    "seat_class": "$seat_class",
-                    "card": "$card",
-                },
-            },
-            {
-                "tell": f"Your booking {result['reference']} on train {{train}} has been made. "
-                f"The total price is ${result['total']:.2f}.",
-                "facts": [f"{result['total']:.2f}", result["reference"]],
-            },
-        ],
-        "decoys": {"seat_class": "First" if facts["seat_class"] == "Standard" else "Standard"},
-    }
+        plan = [*_train_lookup(), {"ask": "passengers"}]
+        tell = f"I'm sorry, but I cannot book {{passengers}} seats on train {{train}}: {result}"
+        decoys = {"passengers": str(max(1, trip["seats_left"]))}
+        return drafts.refused(key, goal, plan, tell, decoys)
+    total = f"${result['total']:.2f}"
+    plan = drafts.write(
+        f"I will book {{passengers}} {{seat_class}} class seats for {{passenger}} on train "
+        f"{{train}}, total {total}. Shall I proceed?",
+        "book_train",
+        {
+            "code": "$train",
+            "passenger": "$passenger",
+            "passengers": "$passengers:int",
+            "seat_class": "$seat_class",
+            "card": "$card",
+        },
+        f"Your booking {result['reference']} on train {{train}} has been made. The total price "
+        f"is {total}.",
+        [total[1:], result["reference"]],
+    )
+    asks = [{"ask": s} for s in ("train", "passenger", "passengers", "seat_class", "card")]
+    decoys = {"seat_class": "First" if facts["seat_class"] == "Standard" else "Standard"}
+    return drafts.draft(key, goal, [*asks, *plan], decoys)
 
 
 def _cancel_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
@@ -304,65 +257,41 @@ def _cancel_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] |
     booking = r.choice(confirmed)
     ref = booking["reference"]
     result = d.trial(conn, "cancel_booking", {"reference": ref})
-    goal = {
-        "intent": "cancel",
-        "phrase": "cancel my train booking",
-        "facts": {"reference": ref},
-        "requests": ["refund"],
-    }
-    lookup = [
-        {"ask": "reference"},
-        {"call": "get_booking", "args": {"reference": "$reference"}},
-    ]
+    goal = drafts.goal("cancel", "cancel my train booking", {"reference": ref}, ["refund"])
+    lookup = drafts.lookup("reference", "get_booking")
     other = next((b["reference"] for b in confirmed if b["reference"] != ref), "BK-00000")
+    decoys = {"reference": other}
     if isinstance(result, RuleBroken):
-        return {
-            "key": f"cancel:{ref}",
-            "goal": {**goal, "grantable": False},
-            "plan": [*lookup, {"tell": f"I'm sorry, but I cannot cancel booking {ref}: {result}"}],
-            "decoys": {"reference": other},
-        }
-    refund = result["refund"]
-    return {
-        "key": f"cancel:{ref}",
-        "goal": goal,
-        "plan": [
-            *lookup,
-            {"confirm": "I will cancel booking {reference}. Shall I proceed?"},
-            {"call": "cancel_booking", "args": {"reference": "$reference"}},
-            {
-                "tell": "Booking {reference} has been cancelled; "
-                f"${refund:.2f} will be refunded.",
-                "facts": [f"{refund:.2f}"],
-            },
-        ],
-        "decoys": {"reference": other},
-    }
+        tell = f"I'm sorry, but I cannot cancel booking {ref}: {result}"
+        return drafts.refused(f"cancel:{ref}", goal, lookup, tell, decoys)
+    refund = f"{result['refund']:.2f}"
+    plan = drafts.write(
+        "I will cancel booking {reference}. Shall I proceed?",
+        "cancel_booking",
+        {"reference": "$reference"},
+        f"Booking {{reference}} has been cancelled; ${refund} will be refunded.",
+        [refund],
+    )
+    return drafts.draft(f"cancel:{ref}", goal, [*lookup, *plan], decoys)
 
 
 def _departs_task(d: Train, conn: sqlite3.Connection, r: Any) -> dict[str, Any] | None:
     trip = r.choice(_scope(conn).rows("trip"))
     departs = str(trip["departs"])
-    return {
-        "key": f"departs:{trip['code']}",
-        "goal": {
-            "intent": "departs",
-            "phrase": f"find out when train {trip['code']} leaves",
-            "facts": {"train": trip["code"]},
-            "requests": ["departs"],
-            "action": False,
-        },
-        "plan": [
-            {"ask": "train"},
-            {"call": "get_train", "args": {"code": "$train"}},
-            {
-                "tell": "Train {train} departs at "
-                f"{departs} on {trip['date']} from {trip['origin']}.",
-                "facts": [departs],
-            },
-        ],
-        "decoys": {"train": "IC 000"},
+    goal = drafts.goal(
+        "departs",
+        f"find out when train {trip['code']} leaves",
+        {"train": trip["code"]},
+        ["departs"],
+        action=False,
+    )
+    tell = {
+        "tell": f"Train {{train}} departs at {departs} on {trip['date']} from {trip['origin']}.",
+        "facts": [departs],
     }
+    return drafts.draft(
+        f"departs:{trip['code']}", goal, [*_train_lookup(), tell], {"train": "IC 000"}
+    )
 
 
 Train.makers = (_book_task, _cancel_task, _departs_task)
