@@ -23,13 +23,14 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.verifiers.base import CheckResult, check_kind, lookup
+from palaestra.verifiers.base import CheckFn, CheckResult, check_kind, lookup
 
 HOME = "/home/user"
 
@@ -120,20 +121,49 @@ def _list(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list | tuple) else [str(value)]
 
 
-def _missing(kind: str, rel: str, exc: Exception) -> CheckResult:
-    return _leaf(kind, False, f"{rel}: {type(exc).__name__}: {exc}")
+#: reads what a file check judges from the file at ``rel``: its text, parsed data, a stat...
+Reader = Callable[[ComputerProbe, str, dict[str, Any]], Any]
+#: judges what was read: (passed, detail), the detail naming the file
+Judge = Callable[[Any, str, dict[str, Any]], tuple[bool, str]]
 
 
-@check_kind("file_exists")
-def _file_exists(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    p = _probe(probe)
-    rel = spec["path"]
-    want = spec.get("exists", True)
-    try:
-        path = p.path(rel, follow=spec.get("type") != "symlink")
-        st = path.lstat() if path.exists() or path.is_symlink() else None
-    except (OSError, PermissionError) as exc:
-        return _missing("file_exists", rel, exc)
+def _file_check(
+    kind: str, read: Reader, *unreadable: type[Exception], path: str | None = None
+) -> Callable[[Judge], CheckFn]:
+    """Register a check of one file (or folder) under the home. Whatever keeps it from being
+    read (absent, unreadable, outside the home, or one of the kind's ``unreadable`` errors, e.g.
+    JSON that does not parse) is the agent's doing, so it fails the check with the reason,
+    never the verifier, the same way for every kind. ``path`` is the default of a kind whose
+    spec may leave its path out."""
+    caught: tuple[type[Exception], ...] = (OSError, PermissionError, *unreadable)
+
+    def register(judge: Judge) -> CheckFn:
+        @check_kind(kind)
+        def check(probe: Any, spec: dict[str, Any]) -> CheckResult:
+            rel = spec["path"] if path is None else spec.get("path", path)
+            try:
+                value = read(_probe(probe), rel, spec)
+            except caught as exc:
+                return _leaf(kind, False, f"{rel}: {type(exc).__name__}: {exc}")
+            return _leaf(kind, *judge(value, rel, spec))
+
+        check.__doc__ = judge.__doc__
+        return check
+
+    return register
+
+
+def _text(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> str:
+    return p.text(rel)
+
+
+def _stat(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> os.stat_result | None:
+    path = p.path(rel, follow=spec.get("type") != "symlink")
+    return path.lstat() if path.exists() or path.is_symlink() else None
+
+
+@_file_check("file_exists", _stat)
+def _file_exists(st: os.stat_result | None, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     kind = spec.get("type")  # file | dir | symlink
     found = st is not None
     if st is not None and kind == "file":
@@ -142,58 +172,44 @@ def _file_exists(probe: Any, spec: dict[str, Any]) -> CheckResult:
         found = stat.S_ISDIR(st.st_mode)
     elif st is not None and kind == "symlink":
         found = stat.S_ISLNK(st.st_mode)
-    return _leaf("file_exists", found == want, f"{rel} {'exists' if found else 'is absent'}")
+    return found == spec.get("exists", True), f"{rel} {'exists' if found else 'is absent'}"
 
 
-@check_kind("file_contents")
-def _file_contents(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
-    try:
-        text = _probe(probe).text(rel)
-    except (OSError, PermissionError) as exc:
-        return _missing("file_contents", rel, exc)
+@_file_check("file_contents", _text)
+def _file_contents(text: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     ok, detail = _compare(text, spec)
-    return _leaf("file_contents", ok, f"{rel} {detail}")
+    return ok, f"{rel} {detail}"
 
 
-@check_kind("file_regex")
-def _file_regex(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
-    try:
-        text = _probe(probe).text(rel)
-    except (OSError, PermissionError) as exc:
-        return _missing("file_regex", rel, exc)
+@_file_check("file_regex", _text)
+def _file_regex(text: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     flags = re.MULTILINE | (re.IGNORECASE if spec.get("ignore_case") else 0)
     ok = re.search(spec["pattern"], text, flags) is not None
     if spec.get("absent"):
         ok = not ok
-    return _leaf("file_regex", ok, f"{rel} {'matches' if ok else 'does not match'}")
+    return ok, f"{rel} {'matches' if ok else 'does not match'}"
 
 
-@check_kind("json_field")
-def _json_field(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
-    try:
-        data = json.loads(_probe(probe).text(rel))
-        value = lookup(data, str(spec["field"]))
-    except (OSError, PermissionError, ValueError, KeyError, IndexError) as exc:
-        return _missing("json_field", rel, exc)
-    ok = value == spec["value"]
-    return _leaf("json_field", ok, f"{rel}:{spec['field']} = {value!r}")
+def _json(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> Any:
+    return lookup(json.loads(p.text(rel)), str(spec["field"]))
 
 
-@check_kind("csv_cell")
-def _csv_cell(probe: Any, spec: dict[str, Any]) -> CheckResult:
+@_file_check("json_field", _json, ValueError, KeyError, IndexError)
+def _json_field(value: Any, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
+    return value == spec["value"], f"{rel}:{spec['field']} = {value!r}"
+
+
+def _cell(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> str:
+    rows = list(csv.reader(io.StringIO(p.text(rel))))
+    header, data = rows[0], rows[1:]
+    col = spec["col"]
+    idx = header.index(col) if isinstance(col, str) else int(col)
+    return data[int(spec["row"])][idx]
+
+
+@_file_check("csv_cell", _cell, ValueError, IndexError)
+def _csv_cell(value: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     """``row`` counts data rows from 0 after the header; ``col`` is an index or a header name."""
-    rel = spec["path"]
-    try:
-        rows = list(csv.reader(io.StringIO(_probe(probe).text(rel))))
-        header, data = rows[0], rows[1:]
-        col = spec["col"]
-        idx = header.index(col) if isinstance(col, str) else int(col)
-        value = data[int(spec["row"])][idx]
-    except (OSError, PermissionError, ValueError, IndexError) as exc:
-        return _missing("csv_cell", rel, exc)
     want = spec["value"]
     if isinstance(want, int | float) and not isinstance(want, bool):
         try:
@@ -202,75 +218,68 @@ def _csv_cell(probe: Any, spec: dict[str, Any]) -> CheckResult:
             ok = False
     else:
         ok = value.strip() == str(want)
-    return _leaf("csv_cell", ok, f"{rel}[{spec['row']}][{col}] = {value!r}")
+    return ok, f"{rel}[{spec['row']}][{spec['col']}] = {value!r}"
 
 
-@check_kind("csv_rows")
-def _csv_rows(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
-    try:
-        rows = [r for r in csv.reader(io.StringIO(_probe(probe).text(rel))) if r]
-    except (OSError, PermissionError, ValueError) as exc:
-        return _missing("csv_rows", rel, exc)
-    ok = rows == spec["rows"]
-    return _leaf("csv_rows", ok, f"{rel} has {len(rows)} row(s)")
+def _rows(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> list[list[str]]:
+    return [r for r in csv.reader(io.StringIO(p.text(rel))) if r]
 
 
-@check_kind("ini_value")
-def _ini_value(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
+@_file_check("csv_rows", _rows, ValueError)
+def _csv_rows(rows: list[list[str]], rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
+    return rows == spec["rows"], f"{rel} has {len(rows)} row(s)"
+
+
+def _ini(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> str:
     parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(_probe(probe).text(rel))
-        value = parser.get(spec["section"], spec["key"])
-    except (OSError, PermissionError, configparser.Error) as exc:
-        return _missing("ini_value", rel, exc)
+    parser.read_string(p.text(rel))
+    return parser.get(spec["section"], spec["key"])
+
+
+@_file_check("ini_value", _ini, configparser.Error)
+def _ini_value(value: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     ok = value.strip() == str(spec["value"])
-    return _leaf("ini_value", ok, f"{rel} [{spec['section']}] {spec['key']} = {value!r}")
+    return ok, f"{rel} [{spec['section']}] {spec['key']} = {value!r}"
 
 
-@check_kind("checksum")
-def _checksum(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
+def _digest(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> tuple[str, str]:
     algo = "md5" if "md5" in spec else "sha256"
-    try:
-        digest = hashlib.new(algo, _probe(probe).path(rel).read_bytes()).hexdigest()
-    except (OSError, PermissionError) as exc:
-        return _missing("checksum", rel, exc)
-    ok = digest == str(spec[algo]).lower()
-    return _leaf("checksum", ok, f"{rel} {algo} {digest[:12]}")
+    return algo, hashlib.new(algo, p.path(rel).read_bytes()).hexdigest()
 
 
-@check_kind("file_mode")
-def _file_mode(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    rel = spec["path"]
-    try:
-        mode = stat.S_IMODE(_probe(probe).path(rel, follow=False).lstat().st_mode)
-    except (OSError, PermissionError) as exc:
-        return _missing("file_mode", rel, exc)
-    ok = mode == int(str(spec["mode"]), 8)
-    return _leaf("file_mode", ok, f"{rel} mode {mode:o}")
+@_file_check("checksum", _digest)
+def _checksum(read: tuple[str, str], rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
+    algo, digest = read
+    return digest == str(spec[algo]).lower(), f"{rel} {algo} {digest[:12]}"
 
 
-@check_kind("dir_tree")
-def _dir_tree(probe: Any, spec: dict[str, Any]) -> CheckResult:
+def _mode(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> int:
+    return stat.S_IMODE(p.path(rel, follow=False).lstat().st_mode)
+
+
+@_file_check("file_mode", _mode)
+def _file_mode(mode: int, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
+    return mode == int(str(spec["mode"]), 8), f"{rel} mode {mode:o}"
+
+
+def _tree(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> list[str]:
+    root = p.path(rel)
+    return sorted(
+        str(e.relative_to(root)) + ("/" if e.is_dir() and not e.is_symlink() else "")
+        for e in root.rglob("*")
+    )
+
+
+@_file_check("dir_tree", _tree, path="")
+def _dir_tree(entries: list[str], rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     """The relative paths under ``path`` (dirs end with ``/``): ``equals``, ``includes``,
     ``excludes``."""
-    rel = spec.get("path", "")
-    try:
-        root = _probe(probe).path(rel)
-        entries = sorted(
-            str(p.relative_to(root)) + ("/" if p.is_dir() and not p.is_symlink() else "")
-            for p in root.rglob("*")
-        )
-    except (OSError, PermissionError) as exc:
-        return _missing("dir_tree", rel, exc)
     ok = True
     if "equals" in spec:
         ok = entries == sorted(spec["equals"])
     ok = ok and all(e in entries for e in spec.get("includes", []))
     ok = ok and not any(e in entries for e in spec.get("excludes", []))
-    return _leaf("dir_tree", ok, f"{rel or '~'} has {len(entries)} entries")
+    return ok, f"{rel or '~'} has {len(entries)} entries"
 
 
 @check_kind("command_output")

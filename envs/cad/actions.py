@@ -10,7 +10,7 @@ part, not as a schema error.
 
 from __future__ import annotations
 
-from palaestra.actions import ActionSet, Param, primitive
+from palaestra.actions import ActionSet, Param, Primitive, primitive
 
 _X = Param("x", "float", "sketch u of the centre", default=0.0)
 _Y = Param("y", "float", "sketch v of the centre", default=0.0)
@@ -20,45 +20,52 @@ _SKMODE = Param(
 _MODE = Param("mode", "str", "add material or cut it away", "add", None, None, ("add", "cut"))
 _AXIS = Param("axis", "str", "a world axis through the origin", "Z", None, None, ("X", "Y", "Z"))
 
+
+def _mm(name: str, what: str = "", default: float | None = None) -> Param:
+    """A length: every one is in millimetres, and says so the same way."""
+    unit = f"{what} (mm)" if what else "mm"
+    return Param(name, "float", unit) if default is None else Param(name, "float", unit, default)
+
+
+def _shape(name: str, description: str, *sizes: Param, turn: tuple[Param, ...] = ()) -> Primitive:
+    """Every sketch shape ends with the same placement (centre x, y, a turn if it has one, then
+    add or subtract), so an agent that has drawn one shape knows how to place the next."""
+    return primitive(name, description, *sizes, _X, _Y, *turn, _SKMODE)
+
+
+def _edge_finish(name: str, description: str, edges: str, size: str) -> Primitive:
+    """Fillet and chamfer are one edge finish with two profiles: which edges, and one size."""
+    return primitive(name, description, Param("edges", "str", edges, max_length=400), _mm(size))
+
+
 CAD_ACTIONS = ActionSet(
     [
         primitive(
             "new_sketch",
             "Start a sketch on XY, XZ or YZ, or on a planar face given by a selector (e.g. '>Z').",
             Param("plane", "str", "XY, XZ, YZ or a face selector", default="XY", max_length=200),
-            Param("offset", "float", "shift along the plane normal (mm)", default=0.0),
+            _mm("offset", "shift along the plane normal", default=0.0),
         ),
-        primitive(
+        _shape(
             "rectangle",
             "Draw a rectangle centred at (x, y).",
-            Param("width", "float", "size along u (mm)"),
-            Param("height", "float", "size along v (mm)"),
-            _X,
-            _Y,
-            _SKMODE,
+            _mm("width", "size along u"),
+            _mm("height", "size along v"),
         ),
-        primitive(
-            "circle", "Draw a circle centred at (x, y).", Param("radius", "float"), _X, _Y, _SKMODE
-        ),
-        primitive(
+        _shape("circle", "Draw a circle centred at (x, y).", Param("radius", "float")),
+        _shape(
             "polygon",
             "Draw a polygon from points 'x1,y1 x2,y2 ...', or a regular one (sides, radius).",
             Param("points", "str", "vertices 'x,y x,y ...'", default="", max_length=4000),
             Param("sides", "int", "regular polygon: number of sides", default=0),
-            Param("radius", "float", "regular polygon: circumradius (mm)", default=0.0),
-            _X,
-            _Y,
-            _SKMODE,
+            _mm("radius", "regular polygon: circumradius", default=0.0),
         ),
-        primitive(
+        _shape(
             "slot",
             "Draw a slot (stadium) of overall length and width, turned by angle degrees.",
-            Param("length", "float", "overall length (mm)"),
-            Param("width", "float", "width (mm)"),
-            _X,
-            _Y,
-            Param("angle", "float", "rotation in the sketch plane (degrees)", default=0.0),
-            _SKMODE,
+            _mm("length", "overall length"),
+            _mm("width", "width"),
+            turn=(Param("angle", "float", "rotation in the sketch plane (degrees)", default=0.0),),
         ),
         primitive(
             "extrude",
@@ -87,32 +94,22 @@ CAD_ACTIONS = ActionSet(
             "Drill a round hole into a planar face at position 'u,v' of the face's sketch frame.",
             Param("face", "str", "a face selector, e.g. '>Z'", max_length=200),
             Param("position", "str", "'u,v' on the face (same frame as new_sketch(face))"),
-            Param("radius", "float", "mm"),
+            _mm("radius"),
             Param("depth", "float", "mm; 0 drills through the whole part", default=0.0),
         ),
-        primitive(
-            "fillet",
-            "Round edges.",
-            Param("edges", "str", "an edge selector, e.g. 'edges|Z'", max_length=400),
-            Param("radius", "float", "mm"),
-        ),
-        primitive(
-            "chamfer",
-            "Bevel edges.",
-            Param("edges", "str", "an edge selector", max_length=400),
-            Param("length", "float", "mm"),
-        ),
+        _edge_finish("fillet", "Round edges.", "an edge selector, e.g. 'edges|Z'", "radius"),
+        _edge_finish("chamfer", "Bevel edges.", "an edge selector", "length"),
         primitive(
             "shell",
             "Hollow the part with walls of a thickness, leaving the selected face(s) open.",
             Param("face", "str", "the face(s) to open, e.g. '>Z'", max_length=400),
-            Param("thickness", "float", "wall thickness (mm)"),
+            _mm("thickness", "wall thickness"),
         ),
         primitive(
             "mirror",
             "Mirror the part about a world plane (optionally offset) and join the copy.",
             Param("plane", "str", default="YZ", choices=("XY", "XZ", "YZ")),
-            Param("offset", "float", "plane position along its normal (mm)", default=0.0),
+            _mm("offset", "plane position along its normal", default=0.0),
         ),
         primitive(
             "pattern",
@@ -120,7 +117,7 @@ CAD_ACTIONS = ActionSet(
             "axis, or polar about it.",
             Param("kind", "str", default="linear", choices=("linear", "polar")),
             Param("count", "int", "instances including the original", default=2),
-            Param("spacing", "float", "linear: distance between instances (mm)", default=10.0),
+            _mm("spacing", "linear: distance between instances", default=10.0),
             _AXIS,
             Param("angle", "float", "polar: total angle (360 spreads evenly)", default=360.0),
         ),

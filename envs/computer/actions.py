@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from palaestra.actions import Action, ActionSet, Param, primitive
+from palaestra.actions import Action, ActionSet, Param, Primitive, primitive
 from palaestra.errors import ActionError
 
 MAX_XY = 7679
@@ -31,6 +31,17 @@ _OX = Param("x", "int", "screen x (default: where the pointer is)", None, 0, MAX
 _OY = Param("y", "int", "screen y (default: where the pointer is)", None, 0, MAX_XY)
 _BUTTON = Param("button", "str", default="left", choices=("left", "middle", "right"))
 _TIMEOUT = Param("timeout", "float", "seconds before it is killed", 30.0, 0.1, 120.0)
+
+
+def _runner(name: str, what: str, source: str) -> Primitive:
+    """Shell and Python are run and reported back alike; only the language differs."""
+    return primitive(
+        name,
+        f"{what}; stdout, stderr and the exit code come back in last_output.",
+        Param(source, max_length=100_000),
+        _TIMEOUT,
+    )
+
 
 COMPUTER_ACTIONS = ActionSet(
     [
@@ -66,19 +77,8 @@ COMPUTER_ACTIONS = ActionSet(
         ),
         primitive("key_down", "Hold a key down.", Param("key", max_length=50)),
         primitive("key_up", "Release a held key.", Param("key", max_length=50)),
-        primitive(
-            "run_shell",
-            "Run a bash command in the home directory's current folder; stdout, stderr and "
-            "the exit code come back in last_output.",
-            Param("cmd", max_length=100_000),
-            _TIMEOUT,
-        ),
-        primitive(
-            "run_python",
-            "Run Python 3 code; stdout, stderr and the exit code come back in last_output.",
-            Param("code", max_length=100_000),
-            _TIMEOUT,
-        ),
+        _runner("run_shell", "Run a bash command in the home directory's current folder", "cmd"),
+        _runner("run_python", "Run Python 3 code", "code"),
         primitive(
             "write_file",
             "Write text to a file (relative paths start at the current folder).",

@@ -32,10 +32,25 @@ _SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="palaestra-computer-spawner"
 XVFB_START_TIMEOUT_S = 10.0
 
 
-def spawn(argv: list[str], **kwargs: Any) -> subprocess.Popen:
-    """Popen from the spawner thread, with the parent-death signal armed."""
+def spawn(
+    argv: list[str],
+    stdout: Any = subprocess.DEVNULL,
+    stderr: Any = subprocess.DEVNULL,
+    pass_fds: tuple[int, ...] = (),
+) -> subprocess.Popen:
+    """Popen from the spawner thread, with the parent-death signal armed. Every child is
+    long-lived and belongs to the session, not to our terminal: no stdin, its own process
+    group (so it can be killed as one), output dropped unless asked for."""
     argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
-    return _SPAWNER.submit(subprocess.Popen, argv, **kwargs).result()
+    return _SPAWNER.submit(
+        subprocess.Popen,
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        pass_fds=pass_fds,
+        start_new_session=True,
+    ).result()
 
 
 class Display:
@@ -72,10 +87,6 @@ class Display:
                     "-noreset",
                 ],
                 pass_fds=(write,),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
             )
             os.close(write)
             write = -1

@@ -165,14 +165,7 @@ class Sandbox:
             "sleep",
             "infinity",
         ]
-        self.proc = spawn(
-            argv,
-            pass_fds=(write,),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        self.proc = spawn(argv, stderr=subprocess.PIPE, pass_fds=(write,))
         os.close(write)
         with os.fdopen(read, "rb") as info:
             data = info.read()
@@ -252,13 +245,8 @@ class Sandbox:
 
     def launch(self, argv: list[str], log: IO | None = None) -> subprocess.Popen:
         """Start a long-lived process (window manager, app) in the sandbox, detached."""
-        proc = spawn(
-            self.command(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=log or subprocess.DEVNULL,
-            stderr=log or subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        out = log or subprocess.DEVNULL
+        proc = spawn(self.command(argv), stdout=out, stderr=out)
         self._children = [c for c in self._children if c.poll() is None] + [proc]
         return proc
 
