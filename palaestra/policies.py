@@ -121,9 +121,9 @@ def run_episode(
         steps += 1
         total += float(reward)
         if strict and observation.get("last_action_error"):
-            raise RuntimeError(f"step {steps} ({str(action)[:80]}): "
-                               f"{observation['last_action_error']}")
+            raise RuntimeError(
+                f"step {steps} ({str(action)[:80]}): {observation['last_action_error']}"
+            )
         if terminated or truncated:
             break
     return Episode(float(reward), steps, terminated, truncated, info, observation, total)
-

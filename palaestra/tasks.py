@@ -256,4 +256,3 @@ def get_task(ref: str) -> Task:
         raise InvalidRequest(f"a task reference is 'suite/task_id', got {ref!r}", field="task")
     suite, task_id = ref.split("/", 1)
     return get_suite(suite).get(task_id)
-

@@ -26,7 +26,7 @@ if [[ $part == all || $part == imports || $part == types ]]; then
 fi
 if [[ $part == all || $part == imports ]]; then
     # lint-imports puts its working folder first on the path: run it inside the copy
-    (cd .lint && "$bin/lint-imports" --config ../pyproject.toml)
+    (cd .lint && "$bin/lint-imports" ../pyproject.toml)
 fi
 if [[ $part == all || $part == types ]]; then
     # the kernel, the verifiers and the gateway are type-checked (pyproject: [tool.mypy])

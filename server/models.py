@@ -89,7 +89,8 @@ class CreateSynthJob(_Body):
     seed: int = Field(default=0, ge=0, lt=2**63)
     layouts: list[Literal["desktop", "mobile"]] = Field(
         default_factory=lambda: ["desktop"],  # type: ignore[arg-type]
-        min_length=1, max_length=2
+        min_length=1,
+        max_length=2,
     )
     family: Literal["web", "mobile"] = Field(
         default="web", description="web: palaestra/web-v0 tasks; mobile: phone tasks"

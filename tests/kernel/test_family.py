@@ -55,7 +55,7 @@ def test_the_plugin_family_plays_and_scores_through_its_descriptor() -> None:
 
 
 def test_an_unknown_policy_names_the_ones_that_exist() -> None:
-    with pytest.raises(InvalidRequest, match="has no policy 'cheat'.*noop"):
+    with pytest.raises(InvalidRequest, match=r"has no policy 'cheat'.*noop"):
         family("test").policy("cheat")
     with pytest.raises(InvalidRequest, match="unknown family 'nope'"):
         family("nope")
