@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import threading
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any
@@ -53,6 +54,7 @@ class EnvSpec:
 
 _REGISTRY: dict[str, EnvSpec] = {}
 _PLUGINS_LOADED: set[str] = set()
+_PLUGINS_LOCK = threading.RLock()
 
 
 def register(spec: EnvSpec) -> EnvSpec:
@@ -67,6 +69,13 @@ def load_plugins() -> None:
     a bare module is imported for what it registers on import."""
     refs = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
     refs += [ref.strip() for ref in os.environ.get(PLUGINS_ENV_VAR, "").split(",") if ref.strip()]
+    # Threads (validation workers, the gateway's loader thread) look specs up at once: the one
+    # that installs a family holds the others back until it is registered, not just claimed.
+    with _PLUGINS_LOCK:
+        _install(refs)
+
+
+def _install(refs: list[str]) -> None:
     for ref in refs:
         if ref in _PLUGINS_LOADED:
             continue

@@ -8,6 +8,7 @@ docs/adding-a-family.md, checked.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 
 import pytest
@@ -86,3 +87,25 @@ def test_the_resolver_names_what_is_missing() -> None:
         resolve("palaestra.tasks:Nope")
     with pytest.raises(ModuleNotFoundError):
         resolve("palaestra.no_such_module")
+
+
+def test_threads_looking_up_specs_at_once_all_find_every_family() -> None:
+    """The synthesis pipeline's validation threads ask for an env at the same moment in a fresh
+    process: the thread that installs the families must not let the others see half of them."""
+    code = """
+import threading
+from palaestra import registry
+barrier, found = threading.Barrier(8), []
+def look():
+    barrier.wait()
+    found.append(registry.spec("palaestra/web-v0").id)
+threads = [threading.Thread(target=look) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(found))
+"""
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        )
+        assert out.stdout.strip() == "8", out.stderr[-2000:]
