@@ -25,7 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from palaestra.bench import harness
 from palaestra.bench.harness import console
 from palaestra.synth_apps import data
-from palaestra.synth_apps.app import AppHost, host
+from palaestra.synth_apps.app import APP_COOKIE, AppHost, host, new_key
 from palaestra.synth_apps.pipeline import synthesize
 from palaestra.synth_apps.spec import domain_names, load_spec
 from palaestra.synth_apps.variants import make_variant
@@ -36,8 +36,9 @@ def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[flo
     the database seeded again, a session opened); each then serves its first page."""
     spec = load_spec(domain)
     variant = make_variant(spec, 0)
-    client = httpx.Client()
-    session = host().open(spec, variant, 0)
+    key = new_key()  # the apps answer only requests that carry their session's key
+    client = httpx.Client(cookies={APP_COOKIE: key})
+    session = host().open(spec, variant, 0, key=key)
     out = harness.Timings("restore", "fresh", "restore+page", "fresh+page")
     folder = Path(tempfile.mkdtemp(prefix="palaestra-bench-"))
     for i in range(rounds):
@@ -51,7 +52,7 @@ def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[flo
                 app = AppHost()
                 path = folder / f"fresh-{i}.sqlite"
                 data.build(spec, path, i + 1)
-                other = app.open(spec, variant, 0)
+                other = app.open(spec, variant, 0, key=key)
                 other.template = path
                 other.restore()
             client.get(app.url(other)).raise_for_status()

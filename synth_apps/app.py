@@ -1,10 +1,33 @@
 """The renderer: an AppSpec served as a real web app (Starlette + SQLite + Jinja2).
 
-One :class:`AppHost` per worker process serves every session's app on one loopback port. A
-session is an unguessable token in the URL path (``/s/<token>/...``) mapped to its own database
-copy, its spec, its variant and its layout, so parallel episodes never share state and a reset is
-a file copy. The verifier reads that file directly on the worker; no route of the app exposes
-raw data or the file, and nothing secret is in the pages.
+One :class:`AppHost` per worker process serves every session's app on one loopback port. An
+app session is a token in the URL path (``/s/<token>/...``) mapped to its own database copy, its
+spec, its variant and its layout, so parallel episodes never share state and a reset is a file
+copy. The verifier reads that file directly on the worker; no route of the app exposes raw data
+or the file, and nothing secret is in the pages.
+
+**The path names an app session; it grants nothing.** URLs show in observations, recordings and
+logs, so every app session also has a *key*: a random credential of the env session that owns
+it, which the app host checks on every request (a phone's apps and its launcher share their
+phone's key). The key reaches the owner's browser context as an ``HttpOnly`` cookie
+(:data:`APP_COOKIE`, set by :func:`admit` on the context before its first request), and a
+request whose cookie is missing or is not the key of the session its path names is refused
+with 403 and changes nothing. Why a cookie:
+
+- the browser attaches it to every request to the app host, so the agent's navigation, links,
+  forms and ``fetch`` from page scripts work unchanged, at no cost per request (no request
+  interception) and no cost per reset (a context keeps its cookie; one CDP call when a context
+  is made);
+- ``HttpOnly``: no script in a page can read it, and a script cannot overwrite it; it is never
+  in a URL, a page, an observation or a recording, so the agent cannot learn or forge it;
+- another session's context carries its own key, so a request for another session's path from
+  it is refused; a client outside the browser has no key at all.
+
+A per-session origin (a host name or port per session) was the alternative; it still needs a
+credential to refuse clients outside the browser, and it would cost a listener or a resolver
+entry per session. An extra HTTP header set on the context would be sent to every origin the
+context reaches, and a page script could add a stolen one to ``fetch``; a cookie is scoped to
+the app host and cannot be set ``HttpOnly`` from a page.
 
 Pages: a home page that never reads the database (so a page loaded ahead of a reset stays true),
 list pages with filters and pagination, detail pages with the operations a row offers, and
@@ -67,6 +90,8 @@ class AppSession:
     variant: Variant
     template: Path
     db: Path
+    #: the owner's credential (see the module's docstring); never in a URL or a page
+    key: str
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def restore(self) -> None:
@@ -77,6 +102,54 @@ class AppSession:
 
 class RuleViolation(Exception):
     pass
+
+
+#: the cookie that carries an env session's app key to the app host
+APP_COOKIE = "palaestra_app"
+
+
+def new_key() -> str:
+    """A fresh credential for one env session's apps (256 bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def presented(request: Request) -> list[str]:
+    """Every value of :data:`APP_COOKIE` the request carries (a page script may add a decoy
+    with another path; it does not replace the ``HttpOnly`` one, so all values must match)."""
+    values = []
+    for part in request.headers.get("cookie", "").split(";"):
+        name, _, value = part.strip().partition("=")
+        if name == APP_COOKIE:
+            values.append(value)
+    return values
+
+
+def admitted(request: Request, key: str) -> bool:
+    """The request carries ``key``, and no other app key."""
+    values = presented(request)
+    return bool(values) and all(secrets.compare_digest(v.encode(), key.encode()) for v in values)
+
+
+FORBIDDEN = (
+    "<h1>Forbidden</h1><p role='alert'>This app belongs to another session; "
+    "this browser has no access to it.</p>"
+)
+
+
+async def admit(context: Any, key: str) -> None:
+    """Give a Playwright browser context the credential of the apps opened with ``key``: an
+    ``HttpOnly`` cookie for the app host, sent with every request the context makes to it."""
+    await context.add_cookies(
+        [
+            {
+                "name": APP_COOKIE,
+                "value": key,
+                "url": host().origin,
+                "httpOnly": True,
+                "sameSite": "Strict",
+            }
+        ]
+    )
 
 
 class AppHost:
@@ -95,7 +168,7 @@ class AppHost:
                 Route("/launcher/{token}", self.launcher),
             ]
         )
-        self.launchers: dict[str, list[dict[str, str]]] = {}
+        self.launchers: dict[str, tuple[str, list[dict[str, str]]]] = {}
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         self.origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
@@ -111,10 +184,19 @@ class AppHost:
             threading.Event().wait(0.005)
 
     # ----- sessions ------------------------------------------------------------------------
-    def open(self, spec: AppSpec, variant: Variant, seed: int) -> AppSession:
+    def open(
+        self, spec: AppSpec, variant: Variant, seed: int, key: str | None = None
+    ) -> AppSession:
+        """A new app session; only requests that carry ``key`` (default: a new one, see
+        ``session.key``) reach it. An env session opens all its apps with its one key."""
         token = secrets.token_urlsafe(18)
         session = AppSession(
-            token, spec, variant, data.template(spec, seed), self.folder / f"{token}.sqlite"
+            token,
+            spec,
+            variant,
+            data.template(spec, seed),
+            self.folder / f"{token}.sqlite",
+            key or new_key(),
         )
         session.restore()
         self.sessions[token] = session
@@ -129,22 +211,28 @@ class AppHost:
     def url(self, session: AppSession) -> str:
         return f"{self.origin}/s/{session.token}/"
 
-    def open_launcher(self, apps: list[AppSession]) -> str:
-        """A phone's home screen listing ``apps``; its URL is as unguessable as an app's."""
+    def open_launcher(self, apps: list[AppSession], key: str) -> str:
+        """A phone's home screen listing ``apps``, reached only with ``key`` (the phone's)."""
         token = secrets.token_urlsafe(18)
-        self.launchers[token] = [
-            {"name": a.spec.title, "href": self.url(a), "accent": a.variant.theme["accent"]}
-            for a in apps
-        ]
+        self.launchers[token] = (
+            key,
+            [
+                {"name": a.spec.title, "href": self.url(a), "accent": a.variant.theme["accent"]}
+                for a in apps
+            ],
+        )
         return f"{self.origin}/launcher/{token}"
 
     def close_launcher(self, url: str) -> None:
         self.launchers.pop(url.rsplit("/", 1)[-1], None)
 
     async def launcher(self, request: Request) -> Response:
-        apps = self.launchers.get(request.path_params["token"])
-        if apps is None:
+        entry = self.launchers.get(request.path_params["token"])
+        if entry is None:
             return HTMLResponse("<h1>Not found</h1>", 404)
+        key, apps = entry
+        if not admitted(request, key):
+            return HTMLResponse(FORBIDDEN, 403)
         return HTMLResponse(TEMPLATES.get_template("launcher.html").render(apps=apps))
 
     # ----- request plumbing ----------------------------------------------------------------
@@ -152,6 +240,8 @@ class AppHost:
         session = self.sessions.get(request.path_params["token"])
         if session is None:
             return HTMLResponse("<h1>Not found</h1><p role='alert'>No such app.</p>", 404)
+        if not admitted(request, session.key):
+            return HTMLResponse(FORBIDDEN, 403)  # checked before the body is even read
         form = await request.form() if request.method == "POST" else None
         try:
             with session.lock, data.opened(session.db) as conn:

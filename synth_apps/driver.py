@@ -5,7 +5,9 @@ the data seed. The session keeps one app session (token + database copy) for its
 restores the database at every reset, which is a file copy. The start page is the app's home,
 which never reads the database, so the page the env loads ahead of a reset stays true after the
 restore. The verifier's state is the database path, read on the worker; the page has no route to
-it.
+it. The app answers only the session's own browser context: the driver's key (one per env
+session, see :mod:`palaestra.synth_apps.app`) is installed in each context by :meth:`admit`
+before it loads a page.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from palaestra.synth_apps.app import AppSession, host
+from palaestra.synth_apps.app import AppSession, admit, host, new_key
 from palaestra.synth_apps.spec import AppSpec, load_spec
 from palaestra.synth_apps.variants import make_variant
 
@@ -30,6 +32,7 @@ class SynthDriver:
 
     def __init__(self) -> None:
         self.session: AppSession | None = None
+        self.credential = new_key()  # every app this session opens answers this key only
         self._key: tuple[Any, ...] | None = None
 
     def _open(self, setup: dict[str, Any]) -> AppSession:
@@ -44,7 +47,8 @@ class SynthDriver:
         if self.session is None or key != self._key:
             self.close()
             spec = spec_for(key[0])
-            self.session = host().open(spec, make_variant(spec, key[1], key[2]), key[3])
+            variant = make_variant(spec, key[1], key[2])
+            self.session = host().open(spec, variant, key[3], key=self.credential)
             self._key = key
         return self.session
 
@@ -54,6 +58,10 @@ class SynthDriver:
 
     def start_url(self, setup: dict[str, Any], origins: dict[str, str]) -> str:
         return host().url(self._open(setup))
+
+    async def admit(self, context: Any) -> None:
+        """Let a browser context of this session reach its apps (before its first request)."""
+        await admit(context, self.credential)
 
     async def begin(self, page: Any, setup: dict[str, Any], seed: int) -> None:
         self._open(setup).restore()

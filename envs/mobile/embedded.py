@@ -8,7 +8,9 @@ with its own database. The screen is the page framed by a status bar and a navig
 are real touch events sent through the Chrome DevTools Protocol (``Input.dispatchTouchEvent``):
 a long press holds, a swipe moves in steps over its duration, so pages scroll as a finger
 would scroll them. The app state lives in the apps' databases, so a reset restores the files and
-shows the launcher again.
+shows the launcher again. The phone's apps and launcher answer only this phone: they are opened
+with the phone's key, which its context carries as an ``HttpOnly`` cookie (see
+:mod:`palaestra.synth_apps.app`), so another session's phone holding their URLs is refused.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from PIL import Image, ImageDraw
 
 from palaestra.envs.mobile.phone import PhoneError, UIElement
 from palaestra.envs.runtimes.browser import origin_guard, runtime, when_loaded
-from palaestra.synth_apps.app import AppSession, host
+from palaestra.synth_apps.app import AppSession, admit, host, new_key
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.spec import domain_names
 from palaestra.synth_apps.variants import make_variant
@@ -71,6 +73,7 @@ class EmbeddedPhone:
         self._main: AppSession | None = None
         self._launcher = ""
         self._key: tuple[Any, ...] | None = None
+        self._credential = new_key()  # the phone's apps and launcher answer this key only
         self._navigating = False
 
     # ----- plumbing --------------------------------------------------------------------------
@@ -93,6 +96,7 @@ class EmbeddedPhone:
             service_workers="block",
             proxy=origin_guard(frozenset([host().origin])),
         )
+        await admit(self._context, self._credential)
         await self._context.add_init_script(SYSTEM_UI_JS)
         self._page = await self._context.new_page()
         self._page.on("request", self._on_request)
@@ -143,11 +147,13 @@ class EmbeddedPhone:
             spec = spec_for(name)
             variant = int(setup.get("variant", 0)) if name == wanted else 0
             seed = int(setup.get("data_seed", 0)) if name == wanted else 0
-            session = host().open(spec, make_variant(spec, variant, "mobile"), seed)
+            session = host().open(
+                spec, make_variant(spec, variant, "mobile"), seed, key=self._credential
+            )
             self._apps[spec.title] = session
             if name == wanted:
                 self._main = session
-        self._launcher = host().open_launcher(list(self._apps.values()))
+        self._launcher = host().open_launcher(list(self._apps.values()), self._credential)
 
     def _close_apps(self) -> None:
         for app in self._apps.values():

@@ -6,6 +6,8 @@ plain driver opens ``setup.start_url`` and leaves ending to the agent. Benchmark
 to :data:`DRIVERS` (``"miniwob"`` wraps MiniWoB++'s ``core.js`` protocol, ``"synth"`` serves a
 synthesized app). A session keeps one instance per driver for its whole life, so a driver may
 hold per-session resources (an app database) and release them in an optional ``close()``.
+A driver whose server checks a credential installs it in each new browser context of the
+session through an optional ``async admit(context)``, run before the context loads anything.
 """
 
 from __future__ import annotations

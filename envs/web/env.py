@@ -278,11 +278,16 @@ class WebEnv(PalaestraEnv):
         allowed = frozenset([*origins.values(), *setup.get("allowed_origins", [])])
         return driver, allowed, driver.start_url(setup, origins), setup
 
-    async def _prepare(self, allowed: frozenset[str], start: str | None) -> Browsing:
-        """A fresh context showing the start page, ready for the episode to begin."""
+    async def _prepare(
+        self, allowed: frozenset[str], start: str | None, admit: Any = None
+    ) -> Browsing:
+        """A fresh context showing the start page, ready for the episode to begin. ``admit``
+        (a driver's, e.g. a synthesized app's credential) runs on the context before any load."""
         context = await self.rt.context(self.viewport, allowed)
         context.set_default_timeout(self.action_timeout_ms)
         context.set_default_navigation_timeout(self.navigation_timeout_ms)
+        if admit is not None:
+            await admit(context)
         browsing = Browsing(context, self.rt.generation)
         if start:
             await browsing.page.goto(start, wait_until="load")
@@ -306,7 +311,7 @@ class WebEnv(PalaestraEnv):
         elif prepared is not None:
             self._background(_close_prepared(prepared[1]))
         if ready is None or ready.generation != self.rt.generation:
-            ready = await self._prepare(allowed, start)
+            ready = await self._prepare(allowed, start, getattr(driver, "admit", None))
         self._b = ready
         self._driver = driver
         self._next_bid = 1  # ids are unique within an episode; a new episode starts over
@@ -514,7 +519,8 @@ class WebEnv(PalaestraEnv):
             # the next reset of this task finds its page loaded in a fresh context; started
             # only now, so the loading happens while the agent thinks, not during this reset
             plan, self._prefetch = self._prefetch, None
-            self._prepared = (plan, asyncio.ensure_future(self._prepare(*plan)))
+            admit = getattr(self._driver, "admit", None)
+            self._prepared = (plan, asyncio.ensure_future(self._prepare(*plan, admit)))
         return obs
 
     async def _privileged_state(self) -> dict[str, Any]:

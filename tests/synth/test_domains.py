@@ -22,13 +22,22 @@ import pytest
 from faker import Faker
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.app import AppSession, RuleViolation, apply, db_functions, host
+from palaestra.synth_apps.app import (
+    APP_COOKIE,
+    AppSession,
+    RuleViolation,
+    apply,
+    db_functions,
+    host,
+    new_key,
+)
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, domain_names, load_spec
 from palaestra.synth_apps.variants import make_variant
 
 DOMAINS = domain_names()
 BROKEN = "Something went wrong"
 _FAKE = Faker()  # one instance: making a Faker takes a noticeable fraction of a second
+KEY = new_key()  # the apps answer only requests that carry their session's key
 
 
 @functools.cache
@@ -38,7 +47,7 @@ def _spec(name: str) -> AppSpec:
 
 def _open(name: str) -> tuple[AppSpec, AppSession, str]:
     spec = _spec(name)
-    session = host().open(spec, make_variant(spec, 0), 0)
+    session = host().open(spec, make_variant(spec, 0), 0, key=KEY)
     return spec, session, host().url(session)
 
 
@@ -59,7 +68,7 @@ def _get(client: httpx.Client, url: str) -> str:
 
 @pytest.fixture(scope="module")
 def client() -> httpx.Client:
-    with httpx.Client(timeout=10) as c:
+    with httpx.Client(timeout=10, cookies={APP_COOKIE: KEY}) as c:
         yield c
 
 

@@ -6,7 +6,7 @@ import logging
 import httpx
 import pytest
 
-from palaestra.synth_apps.app import host
+from palaestra.synth_apps.app import APP_COOKIE, host
 from palaestra.synth_apps.generate import TaskGenerator
 from palaestra.synth_apps.pipeline import validate_task
 from palaestra.synth_apps.spec import DOMAINS_DIR, load_spec
@@ -82,11 +82,12 @@ def test_app_crash_shows_an_error_page_and_is_logged(caplog):
     spec = load_spec(spec)
     session = host().open(spec, make_variant(spec, 0), 0)
     url = host().url(session)
+    jar = {APP_COOKIE: session.key}
     with caplog.at_level(logging.ERROR, logger="palaestra.synth_apps"):
-        page = httpx.post(f"{url}do/cancel/1", data={"_step": "0"})
+        page = httpx.post(f"{url}do/cancel/1", data={"_step": "0"}, cookies=jar)
     assert page.status_code == 500 and "Something went wrong" in page.text
     assert "ZeroDivisionError" in caplog.text
-    assert httpx.get(url).status_code == 200  # the app lives on
+    assert httpx.get(url, cookies=jar).status_code == 200  # the app lives on
     host().close(session.token)
 
 
@@ -94,14 +95,15 @@ def test_no_route_reaches_the_database():
     spec = load_spec("train")
     session = host().open(spec, make_variant(spec, 0), 0)
     base = host().origin
+    jar = {APP_COOKIE: session.key}
     for path in (
         f"/s/{session.token}/{session.db.name}",
         f"/s/{session.token}/../{session.db.name}",
         f"/{session.db.name}",
         str(session.db),
     ):
-        assert httpx.get(base + path, follow_redirects=True).status_code == 404
-    page = httpx.get(host().url(session) + "list/1").text
+        assert httpx.get(base + path, follow_redirects=True, cookies=jar).status_code == 404
+    page = httpx.get(host().url(session) + "list/1", cookies=jar).text
     assert str(session.db.parent) not in page and "sqlite" not in page
     host().close(session.token)
-    assert httpx.get(host().url(session)).status_code == 404  # a closed session is gone
+    assert httpx.get(host().url(session), cookies=jar).status_code == 404  # closed: gone
