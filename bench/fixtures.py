@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from pydantic import Field
 
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
+from palaestra.options import EnvOptions
 from palaestra.registry import EnvSpec, register
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task, register_suite
@@ -24,6 +26,13 @@ from palaestra.verifiers import StateProbe
 ENV_ID = "palaestra-bench/Overhead-v0"
 SUITE = "palaestra-bench"
 LIMIT = 1000
+
+
+class OverheadOptions(EnvOptions):
+    """The counter's client options: a step costs nothing, so its budget may be huge."""
+
+    max_steps: int | None = Field(default=None, ge=1, le=10**12)
+    image_size: int = Field(default=0, ge=0, le=1024, description="Screenshot side (0: none)")
 
 
 class _CounterProbe:
@@ -115,6 +124,7 @@ def register_fixtures() -> None:
             family="bench",
             description="Benchmark fixture: a counter that measures pure platform overhead.",
             fixture=True,
+            options="palaestra.bench.fixtures:OverheadOptions",
         )
     )
     register_suite(SUITE, counting_tasks, "Counting tasks on the overhead fixture")

@@ -73,7 +73,11 @@ class PalaestraEnv(gym.Env[dict, Any]):
     # ----- the shared lifecycle -----------------------------------------------------------
     @property
     def max_steps(self) -> int:
+        """The task's budget; ``max_steps`` given to the constructor only lowers it (a task
+        switched in by ``reset(options={"task": ...})`` keeps its own budget as the ceiling)."""
         if self._max_steps_override is not None:
+            if self.task is not None:
+                return min(self._max_steps_override, self.task.max_steps)
             return self._max_steps_override
         return self.task.max_steps if self.task else DEFAULT_MAX_STEPS
 

@@ -47,6 +47,9 @@ class Family:
     extra: str = ""
     #: ``"module:function"`` run by ``palaestra bench <name>``
     bench: str = ""
+    #: ``"module:Model"``: the options a client may set, a ``palaestra.options.EnvOptions``
+    #: subclass with bounds (empty: only the common ones); see ``palaestra.options``
+    options: str = ""
     description: str = ""
     _policy_table: dict[str, PolicyFactory] = field(default_factory=dict, compare=False)
 

@@ -22,20 +22,31 @@ from __future__ import annotations
 import base64
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from palaestra.codec import IMAGE_KEY, decode, image_from_bytes
+from palaestra.redaction import Redactor
 from palaestra.steps import ResetReply, StepReply
 
 FORMAT = "palaestra.trajectory/1"
 
 
 class SessionRecorder:
-    def __init__(self, run_dir: Path, session_id: str, meta: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        run_dir: Path,
+        session_id: str,
+        meta: dict[str, Any],
+        secrets: Iterable[str] = (),
+    ) -> None:
+        """``secrets``: values (the operator's credentials) replaced wherever they would be
+        written; fields of ``meta`` named like a credential are replaced too."""
+        self._redact = Redactor(secrets)
+        meta = Redactor(secrets).data(meta)
         self.dir = run_dir / session_id
         self.images = self.dir / "images"
         self.images.mkdir(parents=True, exist_ok=True)
@@ -63,7 +74,8 @@ class SessionRecorder:
 
     def _write(self, event: dict[str, Any]) -> None:
         event["t"] = time.time()
-        self._events.write(orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+        data = orjson.dumps(event, option=orjson.OPT_SERIALIZE_NUMPY)
+        self._events.write((self._redact.bytes(data) if self._redact else data) + b"\n")
 
     def reset(self, seed: int | None, result: ResetReply) -> None:
         self.episode += 1

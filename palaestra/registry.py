@@ -37,6 +37,9 @@ class EnvSpec:
     kwargs: dict[str, Any] = field(default_factory=dict)
     #: Marks envs that exist to measure or test the platform, never product families.
     fixture: bool = False
+    #: ``"module:Model"``: client options of this env, overriding its family's (see
+    #: ``palaestra.options``); for envs registered without a ``Family``
+    options: str = ""
 
     def __post_init__(self) -> None:
         if not _ID_RE.match(self.id):

@@ -18,6 +18,7 @@ from fastapi import FastAPI
 
 import palaestra
 from palaestra import registry, tasks
+from palaestra.redaction import install_log_redaction
 from palaestra.server.http import JSON, BodyLimit, install_error_handlers
 from palaestra.server.routes import ROUTERS
 from palaestra.server.settings import Settings
@@ -58,6 +59,8 @@ def make_backend(settings: Settings) -> Backend:
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     gw: Gateway = app.state.gateway
     registry.load_plugins()
+    # uvicorn's handlers exist by now: the operator's secrets never reach a log line
+    install_log_redaction(gw.settings.operator().secrets())
     # before the workers start, which inherit the variable: they must find new suites too
     Path(gw.settings.suites_dir).mkdir(parents=True, exist_ok=True)
     tasks.add_suite_path(gw.settings.suites_dir)

@@ -30,7 +30,9 @@ from palaestra.errors import (
     WorkerCrashed,
     WorkerError,
 )
+from palaestra.options import check_options, options_model
 from palaestra.recording import SessionRecorder
+from palaestra.redaction import Redactor
 from palaestra.server.catalog import SuiteCatalog
 from palaestra.server.metrics import Metrics
 from palaestra.server.models import CreateSession
@@ -92,6 +94,7 @@ class SessionManager:
         self.metrics = metrics
         self.suites = suites or SuiteCatalog()
         self.sessions: dict[str, Session] = {}
+        self._redactor = Redactor(settings.operator().secrets())
         self._closed: OrderedDict[str, str] = OrderedDict()
         self._reserved = 0
         self._described: dict[str, dict[str, Any]] = {}
@@ -151,6 +154,17 @@ class SessionManager:
         assert env is not None
         return registry.spec(env), task
 
+    def check_options(
+        self, spec: registry.EnvSpec, task: str | None, options: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A client's options checked against the env's options model (422 naming the field,
+        before any worker is touched), as (constructor arguments with the operator's settings
+        added, the client's own options as recorded). Loads the task: call it in a thread."""
+        budget = self.suites.get_task(task).max_steps if task is not None else None
+        parsed = check_options(options_model(spec), options, budget)
+        shown = parsed.model_dump(mode="json", exclude_unset=True)
+        return parsed.env_kwargs(self.settings.operator()), shown
+
     async def create(
         self, owner: str, req: CreateSession, count: int = 1, placement: str = "spread"
     ) -> list[Session]:
@@ -161,12 +175,13 @@ class SessionManager:
         browser process and its machine.
         """
         spec, task = await run_in_threadpool(self.resolve, req.env, req.task)
+        kwargs, shown = await run_in_threadpool(self.check_options, spec, task, req.options)
         self._reserve(owner, count)
         worker = self.backend.pick() if placement == "pack" else None
         try:
             made = await asyncio.gather(
                 *(
-                    self._create(owner, spec, task, req.options, req.record, worker)
+                    self._create(owner, spec, task, kwargs, req.record, worker, shown)
                     for _ in range(count)
                 ),
                 return_exceptions=True,
@@ -188,6 +203,7 @@ class SessionManager:
         options: dict[str, Any],
         record: bool | None,
         worker: Worker | None = None,
+        shown: dict[str, Any] | None = None,
     ) -> Session:
         worker = worker or self.backend.pick()
         sid = secrets.token_urlsafe(12)
@@ -203,7 +219,8 @@ class SessionManager:
             session.recorder = SessionRecorder(
                 self.settings.runs_dir / self.settings.run_id,
                 sid,
-                {"owner": owner, "env": spec.id, "task": task, "options": options},
+                {"owner": owner, "env": spec.id, "task": task, "options": shown or {}},
+                secrets=self.settings.operator().secrets(),
             )
         self.sessions[sid] = session
         self.metrics.sessions_created.labels(env=spec.id).inc()
@@ -239,9 +256,21 @@ class SessionManager:
         options: dict[str, Any],
     ) -> dict[str, Any]:
         timeout = self.settings.create_timeout_s
-        return await worker.call(
-            "make", sid, timeout, spec=spec.to_json(), task=task, options=options
-        )
+        try:
+            return await worker.call(
+                "make", sid, timeout, spec=spec.to_json(), task=task, options=options
+            )
+        except PalaestraError as exc:
+            self._scrub(exc)
+            raise
+
+    def _scrub(self, exc: PalaestraError) -> PalaestraError:
+        """The operator's secrets out of an error before it is answered, logged or recorded."""
+        if self._redactor:
+            exc.detail = self._redactor.text(exc.detail)
+            exc.args = (exc.detail,)
+            exc.fields = self._redactor.data(exc.fields)
+        return exc
 
     async def describe(self, spec: registry.EnvSpec) -> dict[str, Any]:
         """Spaces and action text of an env with default options, built once on a worker."""
@@ -249,7 +278,8 @@ class SessionManager:
             worker = self.backend.pick()
             sid = f"describe-{secrets.token_urlsafe(6)}"
             try:
-                self._described[spec.id] = await self._make(worker, sid, spec, None, {})
+                defaults = options_model(spec)().env_kwargs(self.settings.operator())
+                self._described[spec.id] = await self._make(worker, sid, spec, None, defaults)
             finally:
                 with contextlib.suppress(PalaestraError):
                     await worker.call("close", sid, 10.0)
@@ -263,7 +293,10 @@ class SessionManager:
         try:
             return await session.worker.call(op, session.id, timeout, **payload)
         except WorkerError as exc:  # timeouts, crashes: the session is failed, others go on
-            self._fail(session, exc)
+            self._fail(session, self._scrub(exc))
+            raise
+        except PalaestraError as exc:
+            self._scrub(exc)
             raise
         finally:
             session.last_used = time.monotonic()

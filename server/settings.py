@@ -12,15 +12,20 @@ import ipaddress
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from palaestra.options import OperatorConfig, origin
 from palaestra.paths import home
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
-        env_prefix="PALAESTRA_", env_ignore_empty=True, extra="forbid"
+        env_prefix="PALAESTRA_",
+        env_ignore_empty=True,
+        extra="forbid",
+        # a refused setting is reported without the values (an LLM key must not reach a log)
+        hide_input_in_errors=True,
     )
 
     host: str = "127.0.0.1"
@@ -65,6 +70,53 @@ class Settings(BaseSettings):
     suites_dir: Path = Field(default_factory=lambda: home() / "suites")
     #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)
     synth_jobs: int = Field(default=1, ge=1, le=64)
+    # ----- operator-only settings of envs (never a client's session option) -----------------
+    #: computer family: the agent-code sandbox's limits, JSON (``{"memory_mb": 1024}``)
+    computer_limits: dict[str, float] = Field(default_factory=dict)
+    #: origins (``scheme://host:port``) workers may call: Appium servers and LLM endpoints
+    outbound_allow: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: mobile family: the Appium server a ``backend: "appium"`` session uses, its capabilities
+    appium_url: str | None = None
+    appium_capabilities: dict[str, Any] = Field(default_factory=dict)
+    #: usersim family: the LLM endpoint a ``user: "llm"`` session uses, its key and model
+    llm_url: str | None = None
+    llm_key: SecretStr | None = None
+    #: a file holding the LLM key (read at start; keeps the key out of the environment)
+    llm_key_file: Path | None = None
+    llm_model: str = "gpt-4o-mini"
+
+    @field_validator("outbound_allow", mode="before")
+    @classmethod
+    def _comma_separated_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [v.strip() for v in value.split(",") if v.strip()]
+        return value
+
+    @model_validator(mode="after")
+    def _endpoints_allowed(self) -> Settings:
+        """An outbound endpoint off the allow-list is refused when the gateway starts."""
+        if self.llm_key_file is not None and self.llm_key is None:
+            self.llm_key = SecretStr(self.llm_key_file.read_text().strip())
+        operator = self.operator()
+        for name in ("appium_url", "llm_url"):
+            url = getattr(self, name)
+            if url and not operator.allowed(url):
+                raise ValueError(
+                    f"{name} {origin(url)} is not on outbound_allow (PALAESTRA_OUTBOUND_ALLOW)"
+                )
+        return self
+
+    def operator(self) -> OperatorConfig:
+        """The operator's env settings, handed to workers by the gateway (never the client)."""
+        return OperatorConfig(
+            computer_limits=self.computer_limits,
+            outbound_allow=self.outbound_allow,
+            appium_url=self.appium_url,
+            appium_capabilities=self.appium_capabilities,
+            llm_url=self.llm_url,
+            llm_key=self.llm_key,
+            llm_model=self.llm_model,
+        )
 
     @field_validator("api_keys", mode="before")
     @classmethod

@@ -44,16 +44,15 @@ class LLMAuthor:
         try:
             reply = self._http.post(endpoint, json=body)
         except httpx.HTTPError as exc:
-            raise LLMError(f"LLM endpoint {endpoint} unreachable: {exc}") from None
+            raise LLMError(f"LLM endpoint {endpoint} unreachable: {type(exc).__name__}") from None
+        # the endpoint and the status only: a reply's body is never quoted into an error
         if reply.status_code >= 400:
-            raise LLMError(
-                f"LLM endpoint {endpoint} answered {reply.status_code}: {reply.text[:300]}"
-            )
+            raise LLMError(f"LLM endpoint {endpoint} answered {reply.status_code}")
         try:
             return str(reply.json()["choices"][0]["message"]["content"])
         except (ValueError, KeyError, IndexError, TypeError):
             raise LLMError(
-                f"LLM endpoint {endpoint} answered no chat completion: {reply.text[:300]}"
+                f"LLM endpoint {endpoint} answered {reply.status_code} with no chat completion"
             ) from None
 
     def paraphrase(self, instruction: str, keep: list[str]) -> str | None:

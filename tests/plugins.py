@@ -9,11 +9,13 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from pydantic import Field
 
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
 from palaestra.errors import ActionError
 from palaestra.family import Family, SuiteSpec
+from palaestra.options import EnvOptions
 from palaestra.policies import ConstantPolicy, ReplayPolicy, SpacePolicy
 from palaestra.registry import EnvSpec
 from palaestra.spaces import FreeText
@@ -28,6 +30,13 @@ class _Probe:
         if self.env.broken_probe:
             raise RuntimeError("probe exploded")
         return {"oks": self.env.oks}
+
+
+class FaultyOptions(EnvOptions):
+    """The test family's client options (misbehaving on request is the point of it)."""
+
+    allow_faults: bool = Field(default=False, description="Let sleep() and crash() act")
+    broken_probe: bool = Field(default=False, description="Make the state probe raise")
 
 
 class FaultyEnv(PalaestraEnv):
@@ -152,6 +161,7 @@ FAMILY = Family(
     suites=(SuiteSpec("faulty", faulty_tasks, "Counting tasks of the test family"),),
     policies="tests.plugins",
     checks=("tests.plugin_checks",),
+    options="tests.plugins:FaultyOptions",
     description="The tests' own family.",
 )
 

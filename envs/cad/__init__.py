@@ -29,5 +29,6 @@ FAMILY = Family(
     requires=("build123d",),
     extra="cad",
     bench="palaestra.bench.cad:main",
+    options="palaestra.envs.cad.options:CadOptions",
     description="Parametric part modeling on OpenCascade (build123d).",
 )

@@ -32,5 +32,6 @@ FAMILY = Family(
     policies="palaestra.envs.computer.policies",
     checks=("palaestra.verifiers.computer",),
     bench="palaestra.bench.computer:main",
+    options="palaestra.envs.computer.options:ComputerOptions",
     description="A sandboxed Linux desktop: GUI actions and shell/Python code.",
 )

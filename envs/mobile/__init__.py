@@ -21,5 +21,6 @@ FAMILY = Family(
     requires=("playwright",),
     extra="web",
     bench="palaestra.bench.mobile:main",
+    options="palaestra.envs.mobile.options:MobileOptions",
     description="A phone: synthesized apps under touch emulation, or a device through Appium.",
 )

@@ -76,7 +76,15 @@ def _true(value: str | None) -> bool:
 
 
 def _describe(exc: BaseException) -> str:
-    """The first line of an error, without Selenium's stack trace."""
+    """The first line of an error, without Selenium's stack trace.
+
+    A reply that is not a WebDriver error (Selenium's bare ``WebDriverException`` carries the
+    raw response body) is named but never quoted: an error must not read a server's pages back
+    to the client (the server is the operator's, but its errors reach an API client)."""
+    from selenium.common.exceptions import WebDriverException
+
+    if type(exc) is WebDriverException:
+        return "WebDriverException: the server answered with no WebDriver error (body withheld)"
     msg = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
     first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
     return f"{type(exc).__name__}: {first}"[:400]

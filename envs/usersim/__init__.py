@@ -26,5 +26,6 @@ FAMILY = Family(
     policies="palaestra.envs.usersim.policies",
     checks=("palaestra.verifiers.usersim",),
     bench="palaestra.bench.usersim:main",
+    options="palaestra.envs.usersim.options:UserSimOptions",
     description="Tool-using customer-service dialogues with a simulated user.",
 )

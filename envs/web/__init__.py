@@ -28,5 +28,6 @@ FAMILY = Family(
     requires=("playwright", "miniwob"),
     extra="web",
     bench="palaestra.bench.web:main",
+    options="palaestra.envs.web.options:WebOptions",
     description="Real Chromium: MiniWoB++ and synthesized web apps.",
 )

@@ -74,7 +74,7 @@ def test_bad_env_options(http):
     body = _problem(
         http.post("/v1/sessions", json={"env": BENCH_ENV, "options": {"colour": 1}}), 422
     )
-    assert body["field"] == "options"
+    assert body["field"] == "options.colour"  # the env's options model names the option
 
 
 def test_oversized_body(http):
