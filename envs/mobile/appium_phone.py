@@ -83,7 +83,9 @@ def _describe(exc: BaseException) -> str:
     to the client (the server is the operator's, but its errors reach an API client)."""
     from selenium.common.exceptions import WebDriverException
 
-    if type(exc) is WebDriverException:
+    # Selenium turns a reply that is not WebDriver JSON into a bare exception holding the raw
+    # body and no remote stack trace; a WebDriver error (Appium's) comes with its stack trace
+    if type(exc) is WebDriverException and not getattr(exc, "stacktrace", None):
         return "WebDriverException: the server answered with no WebDriver error (body withheld)"
     msg = getattr(exc, "msg", None) or str(exc) or type(exc).__name__
     first = msg.strip().splitlines()[0] if msg.strip() else type(exc).__name__
