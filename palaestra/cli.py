@@ -48,7 +48,14 @@ def serve(
         typer.Option(help="Ray backend: the cluster's address (host:port); none starts one here"),
     ] = None,
     api_key: Annotated[
-        list[str] | None, typer.Option(help="API key allowed to use the gateway (repeatable)")
+        list[str] | None,
+        typer.Option(
+            help="API key allowed to use the gateway (repeatable; visible to every local user "
+            "in /proc: prefer --api-key-file or PALAESTRA_API_KEYS)"
+        ),
+    ] = None,
+    api_key_file: Annotated[
+        Path | None, typer.Option(help="File of API keys, one a line (PALAESTRA_API_KEYS_FILE)")
     ] = None,
     runs_dir: Annotated[Path | None, typer.Option(help="Where trajectories are recorded")] = None,
     no_record: Annotated[bool, typer.Option("--no-record", help="Do not record sessions")] = False,
@@ -80,7 +87,13 @@ def serve(
     }
     values.update({k: v for k, v in given.items() if v is not None})
     if api_key:
+        err_console.print(
+            "[yellow]warning:[/] --api-key puts the key on the command line, which every local "
+            "user can read (/proc/<pid>/cmdline, ps); use --api-key-file or PALAESTRA_API_KEYS"
+        )
         values["api_keys"] = api_key
+    if api_key_file is not None:
+        values["api_keys_file"] = api_key_file
     if no_record:
         values["record"] = False
     settings = Settings.from_env(**values)

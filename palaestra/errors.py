@@ -8,6 +8,8 @@ can turn that body back into the same class, which keeps one vocabulary on both 
 
 from __future__ import annotations
 
+import logging
+import secrets
 from typing import Any, ClassVar
 
 
@@ -107,6 +109,27 @@ class StepTimeout(WorkerError, status=504, title="Step timed out"): ...
 
 class TransportError(PalaestraError, status=503, title="Gateway unreachable"):
     """The client could not reach the gateway (connection refused, reset, timed out)."""
+
+
+def conceal(exc: PalaestraError, log: logging.Logger) -> PalaestraError:
+    """Keep internals off the wire: a traceback (``trace``) goes to ``log`` with the problem,
+    under a ``correlation_id`` that the problem keeps, so an operator finds the log line a
+    client quotes. Every 5xx gets one; an error already concealed is left as it is."""
+    trace = exc.fields.pop("trace", None)
+    if "correlation_id" in exc.fields or (exc.status < 500 and trace is None):
+        return exc
+    exc.fields["correlation_id"] = cid = secrets.token_hex(8)
+    where = ", ".join(f"{k}={exc.fields[k]}" for k in ("worker", "session_id") if k in exc.fields)
+    log.error(
+        "[%s] %s %s (%s): %s%s",
+        cid,
+        exc.status,
+        exc.type_name,
+        where,
+        exc.detail,
+        f"\n{trace}" if trace else "",
+    )
+    return exc
 
 
 def _all_subclasses(cls: type[PalaestraError]) -> list[type[PalaestraError]]:

@@ -52,7 +52,7 @@ def make_backend(settings: Settings) -> Backend:
         )
     from palaestra.workers.local import LocalBackend
 
-    return LocalBackend()
+    return LocalBackend(settings.worker_user)
 
 
 @contextlib.asynccontextmanager

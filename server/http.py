@@ -7,6 +7,8 @@ as ``application/problem+json``.
 
 from __future__ import annotations
 
+import logging
+import traceback
 from typing import Any
 
 import orjson
@@ -16,11 +18,12 @@ from fastapi.responses import Response
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from palaestra.errors import InvalidRequest, PalaestraError, PayloadTooLarge
+from palaestra.errors import InvalidRequest, PalaestraError, PayloadTooLarge, conceal
 from palaestra.server import models
 from palaestra.server.metrics import Metrics
 
 PROBLEM = "application/problem+json"
+log = logging.getLogger("palaestra.server")
 
 
 class JSON(Response):
@@ -30,13 +33,30 @@ class JSON(Response):
         return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
 
 
+def public_problem(exc: PalaestraError) -> dict[str, Any]:
+    """The problem a client sees: never a traceback; a 5xx carries the ``correlation_id`` of
+    the gateway's log line that holds the details."""
+    return conceal(exc, log).to_problem()
+
+
 def problem(exc: PalaestraError) -> Response:
     headers = {}
     if exc.status == 429:
         headers["Retry-After"] = str(int(exc.fields.get("retry_after_s", 5)))
     return Response(
-        orjson.dumps(exc.to_problem(), default=str), exc.status, headers, media_type=PROBLEM
+        orjson.dumps(public_problem(exc), default=str), exc.status, headers, media_type=PROBLEM
     )
+
+
+def unexpected(exc: BaseException, where: str) -> PalaestraError:
+    """A bug in the gateway itself: logged with its traceback, answered as a bare 500."""
+    err = PalaestraError(
+        "the gateway failed on this request; quote the correlation_id to its operator",
+        trace="".join(traceback.format_exception(exc)),
+        path=where,
+    )
+    conceal(err, log)
+    return err
 
 
 async def _palaestra_error(request: Request, exc: Exception) -> Response:
@@ -47,6 +67,10 @@ async def _palaestra_error(request: Request, exc: Exception) -> Response:
 async def _validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
     return problem(field_errors(exc))
+
+
+async def _unexpected_error(request: Request, exc: Exception) -> Response:
+    return problem(unexpected(exc, request.url.path))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -62,6 +86,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(PalaestraError, _palaestra_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected_error)
 
 
 class BodyLimit:

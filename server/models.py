@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -26,8 +26,12 @@ class CreateSession(_Body):
         return self
 
 
+#: numpy's seeds are unsigned 32-bit: anything else is refused here (422), never by the env
+Seed = Annotated[int, Field(strict=True, ge=0, lt=2**32, description="0 <= seed < 2**32")]
+
+
 class Reset(_Body):
-    seed: int | None = None
+    seed: Seed | None = None
     options: dict[str, Any] | None = None
 
 
@@ -60,7 +64,7 @@ class PoolResize(_Body):
 
 
 class PoolReset(_Body):
-    seed: int | list[int | None] | None = Field(
+    seed: Seed | list[Seed | None] | None = Field(
         default=None, description="One seed (member i gets seed+i) or one per member"
     )
     options: dict[str, Any] | None = None

@@ -155,6 +155,10 @@ class PoolManager:
                 raise InvalidRequest(f"seed has {len(seed)} entries for {n} members", field="seed")
             seeds = seed
         else:
+            if seed is not None and seed + n > 2**32:
+                raise InvalidRequest(
+                    f"seed {seed} + member index passes 2**32 for {n} members", field="seed"
+                )
             seeds = [None if seed is None else seed + i for i in range(n)]
         results = await _gather(
             [self.sessions.reset(s, sd, options) for s, sd in zip(pool.members, seeds, strict=True)]

@@ -95,7 +95,8 @@ class SessionManager:
         self.suites = suites or SuiteCatalog()
         self.sessions: dict[str, Session] = {}
         self._redactor = Redactor(settings.operator().secrets())
-        self._closed: OrderedDict[str, str] = OrderedDict()
+        #: closed session id -> (owner, why); only its owner hears why (others get a 404)
+        self._closed: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._reserved = 0
         self._described: dict[str, dict[str, Any]] = {}
         backend.on_worker_death = self._worker_died
@@ -104,10 +105,10 @@ class SessionManager:
     def get(self, owner: str, sid: str) -> Session:
         session = self.sessions.get(sid)
         if session is None or session.owner != owner:
-            if sid in self._closed and session is None:
+            closed_owner, reason = self._closed.get(sid, (None, ""))
+            if session is None and closed_owner == owner:
                 raise SessionClosed(
-                    f"session {sid} is closed ({self._closed[sid]}); create a new one",
-                    session_id=sid,
+                    f"session {sid} is closed ({reason}); create a new one", session_id=sid
                 )
             # a foreign session is indistinguishable from a missing one
             raise SessionNotFound(f"no session {sid!r} for this API key", session_id=sid)
@@ -330,7 +331,7 @@ class SessionManager:
 
     async def close(self, session: Session, reason: str = "closed by its owner") -> None:
         self.sessions.pop(session.id, None)
-        self._remember_closed(session.id, reason)
+        self._remember_closed(session.id, session.owner, reason)
         session.worker.sessions.discard(session.id)
         self.metrics.sessions_active.set(len(self.sessions))
         if session.recorder:
@@ -340,8 +341,8 @@ class SessionManager:
                 await session.worker.call("close", session.id, 10.0)
         session.worker.drop(session.id)
 
-    def _remember_closed(self, sid: str, reason: str) -> None:
-        self._closed[sid] = reason
+    def _remember_closed(self, sid: str, owner: str, reason: str) -> None:
+        self._closed[sid] = (owner, reason)
         while len(self._closed) > _CLOSED_MEMORY:
             self._closed.popitem(last=False)
 

@@ -8,7 +8,9 @@ environment, which wins over the defaults.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -17,6 +19,15 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.options import OperatorConfig, origin
 from palaestra.paths import home
+
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def key_digest(key: str) -> str:
+    """``sha256:<hex>`` of an API key (a digest in that form is returned as it is)."""
+    if _DIGEST.match(key):
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
 class Settings(BaseSettings):
@@ -53,8 +64,19 @@ class Settings(BaseSettings):
     #: Ray backend: the address this gateway's Ray driver announces (loopback on one machine)
     ray_node_ip: str = "127.0.0.1"
     workers: int = Field(default=2, ge=1, le=256)
-    #: API keys; empty means no authentication, which is only allowed on loopback
+    #: API keys; empty means no authentication, which is only allowed on loopback. Held as
+    #: ``sha256:<hex>`` digests once read (a digest given in that form is taken as it is)
     api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: a file of API keys, one a line (``#`` comments), added to ``api_keys``: keeps keys off
+    #: the command line, which every local user can read in /proc
+    api_keys_file: Path | None = None
+    #: serve /v1/health's details (workers, pids, sessions) and /metrics without an API key;
+    #: by default they need one when keys are configured (the bare status never does)
+    public_monitoring: bool = False
+    #: local backend: run worker processes as this user (name or uid) when the gateway runs as
+    #: root. The computer and cad families need a root worker today (their sandbox switches to
+    #: per-session uids); the other families run unprivileged. None: the gateway's own user
+    worker_user: str | None = None
     max_sessions: int = Field(default=256, ge=1)
     max_sessions_per_key: int = Field(default=64, ge=1)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
@@ -125,6 +147,19 @@ class Settings(BaseSettings):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
 
+    @model_validator(mode="after")
+    def _hash_keys(self) -> Settings:
+        """Read the key file and keep only digests of the keys in memory."""
+        keys = list(self.api_keys)
+        if self.api_keys_file is not None:
+            try:
+                text = Path(self.api_keys_file).read_text()
+            except OSError as exc:
+                raise ValueError(f"cannot read api_keys_file: {exc.strerror}") from None
+            keys += [ln.strip() for ln in text.splitlines() if ln.strip() and ln[:1] != "#"]
+        self.api_keys = list(dict.fromkeys(key_digest(k) for k in keys))
+        return self
+
     @classmethod
     def from_env(cls, **overrides: Any) -> Settings:
         """``overrides`` beat ``PALAESTRA_<FIELD>`` variables, which beat the defaults; a
@@ -145,5 +180,5 @@ class Settings(BaseSettings):
         if not loopback:
             raise SystemExit(
                 f"refusing to bind to {self.host} without API keys: set PALAESTRA_API_KEYS "
-                "(or --api-key) or bind to 127.0.0.1"
+                "(or --api-key-file) or bind to 127.0.0.1"
             )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -33,6 +34,7 @@ ACTIVE = ("queued", "running")
 #: finished jobs remembered for their owners to read back; the oldest are forgotten first
 _FINISHED_MEMORY = 1000
 _STDERR_TAIL_LINES = 40
+log = logging.getLogger("palaestra.server")
 
 
 @dataclass
@@ -166,8 +168,14 @@ class SynthJobManager:
             )
             code = await proc.wait()
             if code != 0:
-                tail = "\n".join(stderr_tail).strip()
-                error = error or f"palaestra synth exited with status {code}: {tail[-2000:]}"
+                # its stderr (a traceback, paths) stays in the gateway's log, under an id
+                tail = "\n".join(stderr_tail).strip()[-2000:]
+                cid = secrets.token_hex(8)
+                log.error("[%s] synthesis job %s exited with %s:\n%s", cid, job.id, code, tail)
+                error = error or (
+                    f"palaestra synth exited with status {code}; "
+                    f"its output is in the gateway's log (correlation_id {cid})"
+                )
             elif job.report is None:
                 error = "palaestra synth finished without a report"
             elif not job.report.get("validated"):

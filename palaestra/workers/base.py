@@ -13,11 +13,20 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
-from palaestra.errors import PalaestraError, StepTimeout, WorkerCrashed, from_problem
+from palaestra.errors import (
+    PalaestraError,
+    StepTimeout,
+    WorkerCrashed,
+    conceal,
+    from_problem,
+)
 from palaestra.workers.protocol import pack, read_frame
+
+log = logging.getLogger("palaestra.workers")
 
 #: the longest pause between attempts to replace a dead worker
 REPLACE_PAUSE_MAX_S = 5.0
@@ -87,7 +96,7 @@ class Worker(abc.ABC):
             ) from None
         except PalaestraError as exc:
             exc.fields.setdefault("worker", self.name)
-            raise
+            raise conceal(exc, log) from None  # its traceback stays in the gateway's log
 
     @abc.abstractmethod
     async def _call(self, op: str, sid: str, payload: dict[str, Any]) -> Any:

@@ -81,7 +81,11 @@ class HostedSession:
             raise InvalidRequest(
                 "options.task must be a task reference 'suite/task_id'", field="options.task"
             )
-        obs, info = self.env.reset(seed=msg.get("seed"), options=options)
+        seed = msg.get("seed")
+        if seed is not None and (type(seed) is not int or not 0 <= seed < 2**32):
+            # bad input, not a crash: refused before the env sees it, the session goes on
+            raise InvalidRequest("seed must be an int, 0 <= seed < 2**32", field="seed")
+        obs, info = self.env.reset(seed=seed, options=options)
         return {"observation": codec.encode(obs, self.image_format), "info": codec.encode(info)}
 
     def step(self, msg: dict[str, Any]) -> StepReply:

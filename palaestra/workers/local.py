@@ -4,36 +4,81 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import pwd
 import shutil
 import signal
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from palaestra.workers.base import Backend, SocketWorker, Worker
 
 START_TIMEOUT_S = 60.0
+log = logging.getLogger("palaestra.workers")
+
+
+#: the gateway's secrets: never handed to a worker or a job (env code must not read them)
+SECRET_VARS = ("PALAESTRA_API_KEYS", "PALAESTRA_API_KEYS_FILE")
 
 
 def _child_env() -> dict[str, str]:
-    """The worker sees the gateway's import path, so plugins found here are found there."""
-    env = dict(os.environ)
+    """The worker sees the gateway's import path, so plugins found here are found there; it
+    does not see the gateway's API keys."""
+    env = {k: v for k, v in os.environ.items() if k.upper() not in SECRET_VARS}
     paths = [p for p in sys.path if p and Path(p).is_dir()]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     return env
 
 
+@dataclass(frozen=True)
+class RunAs:
+    """The unprivileged account a root gateway starts its workers as."""
+
+    uid: int
+    gid: int
+    home: str
+
+    @classmethod
+    def resolve(cls, user: str) -> RunAs:
+        try:
+            entry = pwd.getpwuid(int(user)) if user.isdigit() else pwd.getpwnam(user)
+        except (KeyError, ValueError):
+            raise ValueError(f"worker_user {user!r}: no such user on this machine") from None
+        if entry.pw_uid == 0:
+            raise ValueError("worker_user must not be root: it is there to drop root")
+        if os.geteuid() not in (0, entry.pw_uid):
+            raise ValueError(
+                f"worker_user {user!r}: only a gateway running as root can start workers as "
+                "another user"
+            )
+        return cls(entry.pw_uid, entry.pw_gid, entry.pw_dir)
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        return {**env, "HOME": self.home if os.path.isdir(self.home) else "/tmp"}
+
+
 class LocalWorker(SocketWorker):
-    def __init__(self, name: str, socket_path: str, heartbeat_s: float) -> None:
+    def __init__(
+        self, name: str, socket_path: str, heartbeat_s: float, run_as: RunAs | None = None
+    ) -> None:
         super().__init__(name, socket_path, heartbeat_s)
         self.process: asyncio.subprocess.Process | None = None
+        self.run_as = run_as
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
     async def start(self) -> None:
+        env = _child_env()
+        account: dict[str, Any] = {}
+        if self.run_as is not None and self.run_as.uid != os.geteuid():
+            env = self.run_as.env(env)
+            account = {"user": self.run_as.uid, "group": self.run_as.gid, "extra_groups": []}
         self.process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -42,8 +87,9 @@ class LocalWorker(SocketWorker):
             self.socket_path,
             "--name",
             self.name,
-            env=_child_env(),
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
+            **account,
         )
         await self.connect(asyncio.get_running_loop().time() + START_TIMEOUT_S)
 
@@ -84,17 +130,27 @@ class LocalWorker(SocketWorker):
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, worker_user: str | None = None) -> None:
+        """``worker_user``: run workers as this account when the gateway runs as root (the
+        ``worker_user`` setting); their socket folder is then theirs, still closed to others."""
         super().__init__()
+        self.run_as = RunAs.resolve(worker_user) if worker_user else None
         self.socket_dir = tempfile.mkdtemp(prefix="palaestra-workers-")
         os.chmod(self.socket_dir, 0o700)
+        if self.run_as is not None and self.run_as.uid != os.geteuid():
+            os.chown(self.socket_dir, self.run_as.uid, self.run_as.gid)
+        elif os.geteuid() == 0:
+            log.warning(
+                "local workers run as root: set worker_user to run them unprivileged "
+                "(the computer and cad families still need a root worker)"
+            )
         self._generation = 0
 
     async def new_worker(self, index: int) -> Worker:
         self._generation += 1
         name = f"local-{index}"
         socket_path = f"{self.socket_dir}/w{index}-{self._generation}.sock"
-        worker = LocalWorker(name, socket_path, self.heartbeat_s)
+        worker = LocalWorker(name, socket_path, self.heartbeat_s, self.run_as)
         await worker.start()
         return worker
 

@@ -11,7 +11,14 @@ from fastapi.responses import Response
 
 from palaestra.errors import InvalidRequest, PalaestraError
 from palaestra.server import models
-from palaestra.server.http import JSON, body_schema, read_body, validate
+from palaestra.server.http import (
+    JSON,
+    body_schema,
+    public_problem,
+    read_body,
+    unexpected,
+    validate,
+)
 from palaestra.server.sessions import Session, SessionManager
 from palaestra.server.state import Owner, State, key_from
 
@@ -99,7 +106,9 @@ async def _serve_ws(websocket: WebSocket, manager: SessionManager, session: Sess
             else:
                 raise InvalidRequest(f"unknown op {op!r}: use reset, step or close", field="op")
         except PalaestraError as exc:
-            reply = {"error": exc.to_problem()}
+            reply = {"error": public_problem(exc)}
         except orjson.JSONDecodeError as exc:
             reply = {"error": InvalidRequest(f"message is not JSON: {exc}").to_problem()}
+        except Exception as exc:  # a gateway bug: logged, the socket stays open
+            reply = {"error": public_problem(unexpected(exc, websocket.url.path))}
         await websocket.send_text(orjson.dumps(reply).decode())

@@ -9,7 +9,7 @@ import pytest
 
 from palaestra import tasks
 from palaestra.server.catalog import SuiteCatalog, SuiteUnavailable, unavailable
-from palaestra.server.settings import Settings
+from palaestra.server.settings import Settings, key_digest
 
 PROBLEM = "application/problem+json"
 MISSING = "palaestra_test_no_such_extra"
@@ -95,7 +95,8 @@ def test_settings_come_from_palaestra_variables_below_the_arguments(monkeypatch)
     monkeypatch.setenv("PALAESTRA_PORT", "")  # empty means unset
     monkeypatch.setenv("PALAESTRA_RAY_WORKER_RESOURCES", '{"GPU": 1}')
     settings = Settings.from_env(workers=5, host=None)
-    assert settings.api_keys == ["k1", "k2"] and settings.workers == 5
+    assert settings.api_keys == [key_digest("k1"), key_digest("k2")]  # held hashed
+    assert settings.workers == 5
     assert settings.port == 8000 and settings.host == "127.0.0.1"
     assert settings.ray_worker_resources == {"GPU": 1.0}
     assert Settings().workers == 3
