@@ -132,6 +132,26 @@ def test_websocket_and_pool_errors_carry_no_traceback(keyed: str, alice: httpx.C
     alice.delete(f"/v1/pools/{pool}")
 
 
+def test_a_gateway_bug_answers_a_bare_500_problem(caplog: pytest.LogCaptureFixture) -> None:
+    from fastapi import FastAPI
+    from starlette.testclient import TestClient
+
+    from palaestra.server.http import install_error_handlers
+
+    app = FastAPI()
+    install_error_handlers(app)
+
+    @app.get("/boom")
+    async def boom() -> None:
+        raise KeyError("/srv/palaestra/secret.py")
+
+    r = TestClient(app, raise_server_exceptions=False).get("/boom")
+    assert r.status_code == 500 and r.headers["content-type"].startswith("application/problem")
+    assert "secret" not in r.text and "KeyError" not in r.text
+    cid = _no_leak(r.json())
+    assert any(cid in rec.getMessage() and "KeyError" in rec.getMessage() for rec in caplog.records)
+
+
 # ----- 2. invalid values are 422 and never fail a session ------------------------------------
 @pytest.mark.parametrize("seed", [-1, 2**32, 2**64, 1.5, "7", True])
 def test_a_bad_seed_is_a_422_and_the_session_goes_on(alice: httpx.Client, seed: Any) -> None:
