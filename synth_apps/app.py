@@ -27,7 +27,9 @@ A per-session origin (a host name or port per session) was the alternative; it s
 credential to refuse clients outside the browser, and it would cost a listener or a resolver
 entry per session. An extra HTTP header set on the context would be sent to every origin the
 context reaches, and a page script could add a stolen one to ``fetch``; a cookie is scoped to
-the app host and cannot be set ``HttpOnly`` from a page.
+the app host's address and cannot be read, set or overwritten ``HttpOnly`` from a page. (Cookies
+ignore ports, so other loopback servers the same context may reach, the worker's own task
+sites, receive it too; they keep no request data.)
 
 Pages: a home page that never reads the database (so a page loaded ahead of a reset stays true),
 list pages with filters and pagination, detail pages with the operations a row offers, and

@@ -117,15 +117,28 @@ def test_web_session_cannot_write_another_sessions_app(
     assert b.verify().success
 
 
-def test_web_observations_carry_no_credential(
+def test_web_credential_is_out_of_reach_of_the_page_and_the_agent(
     web_pair: tuple[Any, Any], cancel_task: tuple[Task, int]
 ) -> None:
-    a, _ = web_pair
+    a, b = web_pair
+    _, rid = cancel_task
     obs, _ = a.reset(seed=0)
-    driver = a._drivers["synth"]
-    key = driver.session.key
+    obs_b, _ = b.reset(seed=0)
+    key = a._drivers["synth"].session.key
     assert key and key not in obs["url"] and key not in obs["axtree"]
     assert key not in str(a.state_probe().read())
+    page_a = a._b.page
+    assert key not in a._run(page_a.evaluate("document.cookie"))  # HttpOnly: scripts cannot read
+
+    # even a leaked key of B cannot be planted by A's page: its cookie goes along with A's own
+    # HttpOnly one, which a script cannot overwrite, and the app wants every value to match
+    leaked, url_b = b._drivers["synth"].session.key, obs_b["url"]
+    path_b = url_b.split("://", 1)[1].split("/", 1)[1]
+    a._run(page_a.evaluate(f"document.cookie = 'palaestra_app={leaked}; path=/{path_b}'"))
+    a._run(page_a.evaluate(f"document.cookie = 'palaestra_app={leaked}; path=/'"))
+    target, body = _cancel(url_b, rid)
+    assert a._run(page_a.evaluate(POST_JS, [target, body])) == 403
+    assert _status(b.state_probe().read()["app_db"], rid) == "confirmed"
 
 
 # ----- mobile (the embedded phone) -----------------------------------------------------------
