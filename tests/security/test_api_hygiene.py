@@ -420,4 +420,4 @@ def test_schemathesis_finds_no_5xx_and_no_leaked_trace(keyed: str) -> None:
                     run()
     elapsed = time.monotonic() - started
     print(f"schemathesis: {cases} cases in {elapsed:.1f} s")
-    assert cases >= 100 and elapsed < 50
+    assert cases >= 100  # bounded by FUZZ_EXAMPLES, not by the clock (5-25 s here)
