@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
     python3-venv chromium chromium-headless-shell fonts-dejavu-core  # web, mobile
     xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils  # computer
+    libseccomp2  # the agent-code sandbox (computer, cad): seccomp filters through pyseccomp
     docker.io debootstrap  # the Docker backend's engine, and its base image without a registry
 )
 

@@ -5,10 +5,16 @@ Three layers, because any one of them alone is easy to get around:
 1. A static check (``ast``) refuses imports other than build123d and math, names such as
    ``open``/``exec``/``eval``/``__import__``/``getattr``, and any dunder attribute; a script
    that never assigns ``result`` is refused before a process is spent on it.
-2. The child is ``python -I`` (no user site, no environment-driven imports) with resource limits
-   set after build123d is imported and before the script runs: CPU seconds, address space,
-   file size, and no new processes; its working directory is a fresh temp dir and its builtins
-   are trimmed.
+   It is a first filter only: ``build123d`` re-exports ``os``, ``sys`` and more, so the boundary
+   is the next layer.
+2. The child runs in the one agent-code sandbox (:mod:`palaestra.envs.runtimes.sandbox`):
+   bubblewrap, the session's own unprivileged uid, no network, a read-only root with the repo,
+   the worker's files, other sessions and the host's processes out of view, a seccomp filter,
+   bounded private ``/tmp`` and ``/dev/shm``, and a home with a size quota. Only the Python
+   interpreter and its site-packages are bound in (read-only). Inside, ``python -I`` sets
+   resource limits after build123d is imported and before the script runs (CPU seconds, address
+   space, file size, no new processes), and build123d's importers (``import_stl``,
+   ``import_step``, ...) read only files inside the script's own folder.
 3. The parent keeps a wall-clock limit and kills the child when it is exceeded.
 
 A child that segfaults in the kernel, runs out of memory or is killed yields a clear sentence;
@@ -16,8 +22,9 @@ the worker process is never touched. The result travels back as a BREP file, the
 lossless format.
 
 Importing build123d costs about two seconds, so a child is started ahead of need and waits on
-its stdin with the kernel loaded ("warm"); each script consumes its child (no state leaks from
-one script to the next) and a fresh one is started behind it. Sessions that never call
+its stdin with the kernel loaded ("warm"), in its own sandbox with its own empty folder; each
+script consumes its child and its folder (no state leaks from one script to the next) and a
+fresh one is started behind it. Sessions that never call
 ``run_code`` never start a child.
 """
 
@@ -27,15 +34,26 @@ import ast
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from build123d import Shape, import_brep
+
+from palaestra.envs.runtimes.sandbox import (
+    HOME,
+    Limits,
+    Slot,
+    bwrap_argv,
+    drop,
+    mount_quota,
+    seccomp_fd,
+    spawn,
+)
 
 ALLOWED_IMPORTS = {"build123d", "math"}
 FORBIDDEN_NAMES = {
@@ -61,6 +79,8 @@ FORBIDDEN_NAMES = {
 CPU_SECONDS = 20
 WALL_SECONDS = 30.0
 MEMORY_BYTES = 3 * 1024**3
+# the sandbox around the child: a 128 MB home, 64 MB /tmp, 16 MB /dev/shm
+LIMITS = Limits(memory_mb=MEMORY_BYTES // 2**20, home_mb=128, tmp_mb=64, shm_mb=16)
 
 _CHILD = r"""
 import json, os, resource, sys
@@ -69,6 +89,22 @@ import math
 from build123d import Compound as _Compound, Shape as _Shape, export_brep as _export_brep
 _w = Box(2, 2, 2) - Cylinder(0.5, 3)  # first kernel calls pay one-off set-up costs
 _w.is_valid
+def _folder_only(fn, name, at=0):
+    def guarded(*args, **kwargs):
+        path = args[at] if len(args) > at else next(iter(kwargs.values()), None)
+        if isinstance(path, (str, bytes, os.PathLike)):
+            real, here = os.path.realpath(os.fsdecode(path)), os.getcwd()
+            if not real.startswith(here + "/"):
+                raise PermissionError(f"{name} reads only files in the script's folder, not {path}")
+        return fn(*args, **kwargs)
+    return guarded
+import build123d as _b, build123d.importers as _bi
+for _n in [n for n in dir(_b) if n.startswith("import_")]:
+    _g = _folder_only(getattr(_b, _n), _n)
+    setattr(_b, _n, _g); globals()[_n] = _g
+    if hasattr(_bi, _n):
+        setattr(_bi, _n, _g)
+_b.Mesher.read = _folder_only(_b.Mesher.read, "Mesher.read", 1)
 sys.stdout.write("ready\n"); sys.stdout.flush()
 job = json.loads(sys.stdin.readline())
 os.chdir(job["cwd"])
@@ -79,7 +115,7 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024**2, 256 * 1024**2))
 resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 out_path = job["out"]
 env = {k: v for k, v in globals().items() if not k.startswith("_") and k not in
-       ("json", "os", "resource", "sys", "job", "used", "out_path")}
+       ("json", "os", "resource", "sys", "job", "used", "out_path", "guarded")}
 if job["check"]:
     import builtins
     safe = {k: getattr(builtins, k) for k in dir(builtins) if k not in set(job["forbidden"])}
@@ -154,27 +190,64 @@ class Outcome:
     error: str = ""
 
 
-def _spawn() -> subprocess.Popen[str]:
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen(
-        [sys.executable, "-I", "-c", _CHILD],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
+@dataclass
+class _Child:
+    proc: subprocess.Popen[str]
+    folder: Path  # its home, on the host
+
+
+def _interpreter_binds() -> list[tuple[str, str]]:
+    """The Python the child runs (the venv and the interpreter it points to), read-only."""
+    paths = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parents[1])}
+    return [(p, p) for p in sorted(paths) if p and Path(p).is_dir()]
 
 
 class Sandbox:
-    """One session's script runner, keeping one warm child after the first use."""
+    """One session's script runner: its uid, a home with a quota, and one warm child."""
 
     def __init__(self, cpu_seconds: int = CPU_SECONDS, wall_seconds: float = WALL_SECONDS) -> None:
         self.cpu_seconds = cpu_seconds
         self.wall_seconds = wall_seconds
-        self._warm: subprocess.Popen[str] | None = None
+        self.limits = LIMITS
+        self._warm: _Child | None = None
         self._lock = threading.Lock()
+        self._slot: Slot | None = None
+        self._count = 0
+
+    def _home(self) -> Path:
+        if self._slot is None:
+            self._slot = Slot()
+            mount_quota(self._slot.root / "home", self._slot.uid, self.limits.home_mb)
+        return self._slot.root / "home"
+
+    def _spawn(self) -> _Child:
+        home = self._home()
+        assert self._slot is not None
+        self._count += 1
+        folder = home / f"c{self._count}"
+        folder.mkdir(mode=0o700)
+        os.chown(folder, self._slot.uid, self._slot.uid)
+        seccomp = seccomp_fd()
+        try:
+            argv = bwrap_argv(
+                self.limits,
+                binds=[(str(folder), HOME)],
+                ro_binds=_interpreter_binds(),
+                seccomp=seccomp,
+            )
+            argv += drop(self._slot.uid)
+            argv += ["env", "-i", f"HOME={HOME}", "PATH=/usr/bin:/bin", "OMP_NUM_THREADS=1"]
+            argv += [sys.executable, "-I", "-c", _CHILD]
+            proc = spawn(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                pass_fds=(seccomp,),
+                text=True,
+            )
+        finally:
+            os.close(seccomp)
+        return _Child(proc, folder)
 
     def run(self, script: str, *, checked: bool = True) -> Outcome:
         """Run a script; ``checked=False`` skips the static check (trusted callers, tests)."""
@@ -185,64 +258,77 @@ class Sandbox:
                 return Outcome(None, str(exc))
         with self._lock:
             child, self._warm = self._warm, None
-        if child is None or child.poll() is not None:
-            child = _spawn()
+            if child is None or child.proc.poll() is not None:
+                if child is not None:
+                    _discard(child)
+                child = self._spawn()
         try:
             return self._run_in(child, script, checked)
         finally:
-            _kill(child)
+            _discard(child)
             with self._lock:
-                if self._warm is None:
-                    self._warm = _spawn()
+                if self._warm is None and self._slot is not None:
+                    self._warm = self._spawn()
 
-    def _run_in(self, child: subprocess.Popen[str], script: str, checked: bool) -> Outcome:
-        with tempfile.TemporaryDirectory(prefix="palaestra-cad-") as tmp:
-            out = Path(tmp) / "result.brep"
-            job = {
-                "script": script,
-                "cwd": tmp,
-                "out": str(out),
-                "cpu": self.cpu_seconds,
-                "mem": MEMORY_BYTES,
-                "check": checked,
-                "forbidden": sorted(FORBIDDEN_NAMES),
-            }
-            timer = threading.Timer(self.wall_seconds + 15, _kill, (child,))
-            timer.start()  # the import on a cold child counts outside the script's own limit
-            try:
-                ready = child.stdout.readline() if child.stdout else ""
-                if ready.strip() != "ready":
-                    return Outcome(None, _death(child, "while loading the CAD kernel"))
-                timer.cancel()
-                timer = threading.Timer(self.wall_seconds, _kill, (child,))
-                timer.start()
-                assert child.stdin is not None and child.stdout is not None
-                child.stdin.write(json.dumps(job) + "\n")
-                child.stdin.flush()
-                line = child.stdout.readline()
-            except (BrokenPipeError, OSError):
-                line = ""
-            finally:
-                timer.cancel()
-            if not line.strip():
-                child.wait(timeout=5)
-                return Outcome(None, _death(child, "while running the script", self.wall_seconds))
-            try:
-                reply = json.loads(line)
-            except ValueError:
-                return Outcome(None, "the script printed to stdout; remove print() calls")
-            if "error" in reply:
-                return Outcome(None, f"the script failed: {reply['error']}")
-            try:
-                return Outcome(import_brep(str(out)))
-            except Exception as exc:
-                return Outcome(None, f"the script's result could not be read back: {exc}")
+    def _run_in(self, child: _Child, script: str, checked: bool) -> Outcome:
+        proc = child.proc
+        job = {
+            "script": script,
+            "cwd": HOME,
+            "out": f"{HOME}/result.brep",
+            "cpu": self.cpu_seconds,
+            "mem": MEMORY_BYTES,
+            "check": checked,
+            "forbidden": sorted(FORBIDDEN_NAMES),
+        }
+        timer = threading.Timer(self.wall_seconds + 15, _kill, (proc,))
+        timer.start()  # the import on a cold child counts outside the script's own limit
+        try:
+            ready = proc.stdout.readline() if proc.stdout else ""
+            if ready.strip() != "ready":
+                return Outcome(None, _death(proc, "while loading the CAD kernel"))
+            timer.cancel()
+            timer = threading.Timer(self.wall_seconds, _kill, (proc,))
+            timer.start()
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write(json.dumps(job) + "\n")
+            proc.stdin.flush()
+            line = proc.stdout.readline()
+        except (BrokenPipeError, OSError):
+            line = ""
+        finally:
+            timer.cancel()
+        if not line.strip():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            return Outcome(None, _death(proc, "while running the script", self.wall_seconds))
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            return Outcome(None, "the script printed to stdout; remove print() calls")
+        if "error" in reply:
+            return Outcome(None, f"the script failed: {reply['error']}")
+        out = child.folder / "result.brep"
+        if out.is_symlink() or not out.is_file():
+            return Outcome(None, "the script's result file is missing")
+        try:
+            return Outcome(import_brep(str(out)))
+        except Exception as exc:
+            return Outcome(None, f"the script's result could not be read back: {exc}")
 
     def close(self) -> None:
         with self._lock:
             child, self._warm = self._warm, None
+            slot, self._slot = self._slot, None
         if child is not None:
-            _kill(child)
+            _discard(child)
+        if slot is not None:
+            slot.close()
+
+
+def _discard(child: _Child) -> None:
+    _kill(child.proc)
+    shutil.rmtree(child.folder, ignore_errors=True)
 
 
 def _kill(child: subprocess.Popen[str]) -> None:
@@ -263,6 +349,8 @@ def _death(child: subprocess.Popen[str], when: str, wall: float | None = None) -
     code = child.poll()
     if code is None:
         return f"the script process stopped answering {when}"
+    if code > 128 and code - 128 in signal.valid_signals():
+        code = 128 - code  # bubblewrap reports its payload's death by a signal as 128 + signal
     if code < 0:
         sig = signal.Signals(-code).name
         if sig == "SIGKILL" and wall is not None:

@@ -11,9 +11,8 @@ Decisions:
 - Xvfb outlives resets (starting it is most of a fresh desktop's cost); a reset kills its clients
   (the whole sandbox) instead. A dead Xvfb is noticed by :meth:`Display.alive` and restarted on
   the next reset.
-- Every long-lived child is started with ``setpriv --pdeathsig KILL`` from one process-wide
-  spawner thread, so a worker that is killed outright leaves no Xvfb behind (the parent-death
-  signal fires when the *thread* that forked exits, hence the one thread that never does).
+- Xvfb is started by the shared spawner (``runtimes.sandbox.spawn``: parent-death signal armed
+  from one thread that never exits), so a worker that is killed outright leaves no Xvfb behind.
 """
 
 from __future__ import annotations
@@ -22,35 +21,12 @@ import os
 import select
 import subprocess
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
+from palaestra.envs.runtimes.sandbox import spawn
 from palaestra.errors import EnvCrashed
 
-_SPAWNER = ThreadPoolExecutor(1, thread_name_prefix="palaestra-computer-spawner")
 XVFB_START_TIMEOUT_S = 10.0
-
-
-def spawn(
-    argv: list[str],
-    stdout: Any = subprocess.DEVNULL,
-    stderr: Any = subprocess.DEVNULL,
-    pass_fds: tuple[int, ...] = (),
-) -> subprocess.Popen:
-    """Popen from the spawner thread, with the parent-death signal armed. Every child is
-    long-lived and belongs to the session, not to our terminal: no stdin, its own process
-    group (so it can be killed as one), output dropped unless asked for."""
-    argv = ["setpriv", "--pdeathsig", "KILL", "--", *argv]
-    return _SPAWNER.submit(
-        subprocess.Popen,
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=stdout,
-        stderr=stderr,
-        pass_fds=pass_fds,
-        start_new_session=True,
-    ).result()
 
 
 class Display:

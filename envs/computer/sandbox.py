@@ -1,74 +1,49 @@
-"""The session's sandbox: bubblewrap namespaces, an unprivileged uid, rlimits, a restorable home.
+"""The computer family's sandbox: a live bwrap sandbox per episode, a restorable home.
 
-Decisions:
+The sandbox itself (the view, the uid, seccomp, the bounded /tmp and /dev/shm, the home's quota)
+is the shared one of :mod:`palaestra.envs.runtimes.sandbox`; this module adds what the desktop
+needs on top:
 
-- bwrap runs as root *without* a user namespace and the payload drops to a real, unprivileged
-  host uid with ``setpriv`` (no capabilities, no new privileges, no supplementary groups). A user
-  namespace mapping uid 1000 onto root would make every root-owned file on the host look like
-  the agent's own (``/etc/shadow`` is ``root:shadow 0640``); a real uid has none of that.
-- Each session gets its own uid (20000 + a slot held with ``flock`` across processes), so the
-  per-uid ``RLIMIT_NPROC`` is per session: one session's fork bomb cannot starve another's.
 - One long-lived sandbox per episode (``bwrap ... sleep infinity``): its namespaces (mount,
   pid, net, ipc, uts) are entered with ``nsenter`` for every process we start in it, the window
-  manager, the apps, each code action. So an app launched from ``run_shell`` stays on the desktop
-  like on a real machine, and killing the sandbox's pid 1 at reset kills everything in it at
-  once (a pid namespace dies with its init), daemons and fork bombs included.
-- The view: ``/`` read-only; ``/home``, ``/root``, ``/tmp``, ``/run``, ``/work``, the repo and
-  the palaestra home are empty tmpfs; the session's home is bound read-write at
-  ``/home/user``; only this session's X socket is bound into ``/tmp/.X11-unix``; a private
-  ``/proc`` and a minimal ``/dev``; no network but an unconfigured loopback of its own.
-- Limits are rlimits set by ``prlimit`` on every process we start (inherited by its children):
-  address space, process count (per uid), file size, open files, and CPU seconds for code
-  actions; wall-clock timeouts kill the action's process group. cgroups would bound memory per
-  session rather than per process, but this machine has cgroup v1 without delegation.
-- Reset moves the old home aside (deleted in the background) and copies a per-session template
-  home with ``cp -a --reflink=auto`` (copy-on-write where the filesystem can): a few ms.
+  manager, the apps, each code action, each under the seccomp filter and ``prlimit``. So an app
+  launched from ``run_shell`` stays on the desktop like on a real machine, and killing the
+  sandbox's pid 1 at reset kills everything in it at once (a pid namespace dies with its init),
+  daemons and fork bombs included.
+- Only this session's X socket is bound into ``/tmp/.X11-unix``; the session's home (a tmpfs
+  with a size quota, on the host) is bound read-write at ``/home/user``.
+- Reset unmounts the old home (its memory is freed at once) and mounts a fresh one filled from a
+  per-session template home: a few ms.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import signal
 import subprocess
-import tempfile
-import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from palaestra.envs.computer.display import Display, spawn
+from palaestra.envs.computer.display import Display
+from palaestra.envs.runtimes.sandbox import (
+    HOME,
+    Limits,
+    Slot,
+    bwrap_argv,
+    chown_tree,
+    drop,
+    mount_quota,
+    prlimit,
+    seccomp_exec,
+    seccomp_fd,
+    spawn,
+    unmount,
+)
 from palaestra.errors import EnvCrashed
 
-BASE = Path(tempfile.gettempdir()) / "palaestra-computer"
-UID_BASE = 20000
-SLOTS = 2000
-HOME = "/home/user"
-REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-process limits inside the sandbox (``nproc`` counts every process of the session)."""
-
-    memory_mb: int = 2048
-    nproc: int = 256
-    nofile: int = 1024
-    fsize_mb: int = 512
-    max_timeout_s: float = 120.0
-
-
-def _hidden() -> list[str]:
-    """Folders the sandbox must not see: other users, the repo, the platform's own state."""
-    out = ["/root", "/home", "/tmp", "/run", "/work", "/srv", "/mnt", "/media", "/opt"]
-    for extra in (REPO, Path(os.environ.get("PALAESTRA_HOME", "/nonexistent")), BASE):
-        text = str(extra)
-        if Path(text).exists() and not any(text == h or text.startswith(h + "/") for h in out):
-            out.append(text)
-    return out
+__all__ = ["HOME", "Limits", "Sandbox", "chown_tree", "run_isolated"]
 
 
 class Sandbox:
@@ -76,10 +51,12 @@ class Sandbox:
 
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
-        BASE.mkdir(mode=0o711, exist_ok=True)
-        self._slot_fd, self.uid = _claim_uid()
-        self.root = Path(tempfile.mkdtemp(prefix=f"s{self.uid}-", dir=BASE))
-        self.home = self.root / "home"
+        self._slot = Slot()
+        self.uid = self._slot.uid
+        self.root = self._slot.root
+        self.home = self.root / "home"  # a tmpfs with the home's quota, mounted per episode
+        self.home.mkdir()
+        self._home_mounted = False
         self.template = self.root / "template"
         self.out = self.root / "out"  # outputs of code actions, outside the sandbox
         self.out.mkdir()
@@ -104,12 +81,13 @@ class Sandbox:
         chown_tree(self.template, self.uid)
 
     def restore_home(self) -> None:
-        if self.home.exists():
-            trash = self.root / f"trash-{time.monotonic_ns()}"
-            self.home.rename(trash)
-            threading.Thread(target=shutil.rmtree, args=(trash, True), daemon=True).start()
+        """A fresh home from the template, on a fresh quota tmpfs (the old one is let go)."""
+        if self._home_mounted:
+            unmount(self.home)
+        mount_quota(self.home, self.uid, self.limits.home_mb)
+        self._home_mounted = True
         subprocess.run(
-            ["cp", "-a", "--reflink=auto", str(self.template), str(self.home)],
+            ["cp", "-a", f"{self.template}/.", str(self.home)],
             check=True,
             capture_output=True,
         )
@@ -120,53 +98,23 @@ class Sandbox:
         self.stop()
         self.display = display
         read, write = os.pipe()
-        argv = [
-            "bwrap",
-            "--unshare-net",
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--die-with-parent",
-            "--hostname",
-            "sandbox",
-            "--info-fd",
-            str(write),
-            "--ro-bind",
-            "/",
-            "/",
-        ]
-        for hidden in _hidden():
-            argv += (
-                ["--perms", "1777", "--tmpfs", hidden] if hidden == "/tmp" else ["--tmpfs", hidden]
-            )
-        argv += [
-            "--dir",
-            "/tmp/.X11-unix",
-            "--bind",
-            str(display.socket),
-            str(display.socket),
-            "--bind",
-            str(self.home),
-            HOME,
-            "--ro-bind",
-            str(self.passwd),
-            "/etc/passwd",
-            "--ro-bind",
-            str(self.group),
-            "/etc/group",
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--chdir",
-            HOME,
-            *self._drop(),
-            "sleep",
-            "infinity",
-        ]
-        self.proc = spawn(argv, stderr=subprocess.PIPE, pass_fds=(write,))
-        os.close(write)
+        seccomp = seccomp_fd()
+        argv = bwrap_argv(
+            self.limits,
+            binds=[(str(display.socket), str(display.socket)), (str(self.home), HOME)],
+            ro_binds=[(str(self.passwd), "/etc/passwd"), (str(self.group), "/etc/group")],
+            seccomp=seccomp,
+            extra=["--info-fd", str(write)],
+        )
+        # the X socket's folder inside the private /tmp, before the socket is bound into it
+        i = argv.index("--bind")
+        argv[i:i] = ["--dir", "/tmp/.X11-unix"]
+        argv += [*drop(self.uid), "sleep", "infinity"]
+        try:
+            self.proc = spawn(argv, stderr=subprocess.PIPE, pass_fds=(write, seccomp))
+        finally:
+            os.close(write)
+            os.close(seccomp)
         with os.fdopen(read, "rb") as info:
             data = info.read()
         try:
@@ -196,17 +144,6 @@ class Sandbox:
         self._children = []
         self.pid = 0
 
-    def _drop(self) -> list[str]:
-        return [
-            "setpriv",
-            f"--reuid={self.uid}",
-            f"--regid={self.uid}",
-            "--clear-groups",
-            "--no-new-privs",
-            "--bounding-set=-all",
-            "--inh-caps=-all",
-        ]
-
     def user_env(self) -> list[str]:
         display = self.display.name if self.display else ":0"
         return [
@@ -227,21 +164,19 @@ class Sandbox:
         ]
 
     def command(self, argv: list[str], cpu_s: float | None = None) -> list[str]:
-        """The host argv that runs ``argv`` inside the live sandbox as the session's user."""
+        """The host argv that runs ``argv`` inside the live sandbox as the session's user,
+        under the seccomp filter and the rlimits."""
         if not self.alive():
             raise EnvCrashed("the sandbox is not running (reset the session)")
-        lim = self.limits
-        limits = [
-            "prlimit",
-            f"--as={lim.memory_mb * 2**20}",
-            f"--nproc={lim.nproc}",
-            f"--nofile={lim.nofile}",
-            f"--fsize={lim.fsize_mb * 2**20}",
-        ]
-        if cpu_s is not None:
-            limits.append(f"--cpu={max(1, int(cpu_s + 1))}")
         enter = ["nsenter", "-t", str(self.pid), "-m", "-p", "-n", "-i", "-u"]
-        return [*limits, "--", *enter, *self._drop(), *self.user_env(), *argv]
+        return [
+            *seccomp_exec(),
+            *prlimit(self.limits, cpu_s),
+            *enter,
+            *drop(self.uid),
+            *self.user_env(),
+            *argv,
+        ]
 
     def launch(self, argv: list[str], log: IO | None = None) -> subprocess.Popen:
         """Start a long-lived process (window manager, app) in the sandbox, detached."""
@@ -252,10 +187,8 @@ class Sandbox:
 
     def close(self) -> None:
         self.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
-        if self._slot_fd is not None:
-            os.close(self._slot_fd)
-            self._slot_fd = None
+        self._home_mounted = False
+        self._slot.close()
 
 
 def run_isolated(
@@ -267,42 +200,21 @@ def run_isolated(
     the home is read-only so the check cannot change what it checks, and ``bash --norc`` with a
     fixed PATH ignores the agent's dotfiles.
     """
-    argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-    argv += ["--die-with-parent", "--ro-bind", "/", "/"]
-    for hidden in _hidden():
-        argv += ["--tmpfs", hidden]
-    argv += ["--ro-bind", str(home), HOME, "--proc", "/proc", "--dev", "/dev", "--chdir", HOME]
-    argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
-    argv += ["--bounding-set=-all", "--inh-caps=-all"]
-    argv += ["env", "-i", f"HOME={HOME}", "USER=user", "PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
-    argv += ["bash", "--norc", "--noprofile", "-c", script]
-    return subprocess.run(
-        ["prlimit", "--as=2147483648", "--nproc=4096", "--", *argv],
-        capture_output=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def chown_tree(path: Path, uid: int) -> None:
-    os.chown(path, uid, uid)
-    for dirpath, dirnames, filenames in os.walk(path):
-        for name in dirnames + filenames:
-            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
-
-
-def _claim_uid() -> tuple[int, int]:
-    """A uid no other live session holds (an flock'ed slot file; released when we exit)."""
-    BASE.mkdir(mode=0o711, exist_ok=True)
-    for slot in range(SLOTS):
-        fd = os.open(BASE / f"slot-{slot}.lock", os.O_CREAT | os.O_RDWR, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            continue
-        return fd, UID_BASE + slot
-    raise EnvCrashed("no free sandbox uid (too many computer sessions on this machine)")
+    seccomp = seccomp_fd()
+    try:
+        argv = bwrap_argv(Limits(), ro_binds=[(str(home), HOME)], seccomp=seccomp)
+        argv += drop(uid)
+        argv += ["env", "-i", f"HOME={HOME}", "USER=user", "PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
+        argv += ["bash", "--norc", "--noprofile", "-c", script]
+        return subprocess.run(
+            ["prlimit", "--as=2147483648", "--nproc=4096", "--", *argv],
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            pass_fds=(seccomp,),
+        )
+    finally:
+        os.close(seccomp)
 
 
 class _suppress:
