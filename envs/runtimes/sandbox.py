@@ -30,10 +30,12 @@ Decisions:
   and put on every process entered later with ``nsenter`` by :data:`SECCOMP_EXEC` (a tiny
   Python that loads the compiled program and execs; nsenter's ``setns`` stays allowed, harmless
   without capabilities). Other architectures' syscall numbers are killed (libseccomp's default).
-- **Limits**: rlimits on every process (``prlimit``). cgroups would bound memory and pids per
-  session rather than per process, but only where the host delegates a cgroup v2 subtree to us;
-  this machine has cgroup v1 without delegation, so rlimits, the per-uid process count and the
-  tmpfs sizes are the bounds (:func:`cgroup_delegated` says which case we are in).
+- **Limits**: rlimits on every process (``prlimit``), the per-uid process count and the tmpfs
+  sizes. cgroups would bound memory and pids per session rather than per process, but only
+  where the host delegates a cgroup v2 subtree with the memory and pids controllers to the
+  worker (and the worker sits in a leaf of it); the machines this was built on run a hybrid
+  v1/v2 hierarchy whose v2 part has no controllers and whose v1 cgroups belong to the host's
+  own machinery, so no cgroup limit is applied (a TODO where delegation exists).
 - Every long-lived child is started from one spawner thread with the parent-death signal armed
   (:func:`spawn`), so a worker that is killed outright leaves no sandbox behind.
 """
@@ -297,20 +299,6 @@ def prlimit(limits: Limits, cpu_s: float | None = None) -> list[str]:
     if cpu_s is not None:
         argv.append(f"--cpu={max(1, int(cpu_s + 1))}")
     return [*argv, "--"]
-
-
-def cgroup_delegated() -> bool:
-    """Whether we may create cgroup v2 children (memory and pids limits per session)."""
-    try:
-        own = Path("/proc/self/cgroup").read_text().splitlines()
-        unified = [line.split("::", 1)[1] for line in own if line.startswith("0::")]
-        if not unified or not Path("/sys/fs/cgroup/cgroup.controllers").exists():
-            return False
-        path = Path("/sys/fs/cgroup") / unified[0].lstrip("/")
-        controllers = (path / "cgroup.controllers").read_text().split()
-        return {"memory", "pids"} <= set(controllers) and os.access(path, os.W_OK)
-    except OSError:
-        return False
 
 
 # ----- uids, session folders and the home quota -----------------------------------------------
