@@ -93,8 +93,8 @@ def _folder_only(fn, name, at=0):
     def guarded(*args, **kwargs):
         path = args[at] if len(args) > at else next(iter(kwargs.values()), None)
         if isinstance(path, (str, bytes, os.PathLike)):
-            real, here = os.path.realpath(os.fsdecode(path)), os.getcwd()
-            if not real.startswith(here + "/"):
+            real = os.path.realpath(os.fsdecode(path))
+            if not real.startswith(_folder + "/"):  # the job's folder, whatever the cwd is now
                 raise PermissionError(f"{name} reads only files in the script's folder, not {path}")
         return fn(*args, **kwargs)
     return guarded
@@ -108,6 +108,7 @@ _b.Mesher.read = _folder_only(_b.Mesher.read, "Mesher.read", 1)
 sys.stdout.write("ready\n"); sys.stdout.flush()
 job = json.loads(sys.stdin.readline())
 os.chdir(job["cwd"])
+_folder = os.path.realpath(job["cwd"])
 used = int(resource.getrusage(resource.RUSAGE_SELF).ru_utime) + 1
 resource.setrlimit(resource.RLIMIT_CPU, (used + job["cpu"], used + job["cpu"] + 1))
 resource.setrlimit(resource.RLIMIT_AS, (job["mem"], job["mem"]))

@@ -295,6 +295,8 @@ def test_cad_importers_read_only_the_scripts_own_files(spec):
             "from build123d import *\nresult = import_brep('../../etc/passwd')",
             "import build123d\nbuild123d.os.symlink('/etc/shadow', 'x.stl')\n"
             "result = build123d.import_stl('x.stl')",
+            "import build123d\nbuild123d.os.chdir('/etc')\n"
+            "result = build123d.import_step('passwd')",
         ):
             obs, *_ = env.step({"name": "run_code", "args": {"script": script}})
             error = obs["last_action_error"]
