@@ -59,6 +59,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.errors import EnvCrashed
+from palaestra.paths import home as palaestra_home
 
 BASE = Path(tempfile.gettempdir()) / "palaestra-sandbox"
 UID_BASE = 20000
@@ -232,7 +233,7 @@ def seccomp_exec() -> list[str]:
 def hidden() -> list[str]:
     """Folders the sandbox must not see: other users, the repo, the platform's own state."""
     out = ["/root", "/home", "/tmp", "/run", "/work", "/srv", "/mnt", "/media", "/opt"]
-    for extra in (REPO, Path(os.environ.get("PALAESTRA_HOME", "/nonexistent")), BASE):
+    for extra in (REPO, palaestra_home(), BASE):
         text = str(extra)
         if Path(text).exists() and not any(text == h or text.startswith(h + "/") for h in out):
             out.append(text)

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from palaestra.family import families
+from palaestra.paths import home as paths_home
 from palaestra.resolve import resolve
 
 pytestmark = pytest.mark.timeout(600)
@@ -180,6 +181,8 @@ def test_host_files_are_out_of_reach(attacker, tmp_path):
     tmp_path.chmod(0o755)
     planted = tmp_path / "planted-by-agent"
     paths = [str(REPO / "pyproject.toml"), str(REPO / "envs"), "/etc/shadow", str(secret)]
+    if paths_home().is_dir() and any(paths_home().iterdir()):  # recordings, suites, keys
+        paths.append(str(paths_home()))
     readable = attacker.run(
         f"""
         seen = []
