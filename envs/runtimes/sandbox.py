@@ -387,10 +387,24 @@ def sweep_once() -> None:
             sweep()
 
 
+TOOLS = ("bwrap", "setpriv", "nsenter", "prlimit")
+
+
+def require_tools() -> None:
+    """The programs the sandbox is built from (bubblewrap and util-linux), or a clear error."""
+    missing = [tool for tool in TOOLS if shutil.which(tool) is None]
+    if missing:
+        raise EnvCrashed(
+            f"the agent-code sandbox needs {', '.join(missing)} (bubblewrap, util-linux: "
+            "scripts/setup-system.sh); agent code never runs unsandboxed"
+        )
+
+
 class Slot:
     """A session's uid and its folder ``BASE/s<uid>-*`` (released and deleted by close)."""
 
     def __init__(self) -> None:
+        require_tools()
         BASE.mkdir(mode=0o711, exist_ok=True)
         sweep_once()
         for slot in range(SLOTS):
