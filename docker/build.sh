@@ -41,6 +41,8 @@ rm -rf build
 
 for t in "${targets[@]}"; do
     echo "building palaestra/$t"
-    docker build -q --network host -f "docker/$t.Dockerfile" -t "palaestra/$t" . >/dev/null
+    # PALAESTRA_SOURCE (set by palaestra.workers.docker.ensure_image): the sources' digest
+    docker build -q --network host -f "docker/$t.Dockerfile" -t "palaestra/$t" \
+        ${PALAESTRA_SOURCE:+--label "palaestra.source=$PALAESTRA_SOURCE"} . >/dev/null
     docker image ls "palaestra/$t" --format '  {{.Repository}}: {{.Size}}'
 done

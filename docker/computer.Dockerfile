@@ -4,4 +4,8 @@ USER root
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
         xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils fonts-dejavu-core \
     && rm -rf /var/lib/apt/lists/* /usr/share/doc /usr/share/man
+# Its families run agent code in the nested sandbox (palaestra.envs.runtimes.sandbox): the Docker
+# backend starts this image's workers as root in the container with the few capabilities that
+# sandbox needs (palaestra.workers.docker.AGENT_SANDBOX_CAPS), not the default lockdown.
+LABEL palaestra.agent-sandbox="nested"
 USER 65534:65534

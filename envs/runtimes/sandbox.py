@@ -233,6 +233,9 @@ def seccomp_exec() -> list[str]:
 def hidden() -> list[str]:
     """Folders the sandbox must not see: other users, the repo, the platform's own state."""
     out = ["/root", "/home", "/tmp", "/run", "/work", "/srv", "/mnt", "/media", "/opt"]
+    # a folder that is not there hides nothing, and bwrap could not make it on a read-only root
+    # (a container's): /work exists on the build machines only
+    out = [path for path in out if os.path.isdir(path)]
     for extra in (REPO, palaestra_home(), BASE):
         text = str(extra)
         if Path(text).exists() and not any(text == h or text.startswith(h + "/") for h in out):

@@ -8,6 +8,28 @@ limits. The worker's control connection is its health check: it closes the momen
 container stops, whatever the cause (a crash, ``docker kill``, the OOM killer, the engine going
 away), and the backend starts a replacement.
 
+**Images whose families run agent code.** The computer family and CAD's ``run_code`` run the
+agent's code in the one agent-code sandbox (:mod:`palaestra.envs.runtimes.sandbox`): bubblewrap
+as root without a user namespace, ``setpriv`` to a per-session uid, a seccomp filter, a quota
+tmpfs home mounted by the worker. An image that hosts such a family says so with the label
+``palaestra.agent-sandbox=nested`` (docker/computer.Dockerfile, docker/cad.Dockerfile); the
+backend reads the image's labels when it connects, so the gateway needs no list of families: the
+image it is given (``docker_image``) is the list. Those workers run as root *inside* the
+container with every capability dropped but :data:`AGENT_SANDBOX_CAPS`, under a seccomp profile
+that refuses what the sandbox's own filter refuses but for the calls that build the sandbox
+(:func:`seccomp_profile`), keeping ``no-new-privileges``, the read-only root,
+``network_mode="none"`` and the limits.
+
+Why the nested sandbox rather than "the container is the sandbox": a worker hosts many sessions,
+and the agent must see neither the worker (its files, its ``/proc``, the socket to the gateway)
+nor another session; one container per session would cost a container start per episode and a
+second sandbox to keep in step with the local one. Nested, the agent's view, uid, seccomp filter
+and limits are the same on every backend, and the container (no network, memory, pids and CPU
+bounds for the whole worker) is one more wall around them. The price: the worker itself holds
+``CAP_SYS_ADMIN`` in the container, so a hole in *palaestra's own code* weighs more here than
+in a default-locked container; the agent never holds any capability.
+Every other image keeps the default lockdown (uid 65534, no capability at all).
+
 Containers carry labels naming the gateway (``palaestra.gateway``). At start the backend
 removes its gateway's containers left by an earlier run that crashed, so no orphan lingers;
 on shutdown it removes its own.
@@ -17,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -32,6 +55,109 @@ SOCKET_DIR = "/run/palaestra"
 #: the image's unprivileged user (nobody): the socket folder is handed to it
 CONTAINER_UID = 65534
 LABEL = "palaestra.gateway"
+#: the image label that asks for :data:`AGENT_SANDBOX_CAPS` (value ``nested``)
+SANDBOX_LABEL = "palaestra.agent-sandbox"
+#: what the nested sandbox needs, each one found missing by taking it away and running a
+#: computer session (the worker is root in the container; the agent gets none of them:
+#: ``setpriv`` empties every set, the bounding set included, and sets ``no_new_privs``):
+#: SYS_ADMIN   bwrap's namespaces and mounts, the quota tmpfs home, ``setns`` for ``nsenter``
+#: SYS_CHROOT  ``setns`` into the sandbox's mount namespace (``nsenter -m``: the window manager,
+#:             apps and code actions are started inside the live sandbox)
+#: NET_ADMIN   bwrap brings up the loopback of the sandbox's new network namespace (in a
+#:             ``network_mode="none"`` container there is nothing but loopbacks to administer)
+#: SETUID, SETGID  ``setpriv`` to the session's uid, ``--clear-groups``
+#: SETPCAP     ``setpriv --bounding-set=-all`` (without it the agent keeps a bounding set)
+#: CHOWN, FOWNER, DAC_OVERRIDE  the session's files: handed to its uid, copied with ``cp -a``
+#:             into its 0700 home, read by the verifier and deleted at close, all from outside
+#: KILL        a timed-out code action's processes run as the session's uid, not ours
+#: (Docker's default set minus NET_RAW, NET_BIND_SERVICE, MKNOD, AUDIT_WRITE, SETFCAP and FSETID,
+#: plus SYS_ADMIN and NET_ADMIN.)
+AGENT_SANDBOX_CAPS = (
+    "SYS_ADMIN",
+    "SYS_CHROOT",
+    "NET_ADMIN",
+    "SETUID",
+    "SETGID",
+    "SETPCAP",
+    "CHOWN",
+    "FOWNER",
+    "DAC_OVERRIDE",
+    "KILL",
+)
+#: the container's seccomp profile when it holds those capabilities: what the agent-code
+#: sandbox's own filter refuses (palaestra.envs.runtimes.sandbox.DENIED_SYSCALLS), but for the
+#: calls the worker makes to build it (``mount``, ``umount2``, ``unshare`` and ``clone`` with
+#: namespace flags, ``pivot_root``, ``sethostname``; ``setns`` for ``nsenter``), plus a few
+#: obsolete calls Docker's default profile refuses too. Docker's default profile would not do:
+#: it refuses ``pivot_root`` whatever the capabilities. The agent runs under both filters.
+#: tests/server/test_docker_backend.py keeps the two lists in step.
+CONTAINER_DENIED_SYSCALLS = (
+    "chroot",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "syslog",
+    "acct",
+    "quotactl",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "lookup_dcookie",
+    "iopl",
+    "ioperm",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "setdomainname",
+    "vhangup",
+    "nfsservctl",
+    "personality",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    # refused by Docker's default profile as well
+    "uselib",
+    "ustat",
+    "sysfs",
+    "_sysctl",
+    "vm86",
+    "vm86old",
+    "fanotify_init",
+    "create_module",
+    "get_kernel_syms",
+    "query_module",
+)
+
+
+def seccomp_profile() -> str:
+    """The container's seccomp profile (Docker's JSON format): everything else is allowed, the
+    agent's own, stricter filter is loaded inside."""
+    rule = {"names": list(CONTAINER_DENIED_SYSCALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": 1}
+    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [rule]})
+
+
 HOST_COMMAND = ("python", "-m", "palaestra.workers.host", "--socket", f"{SOCKET_DIR}/w.sock")
 
 
@@ -99,6 +225,9 @@ class DockerBackend(Backend):
         self.socket_dir = tempfile.mkdtemp(prefix="palaestra-docker-")
         self._client: Any = None
         self._generation = 0
+        #: the image hosts families that run agent code (its ``palaestra.agent-sandbox`` label)
+        self.agent_sandbox = False
+        self._apparmor = False
 
     async def start(self, count: int) -> None:
         await asyncio.to_thread(self._connect)
@@ -114,7 +243,11 @@ class DockerBackend(Backend):
                 else docker.from_env()
             )
             self._client.ping()
-            self._client.images.get(self.image)
+            labels = self._client.images.get(self.image).labels or {}
+            self.agent_sandbox = labels.get(SANDBOX_LABEL) == "nested"
+            if self.agent_sandbox:
+                security = self._client.info().get("SecurityOptions") or []
+                self._apparmor = any("name=apparmor" in str(opt) for opt in security)
         except docker.errors.ImageNotFound:
             raise WorkerCrashed(
                 f"no image {self.image!r}: build it with docker/build.sh", image=self.image
@@ -151,6 +284,24 @@ class DockerBackend(Backend):
             raise
         return worker
 
+    def lockdown(self) -> dict[str, Any]:
+        """The container's user, capabilities and security options (see the module doc)."""
+        if not self.agent_sandbox:
+            return {
+                "user": f"{CONTAINER_UID}:{CONTAINER_UID}",
+                "cap_drop": ["ALL"],
+                "security_opt": ["no-new-privileges"],
+            }
+        security = ["no-new-privileges", f"seccomp={seccomp_profile()}"]
+        if self._apparmor:  # docker-default denies every mount, bwrap's included
+            security.append("apparmor=unconfined")
+        return {
+            "user": "0:0",
+            "cap_drop": ["ALL"],
+            "cap_add": list(AGENT_SANDBOX_CAPS),
+            "security_opt": security,
+        }
+
     def _run(self, name: str, folder: str) -> Any:
         return self._client.containers.run(
             self.image,
@@ -161,9 +312,7 @@ class DockerBackend(Backend):
             network_mode="none",
             read_only=True,
             tmpfs={"/tmp": "size=512m"},
-            user=f"{CONTAINER_UID}:{CONTAINER_UID}",
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            **self.lockdown(),
             nano_cpus=int(self.cpus * 1e9),
             mem_limit=f"{self.memory_mb}m",
             pids_limit=self.pids,
@@ -270,24 +419,69 @@ def local_engine(root: str | os.PathLike[str]) -> Iterator[str]:
 
 
 BUILD_SCRIPT = Path(__file__).resolve().parents[2] / "docker" / "build.sh"
+#: what an image is built from (the wheel's packages, the Dockerfiles and the build script)
+IMAGE_SOURCES = (
+    "pyproject.toml",
+    "docker",
+    "palaestra",
+    "envs",
+    "verifiers",
+    "synth_apps",
+    "server",
+)
+#: the image label docker/build.sh stamps with :func:`source_digest` (``PALAESTRA_SOURCE``)
+SOURCE_LABEL = "palaestra.source"
+
+
+def source_digest() -> str:
+    """A digest of this checkout's image sources: an image labelled with another one is stale."""
+    import hashlib
+
+    root = BUILD_SCRIPT.parents[1]
+    digest = hashlib.sha256()
+    for name in IMAGE_SOURCES:
+        base = root / name
+        files = [base] if base.is_file() else sorted(base.rglob("*"))
+        for path in files:
+            parts = path.relative_to(root).parts
+            if not path.is_file() or "__pycache__" in parts or ".wheels" in parts:
+                continue
+            digest.update("/".join(parts).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
 
 
 def ensure_image(docker_host: str, target: str = "core") -> None:
-    """Build ``palaestra/<target>`` with docker/build.sh unless the engine has it already."""
+    """Build ``palaestra/<target>`` (and the ``palaestra/core`` it stands on) with
+    docker/build.sh unless the engine has it built from this checkout's sources already (its
+    :data:`SOURCE_LABEL` is :func:`source_digest`), so a test never runs yesterday's code."""
     import subprocess
     import sys
 
     import docker
 
+    # an installed palaestra has no sources to compare: whatever image there is will do
+    source = source_digest() if BUILD_SCRIPT.exists() else None
     client = docker.DockerClient(base_url=docker_host)
+    stale = []
     try:
-        client.images.get(f"palaestra/{target}")
-        return
-    except docker.errors.ImageNotFound:
-        pass
+        for name in ("core", target) if target != "core" else ("core",):
+            try:
+                labels = client.images.get(f"palaestra/{name}").labels or {}
+            except docker.errors.ImageNotFound:
+                stale.append(name)
+                continue
+            if source is not None and labels.get(SOURCE_LABEL) != source:
+                stale.append(name)
     finally:
         client.close()
-    if not BUILD_SCRIPT.exists():
+    if not stale:
+        return
+    if source is None:
         raise RuntimeError(f"no image palaestra/{target}; build it with docker/build.sh {target}")
-    env = {**os.environ, "DOCKER_HOST": docker_host, "PY": sys.executable}
-    subprocess.run([str(BUILD_SCRIPT), target], env=env, check=True, timeout=1800)
+    env = {
+        **os.environ,
+        "DOCKER_HOST": docker_host,
+        "PY": sys.executable,
+        "PALAESTRA_SOURCE": source,
+    }
+    subprocess.run([str(BUILD_SCRIPT), *stale], env=env, check=True, timeout=1800)

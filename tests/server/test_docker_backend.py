@@ -1,6 +1,7 @@
 """The Docker backend on a real engine (``dockerd --bridge=none``) and the image docker/build.sh
 makes: locked-down containers, sessions through the gateway, a killed container, orphans."""
 
+import json
 import os
 import time
 from pathlib import Path
@@ -12,9 +13,12 @@ from palaestra.client import RemoteEnv, RemoteVectorEnv
 from palaestra.errors import PalaestraError, WorkerCrashed
 from palaestra.server.runner import gateway_thread
 from palaestra.server.settings import Settings
+from palaestra.tasks import get_task
 
 docker = pytest.importorskip("docker")
 from palaestra.workers.docker import (  # noqa: E402
+    AGENT_SANDBOX_CAPS,
+    CONTAINER_DENIED_SYSCALLS,
     LABEL,
     ensure_image,
     local_engine,
@@ -57,6 +61,7 @@ def test_workers_are_locked_down_containers_serving_sessions(engine, gateway_on_
         host = c.attrs["HostConfig"]
         assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"]
         assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+        assert not host["CapAdd"]  # an image without agent code: no capability at all
         assert host["PidsLimit"] == 512 and host["Memory"] == 2048 * 2**20
         assert c.attrs["Config"]["User"] == "65534:65534"
         # no network at all: not even the gateway's port on the host's loopback
@@ -161,3 +166,63 @@ def test_an_engine_restart_fails_the_sessions_and_the_workers_come_back(engine, 
     fresh.reset(seed=0)
     assert fresh.step("add(3)")[0]["count"] == 3
     fresh.close()
+
+
+def test_the_computer_family_runs_its_nested_sandbox_in_a_container(engine):
+    """An image whose families run agent code (label palaestra.agent-sandbox=nested) gets root
+    in the container with only the sandbox's capabilities; the agent itself is an unprivileged
+    uid of its session's own, with no network, and the desktop works (a task's GUI oracle)."""
+    host, client = engine
+    ensure_image(host, "computer")
+    settings = Settings(
+        backend="docker",
+        docker_host=host,
+        docker_image="palaestra/computer",
+        workers=1,
+        record=False,
+        gateway_name="computer",
+    )
+    with gateway_thread(settings) as url:
+        (c,) = containers(client, "computer")
+        conf = c.attrs["HostConfig"]
+        assert conf["NetworkMode"] == "none" and conf["ReadonlyRootfs"]
+        assert conf["CapDrop"] == ["ALL"] and "no-new-privileges" in conf["SecurityOpt"]
+        assert {cap.removeprefix("CAP_") for cap in conf["CapAdd"]} == set(AGENT_SANDBOX_CAPS)
+        assert any(opt.startswith("seccomp=") for opt in conf["SecurityOpt"])
+        port = int(url.rsplit(":", 1)[1])
+        task = "computer-basic/append-line-in-editor"
+        remote = RemoteEnv(task=task, base_url=url, transport="ws")
+        try:
+            obs, _ = remote.reset(seed=0)
+            assert json.loads(obs["windows"])[0]["class"] == "Mousepad"
+            for action in get_task(task).oracle.data:  # GUI steps: click, type, key
+                obs, *_ = remote.step(action)
+                assert not obs["last_action_error"], obs["last_action_error"]
+            probe = (
+                "id -u; id -G; uname -n; grep -E 'CapEff|CapBnd' /proc/self/status | "
+                "cut -f2 | tr '\\n' ' '; echo; "
+                "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ' '; echo; "
+                f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\" "
+                "2>&1 | tail -1; unshare -r id -u 2>&1 | tail -1"
+            )
+            obs, *_ = remote.step({"name": "run_shell", "args": {"cmd": probe}})
+            uid, gids, hostname, caps, links, net, userns = json.loads(obs["last_output"])[
+                "stdout"
+            ].splitlines()
+            assert 20000 <= int(uid) < 22000 and gids == uid  # the session's own, never root
+            assert hostname == "sandbox" and caps.split() == ["0" * 16] * 2  # none, not even bound
+            assert links.split() == ["lo"]  # no interface but its own loopback
+            assert "refused" in net.lower(), net  # not even the gateway's port on loopback
+            assert "denied" in userns.lower() or "not permitted" in userns.lower(), userns
+            obs, reward, terminated, _, info = remote.step("done()")
+            assert terminated and info["verifier"]["success"] and reward == 1.0
+        finally:
+            remote.close()
+
+
+def test_the_container_profile_refuses_what_the_sandbox_refuses_but_what_builds_it():
+    from palaestra.envs.runtimes.sandbox import DENIED_SYSCALLS
+
+    builds = {"mount", "umount2", "unshare", "pivot_root", "sethostname"}
+    assert set(DENIED_SYSCALLS) - set(CONTAINER_DENIED_SYSCALLS) == builds
+    assert "setns" not in CONTAINER_DENIED_SYSCALLS  # nsenter
