@@ -1,5 +1,6 @@
 """The Docker backend on a real engine (``dockerd --bridge=none``) and the image docker/build.sh
-makes: locked-down containers, sessions through the gateway, a killed container, orphans."""
+makes: locked-down containers, sessions through the gateway, a killed container, orphans, and
+the agent-code sandbox nested in computer and CAD workers."""
 
 import json
 import os
@@ -226,3 +227,57 @@ def test_the_container_profile_refuses_what_the_sandbox_refuses_but_what_builds_
     builds = {"mount", "umount2", "unshare", "pivot_root", "sethostname"}
     assert set(DENIED_SYSCALLS) - set(CONTAINER_DENIED_SYSCALLS) == builds
     assert "setns" not in CONTAINER_DENIED_SYSCALLS  # nsenter
+
+
+CAD_PROBE = """
+import build123d
+os = build123d.os
+socket = build123d.sys.modules["socket"]
+fd = os.open("/proc/self/status", os.O_RDONLY)
+status = os.read(fd, 65536).decode()
+caps = [line.split()[1] for line in status.splitlines() if line.startswith(("CapEff", "CapBnd"))]
+try:
+    socket.create_connection(("127.0.0.1", PORT), 2)
+    net = "connected"
+except ConnectionRefusedError:
+    net = "refused"
+except OSError:
+    net = "other"
+raise ValueError(f"PROBE {os.getuid()} {os.uname().nodename} {' '.join(caps)} {net} PROBE")
+result = 0
+"""
+
+
+def test_cad_run_code_runs_its_nested_sandbox_in_a_container(engine):
+    """CAD's run_code in a palaestra/cad worker: the same nested sandbox as the computer's."""
+    host, client = engine
+    ensure_image(host, "cad")
+    settings = Settings(
+        backend="docker",
+        docker_host=host,
+        docker_image="palaestra/cad",
+        workers=1,
+        record=False,
+        gateway_name="cad",
+    )
+    with gateway_thread(settings) as url:
+        (c,) = containers(client, "cad")
+        conf = c.attrs["HostConfig"]
+        assert conf["NetworkMode"] == "none" and conf["ReadonlyRootfs"]
+        assert {cap.removeprefix("CAP_") for cap in conf["CapAdd"]} == set(AGENT_SANDBOX_CAPS)
+        port = int(url.rsplit(":", 1)[1])
+        remote = RemoteEnv("palaestra/cad-v0", base_url=url)
+        try:
+            remote.reset(seed=0)
+            box = "from build123d import *\nresult = Box(10, 20, 30)\n"
+            obs, *_ = remote.step({"name": "run_code", "args": {"script": box}})
+            assert "volume 6000" in obs["feedback"], obs["feedback"]
+            probe = CAD_PROBE.replace("PORT", str(port))
+            obs, *_ = remote.step({"name": "run_code", "args": {"script": probe}})
+            report = obs["last_action_error"]  # the script's exception carries the report
+            assert "PROBE " in report, report
+            uid, hostname, eff, bound, net = report.split("PROBE ")[1].split()[:5]
+            assert 20000 <= int(uid) < 22000 and hostname == "sandbox"
+            assert eff == bound == "0" * 16 and net == "refused", report
+        finally:
+            remote.close()
