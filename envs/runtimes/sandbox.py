@@ -60,6 +60,7 @@ from typing import Any
 
 from palaestra.errors import EnvCrashed
 from palaestra.paths import home as palaestra_home
+from palaestra.seccomp import DENIED_SYSCALLS
 
 BASE = Path(tempfile.gettempdir()) / "palaestra-sandbox"
 UID_BASE = 20000
@@ -112,58 +113,6 @@ def spawn(
 
 
 # ----- seccomp ---------------------------------------------------------------------------------
-DENIED_SYSCALLS = (
-    "unshare",
-    "mount",
-    "umount2",
-    "pivot_root",
-    "chroot",
-    "move_mount",
-    "open_tree",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "kcmp",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "kexec_load",
-    "kexec_file_load",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "reboot",
-    "swapon",
-    "swapoff",
-    "syslog",
-    "acct",
-    "quotactl",
-    "open_by_handle_at",
-    "name_to_handle_at",
-    "lookup_dcookie",
-    "iopl",
-    "ioperm",
-    "settimeofday",
-    "clock_settime",
-    "clock_adjtime",
-    "adjtimex",
-    "sethostname",
-    "setdomainname",
-    "vhangup",
-    "nfsservctl",
-    "personality",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
-)
 CLONE_NEW = {
     "CLONE_NEWNS": 0x00020000,
     "CLONE_NEWCGROUP": 0x02000000,

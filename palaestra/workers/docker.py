@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.errors import WorkerCrashed
+from palaestra.seccomp import DENIED_SYSCALLS, SANDBOX_BUILD_CALLS
 from palaestra.workers.base import Backend, SocketWorker, Worker
 
 START_TIMEOUT_S = 60.0
@@ -85,58 +86,13 @@ AGENT_SANDBOX_CAPS = (
     "KILL",
 )
 #: the container's seccomp profile when it holds those capabilities: what the agent-code
-#: sandbox's own filter refuses (palaestra.envs.runtimes.sandbox.DENIED_SYSCALLS), but for the
+#: sandbox's own filter refuses (palaestra.seccomp.DENIED_SYSCALLS), but for the
 #: calls the worker makes to build it (``mount``, ``umount2``, ``unshare`` and ``clone`` with
 #: namespace flags, ``pivot_root``, ``sethostname``; ``setns`` for ``nsenter``), plus a few
 #: obsolete calls Docker's default profile refuses too. Docker's default profile would not do:
 #: it refuses ``pivot_root`` whatever the capabilities. The agent runs under both filters.
-#: tests/server/test_docker_backend.py keeps the two lists in step.
 CONTAINER_DENIED_SYSCALLS = (
-    "chroot",
-    "move_mount",
-    "open_tree",
-    "fsopen",
-    "fsconfig",
-    "fsmount",
-    "fspick",
-    "mount_setattr",
-    "ptrace",
-    "process_vm_readv",
-    "process_vm_writev",
-    "kcmp",
-    "bpf",
-    "perf_event_open",
-    "userfaultfd",
-    "keyctl",
-    "add_key",
-    "request_key",
-    "kexec_load",
-    "kexec_file_load",
-    "init_module",
-    "finit_module",
-    "delete_module",
-    "reboot",
-    "swapon",
-    "swapoff",
-    "syslog",
-    "acct",
-    "quotactl",
-    "open_by_handle_at",
-    "name_to_handle_at",
-    "lookup_dcookie",
-    "iopl",
-    "ioperm",
-    "settimeofday",
-    "clock_settime",
-    "clock_adjtime",
-    "adjtimex",
-    "setdomainname",
-    "vhangup",
-    "nfsservctl",
-    "personality",
-    "io_uring_setup",
-    "io_uring_enter",
-    "io_uring_register",
+    *(name for name in DENIED_SYSCALLS if name not in SANDBOX_BUILD_CALLS),
     # refused by Docker's default profile as well
     "uselib",
     "ustat",
