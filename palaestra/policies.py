@@ -27,6 +27,14 @@ class Policy(Protocol):
 PolicyFactory = Callable[..., Policy]
 
 
+def scripted(task: Task | None, given: Sequence[Any] | None = None) -> list[Any]:
+    """What a scripted policy plays: the steps it was given, else its task oracle's data."""
+    if given is not None:
+        return list(given)
+    oracle = task.oracle if task is not None else None
+    return list(oracle.data or []) if oracle is not None else []
+
+
 class ReplayPolicy:
     """Plays the task oracle's fixed action list (``{"policy": "replay", "data": [...]}``),
     then ``then`` forever. With ``actions`` given, plays those instead (a mutant, a script)."""
@@ -37,11 +45,7 @@ class ReplayPolicy:
         self.actions: list[Any] = []
 
     def reset(self, task: Task | None) -> None:
-        if self.fixed is not None:
-            self.actions = list(self.fixed)
-        else:
-            oracle = task.oracle if task is not None else None
-            self.actions = list(oracle.data or []) if oracle is not None else []
+        self.actions = scripted(task, self.fixed)
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         if self.actions:

@@ -107,13 +107,6 @@ class Settings(BaseSettings):
     llm_key_file: Path | None = None
     llm_model: str = "gpt-4o-mini"
 
-    @field_validator("outbound_allow", mode="before")
-    @classmethod
-    def _comma_separated_origins(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [v.strip() for v in value.split(",") if v.strip()]
-        return value
-
     @model_validator(mode="after")
     def _endpoints_allowed(self) -> Settings:
         """An outbound endpoint off the allow-list is refused when the gateway starts."""
@@ -140,9 +133,10 @@ class Settings(BaseSettings):
             llm_model=self.llm_model,
         )
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "outbound_allow", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
+        """``PALAESTRA_API_KEYS=k1,k2`` and ``PALAESTRA_OUTBOUND_ALLOW=origin1,origin2``."""
         if isinstance(value, str):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value

@@ -16,7 +16,7 @@ from typing import Any
 
 from palaestra.chat import ANSWER
 from palaestra.envs.runtimes.axtree import OracleError, norm
-from palaestra.policies import ConstantPolicy
+from palaestra.policies import ConstantPolicy, scripted
 from palaestra.synth_apps.driver import spec_for
 from palaestra.tasks import Task
 
@@ -38,8 +38,7 @@ class MobilePlanPolicy:
         if self.fixed is not None:
             plan, app = self.fixed
         else:
-            oracle = task.oracle if task is not None else None
-            plan = list(oracle.data or []) if oracle is not None else []
+            plan = scripted(task)
             ref = task.setup.get("app") if task is not None else None
             app = spec_for(ref).title if ref else None
         self.plan = ([{"op": "open_app", "name": app}] if app else []) + plan

@@ -31,7 +31,7 @@ from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.usersim.domain import Domain
 from palaestra.envs.usersim.env import ACTIONS
 from palaestra.envs.usersim.world import bind, domain
-from palaestra.policies import ConstantPolicy, Policy, PolicyFactory, SpacePolicy
+from palaestra.policies import ConstantPolicy, Policy, PolicyFactory, SpacePolicy, scripted
 from palaestra.tasks import Task
 
 KINDS = ("competent", "irrelevant", "early", "wrong")
@@ -53,7 +53,7 @@ class ScriptedAssistant:
             raise ValueError("a scripted assistant plays a usersim task (setup['domain'])")
         self.setup = task.setup
         self.dom: Domain = domain(task.setup["domain"])
-        self.plan: list[dict[str, Any]] = list(task.oracle.data or []) if task.oracle else []
+        self.plan: list[dict[str, Any]] = scripted(task)
         self.decoys: dict[str, str] = dict(task.setup.get("decoys", {}))
         self.heard: dict[str, str] = {}
         self.rng = random.Random(self.seed)

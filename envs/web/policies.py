@@ -45,7 +45,7 @@ from palaestra.envs.runtimes.axtree import (
     subtree,
     textboxes,
 )
-from palaestra.policies import ConstantPolicy
+from palaestra.policies import ConstantPolicy, scripted
 from palaestra.tasks import Task
 
 # ----- reading MiniWoB pages ------------------------------------------------------------------
@@ -994,11 +994,7 @@ class PlanPolicy:
         self.pages_turned = 0
 
     def reset(self, task: Task | None) -> None:
-        if self.fixed is not None:
-            self.plan = list(self.fixed)
-        else:
-            oracle = task.oracle if task is not None else None
-            self.plan = list(oracle.data or []) if oracle is not None else []
+        self.plan = scripted(task, self.fixed)
         self.index = 0
         self.pages_turned = 0
 
