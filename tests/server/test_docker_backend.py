@@ -2,6 +2,7 @@
 makes: locked-down containers, sessions through the gateway, a killed container, orphans, and
 the agent-code sandbox nested in computer and CAD workers."""
 
+import contextlib
 import json
 import os
 import time
@@ -169,26 +170,35 @@ def test_an_engine_restart_fails_the_sessions_and_the_workers_come_back(engine, 
     fresh.close()
 
 
+@contextlib.contextmanager
+def nested_sandbox_gateway(engine, target):
+    """A gateway on one worker of ``palaestra/<target>`` (an image whose families run agent code):
+    its URL and the container's host config, checked for network none, a read-only root and
+    exactly the nested sandbox's capabilities."""
+    host, client = engine
+    ensure_image(host, target)
+    settings = Settings(
+        backend="docker",
+        docker_host=host,
+        docker_image=f"palaestra/{target}",
+        workers=1,
+        record=False,
+        gateway_name=target,
+    )
+    with gateway_thread(settings) as url:
+        (c,) = containers(client, target)
+        conf = c.attrs["HostConfig"]
+        assert conf["NetworkMode"] == "none" and conf["ReadonlyRootfs"]
+        assert {cap.removeprefix("CAP_") for cap in conf["CapAdd"]} == set(AGENT_SANDBOX_CAPS)
+        yield url, conf
+
+
 def test_the_computer_family_runs_its_nested_sandbox_in_a_container(engine):
     """An image whose families run agent code (label palaestra.agent-sandbox=nested) gets root
     in the container with only the sandbox's capabilities; the agent itself is an unprivileged
     uid of its session's own, with no network, and the desktop works (a task's GUI oracle)."""
-    host, client = engine
-    ensure_image(host, "computer")
-    settings = Settings(
-        backend="docker",
-        docker_host=host,
-        docker_image="palaestra/computer",
-        workers=1,
-        record=False,
-        gateway_name="computer",
-    )
-    with gateway_thread(settings) as url:
-        (c,) = containers(client, "computer")
-        conf = c.attrs["HostConfig"]
-        assert conf["NetworkMode"] == "none" and conf["ReadonlyRootfs"]
+    with nested_sandbox_gateway(engine, "computer") as (url, conf):
         assert conf["CapDrop"] == ["ALL"] and "no-new-privileges" in conf["SecurityOpt"]
-        assert {cap.removeprefix("CAP_") for cap in conf["CapAdd"]} == set(AGENT_SANDBOX_CAPS)
         assert any(opt.startswith("seccomp=") for opt in conf["SecurityOpt"])
         port = int(url.rsplit(":", 1)[1])
         task = "computer-basic/append-line-in-editor"
@@ -250,21 +260,7 @@ result = 0
 
 def test_cad_run_code_runs_its_nested_sandbox_in_a_container(engine):
     """CAD's run_code in a palaestra/cad worker: the same nested sandbox as the computer's."""
-    host, client = engine
-    ensure_image(host, "cad")
-    settings = Settings(
-        backend="docker",
-        docker_host=host,
-        docker_image="palaestra/cad",
-        workers=1,
-        record=False,
-        gateway_name="cad",
-    )
-    with gateway_thread(settings) as url:
-        (c,) = containers(client, "cad")
-        conf = c.attrs["HostConfig"]
-        assert conf["NetworkMode"] == "none" and conf["ReadonlyRootfs"]
-        assert {cap.removeprefix("CAP_") for cap in conf["CapAdd"]} == set(AGENT_SANDBOX_CAPS)
+    with nested_sandbox_gateway(engine, "cad") as (url, _conf):
         port = int(url.rsplit(":", 1)[1])
         remote = RemoteEnv("palaestra/cad-v0", base_url=url)
         try:
