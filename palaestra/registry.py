@@ -11,6 +11,7 @@ session, so a worker builds exactly the env the gateway resolved.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 import re
 import threading
@@ -57,6 +58,8 @@ class EnvSpec:
 
 _REGISTRY: dict[str, EnvSpec] = {}
 _PLUGINS_LOADED: set[str] = set()
+#: refs whose install finished (``_PLUGINS_LOADED`` also holds the ones under way)
+_PLUGINS_INSTALLED: set[str] = set()
 _PLUGINS_LOCK = threading.RLock()
 
 
@@ -70,25 +73,35 @@ def load_plugins() -> None:
 
     An entry point names a :class:`palaestra.family.Family` (installed) or a function (run);
     a bare module is imported for what it registers on import."""
-    refs = [ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    refs = [*_entry_point_refs()]
     refs += [ref.strip() for ref in os.environ.get(PLUGINS_ENV_VAR, "").split(",") if ref.strip()]
+    if _PLUGINS_INSTALLED.issuperset(refs):
+        return  # the path of every spec() and reset: no lock, no metadata scan
     # Threads (validation workers, the gateway's loader thread) look specs up at once: the one
     # that installs a family holds the others back until it is registered, not just claimed.
     with _PLUGINS_LOCK:
         _install(refs)
 
 
+@functools.cache
+def _entry_point_refs() -> tuple[str, ...]:
+    """The ``palaestra.envs`` entry points, read once per process (a scan of every installed
+    distribution's metadata, milliseconds: too slow for each ``spec()``)."""
+    return tuple(ep.value for ep in metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
 def _install(refs: list[str]) -> None:
     for ref in refs:
         if ref in _PLUGINS_LOADED:
             continue
-        _PLUGINS_LOADED.add(ref)
+        _PLUGINS_LOADED.add(ref)  # claimed first: a plugin that looks specs up does not recurse
         obj = resolve(ref)
         install = getattr(obj, "install", None)
         if callable(install):  # a palaestra.family.Family
             install()
         elif ":" in ref and callable(obj):  # a registration function
             obj()
+        _PLUGINS_INSTALLED.add(ref)
 
 
 def specs() -> dict[str, EnvSpec]:
