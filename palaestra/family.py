@@ -51,7 +51,7 @@ class Family:
     #: subclass with bounds (empty: only the common ones); see ``palaestra.options``
     options: str = ""
     description: str = ""
-    _policy_table: dict[str, PolicyFactory] = field(default_factory=dict, compare=False)
+    _policy_table: dict[str, PolicyFactory] | None = field(default=None, compare=False)
 
     def install(self) -> None:
         """Register the family's envs and suites (run once by the entry-point loader)."""
@@ -74,19 +74,28 @@ class Family:
 
     def policy(self, name: str, **options: Any) -> Policy:
         """A fresh policy by name; ``oracle`` plays whatever the task's oracle names."""
-        if name == "oracle" and "oracle" not in self._table():
+        table = self._table()
+        if name == "oracle" and "oracle" not in table:
             return OraclePolicy(self, options)
-        factory = self._table().get(name)
+        return self._factory(table, name)(**options)
+
+    def _factory(self, table: Mapping[str, PolicyFactory], name: str) -> PolicyFactory:
+        factory = table.get(name)
         if factory is None:
             raise InvalidRequest(
                 f"family {self.name!r} has no policy {name!r}; it has {self.policy_names()}",
                 field="policy",
             )
-        return factory(**options)
+        return factory
 
     def _table(self) -> Mapping[str, PolicyFactory]:
-        if not self._policy_table and self.policies:
-            self._policy_table.update(resolve(self.policies).POLICIES)
+        """The ``POLICIES`` of :attr:`policies`, resolved once, on first use."""
+        if self._policy_table is None:
+            table = getattr(resolve(self.policies), "POLICIES", None) if self.policies else {}
+            if not isinstance(table, Mapping):
+                raise TypeError(f"{self.policies}.POLICIES must map names to policy factories")
+            object.__setattr__(self, "_policy_table", dict(table))  # a cache on a frozen class
+        assert self._policy_table is not None
         return self._policy_table
 
 
@@ -102,7 +111,9 @@ class OraclePolicy:
     def reset(self, task: Task | None) -> None:
         if task is None or task.oracle is None:
             raise InvalidRequest("this task has no oracle", field="policy")
-        self.inner = self.family.policy(task.oracle.policy, **self.options)
+        # the table's, never the generic "oracle" again (an oracle that names "oracle" would
+        # have this policy play itself)
+        self.inner = self.family._factory(self.family._table(), task.oracle.policy)(**self.options)
         self.inner.reset(task)
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:

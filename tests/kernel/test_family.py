@@ -68,6 +68,26 @@ def test_the_oracle_of_a_task_without_one_is_a_clear_error() -> None:
         family("test").policy("oracle").reset(task)
 
 
+def test_an_oracle_naming_a_policy_the_family_lacks_is_a_clear_error() -> None:
+    fam = family("test")
+    for name in ("cheat", "oracle"):  # "oracle" would have the oracle play itself
+        task = Task(
+            id="x",
+            family="test",
+            env="palaestra-test/Faulty-v0",
+            instruction="x",
+            oracle={"policy": name},
+        )
+        with pytest.raises(InvalidRequest, match=f"no policy {name!r}"):
+            fam.policy("oracle").reset(task)
+
+
+def test_a_policies_module_without_policies_is_a_clear_error() -> None:
+    fam = Family(name="bare", envs=(), policies="palaestra.policies")
+    with pytest.raises(TypeError, match=r"palaestra\.policies.*POLICIES"):
+        fam.policy_names()
+
+
 def test_a_missing_extra_makes_a_family_unavailable_with_the_reason() -> None:
     fam = Family(name="ghost", envs=(), requires=("no_such_module_xyz",), extra="ghost")
     assert fam.unavailable() == "needs no_such_module_xyz (pip install 'palaestra[ghost]')"
