@@ -94,7 +94,9 @@ class SessionManager:
         self.metrics = metrics
         self.suites = suites or SuiteCatalog()
         self.sessions: dict[str, Session] = {}
-        self._redactor = Redactor(settings.operator().secrets())
+        #: the operator's env settings, built once (settings do not change while serving)
+        self.operator = settings.operator()
+        self._redactor = Redactor(self.operator.secrets())
         #: closed session id -> (owner, why); only its owner hears why (others get a 404)
         self._closed: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._reserved = 0
@@ -142,29 +144,27 @@ class SessionManager:
         self._reserved += count
 
     # ----- lifecycle -----------------------------------------------------------------------
-    def resolve(self, env: str | None, task: str | None) -> tuple[registry.EnvSpec, str | None]:
-        """The spec to build; a task names its own env, and a clash is the caller's mistake.
-        Loads the task's suite the first time: call it in a thread."""
+    def prepare(
+        self, req: CreateSession
+    ) -> tuple[registry.EnvSpec, str | None, dict[str, Any], dict[str, Any]]:
+        """The spec to build (a task names its own env; a clash is the caller's mistake) and
+        the client's options checked against the env's options model (422 naming the field,
+        before any worker is touched): (spec, task, constructor arguments with the operator's
+        settings added, the client's own options as recorded). Loads the task's suite the
+        first time: call it in a thread."""
+        env, task, budget = req.env, req.task, None
         if task is not None:
             task_obj = self.suites.get_task(task)
             if env is not None and env != task_obj.env:
                 raise InvalidRequest(
                     f"task {task!r} runs on {task_obj.env}, not {env}", field="env"
                 )
-            env = task_obj.env
+            env, budget = task_obj.env, task_obj.max_steps
         assert env is not None
-        return registry.spec(env), task
-
-    def check_options(
-        self, spec: registry.EnvSpec, task: str | None, options: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A client's options checked against the env's options model (422 naming the field,
-        before any worker is touched), as (constructor arguments with the operator's settings
-        added, the client's own options as recorded). Loads the task: call it in a thread."""
-        budget = self.suites.get_task(task).max_steps if task is not None else None
-        parsed = check_options(options_model(spec), options, budget)
+        spec = registry.spec(env)
+        parsed = check_options(options_model(spec), req.options, budget)
         shown = parsed.model_dump(mode="json", exclude_unset=True)
-        return parsed.env_kwargs(self.settings.operator()), shown
+        return spec, task, parsed.env_kwargs(self.operator), shown
 
     async def create(
         self, owner: str, req: CreateSession, count: int = 1, placement: str = "spread"
@@ -175,8 +175,7 @@ class SessionManager:
         nodes); ``pack`` puts them all on one worker, e.g. so a pool's members share its
         browser process and its machine.
         """
-        spec, task = await run_in_threadpool(self.resolve, req.env, req.task)
-        kwargs, shown = await run_in_threadpool(self.check_options, spec, task, req.options)
+        spec, task, kwargs, shown = await run_in_threadpool(self.prepare, req)
         self._reserve(owner, count)
         worker = self.backend.pick() if placement == "pack" else None
         try:
@@ -221,7 +220,7 @@ class SessionManager:
                 self.settings.runs_dir / self.settings.run_id,
                 sid,
                 {"owner": owner, "env": spec.id, "task": task, "options": shown or {}},
-                secrets=self.settings.operator().secrets(),
+                secrets=self._redactor.secrets,
             )
         self.sessions[sid] = session
         self.metrics.sessions_created.labels(env=spec.id).inc()
@@ -279,7 +278,7 @@ class SessionManager:
             worker = self.backend.pick()
             sid = f"describe-{secrets.token_urlsafe(6)}"
             try:
-                defaults = options_model(spec)().env_kwargs(self.settings.operator())
+                defaults = options_model(spec)().env_kwargs(self.operator)
                 self._described[spec.id] = await self._make(worker, sid, spec, None, defaults)
             finally:
                 with contextlib.suppress(PalaestraError):
