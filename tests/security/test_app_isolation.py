@@ -15,7 +15,7 @@ touch-emulating context; its launcher too).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -55,6 +55,19 @@ def _cancel(url: str, rid: int) -> tuple[str, dict[str, str]]:
     return f"{url}do/cancel/{rid}", {"_step": "0"}
 
 
+def _pair(make: Callable[[], Any]) -> Iterator[tuple[Any, Any]]:
+    """Two sessions of one env class on this worker (attacker, victim), closed after the test."""
+    a = make()
+    try:
+        b = make()
+        try:
+            yield a, b
+        finally:
+            b.close()
+    finally:
+        a.close()
+
+
 def _outside_the_browser_is_refused(url: str, launcher: str | None, rid: int) -> None:
     target, body = _cancel(url, rid)
     assert httpx.post(target, data=body).status_code == 403
@@ -72,14 +85,7 @@ def _outside_the_browser_is_refused(url: str, launcher: str | None, rid: int) ->
 def web_pair(cancel_task: tuple[Task, int]) -> Iterator[tuple[Any, Any]]:
     from palaestra.envs.web.env import WebEnv
 
-    task, _ = cancel_task
-    a = WebEnv(task=task, observe=("axtree", "url", "goal"))
-    b = WebEnv(task=task, observe=("axtree", "url", "goal"))
-    try:
-        yield a, b
-    finally:
-        a.close()
-        b.close()
+    yield from _pair(lambda: WebEnv(task=cancel_task[0], observe=("axtree", "url", "goal")))
 
 
 def test_web_session_cannot_write_another_sessions_app(
@@ -146,13 +152,7 @@ def test_web_credential_is_out_of_reach_of_the_page_and_the_agent(
 def phone_pair(cancel_task: tuple[Task, int]) -> Iterator[tuple[Any, Any]]:
     from palaestra.envs.mobile.env import MobileEnv
 
-    task, _ = cancel_task
-    a, b = MobileEnv(task=task), MobileEnv(task=task)
-    try:
-        yield a, b
-    finally:
-        a.close()
-        b.close()
+    yield from _pair(lambda: MobileEnv(task=cancel_task[0]))
 
 
 def test_phone_session_cannot_write_another_sessions_app(
