@@ -212,7 +212,6 @@ class DialogueProbe:
         ep = self.ep
         dom = world.domain(ep.domain)
         return {
-            "domain": ep.domain,
             "db": dump(ep.conn),
             "gold": lambda calls: world.gold(ep.domain, ep.seed, calls),
             "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
