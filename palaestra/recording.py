@@ -46,7 +46,7 @@ class SessionRecorder:
         """``secrets``: values (the operator's credentials) replaced wherever they would be
         written; fields of ``meta`` named like a credential are replaced too."""
         self._redact = Redactor(secrets)
-        meta = Redactor(secrets).data(meta)
+        meta = self._redact.data(meta)
         self.dir = run_dir / session_id
         self.images = self.dir / "images"
         self.images.mkdir(parents=True, exist_ok=True)
