@@ -18,6 +18,7 @@ import inspect
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from palaestra.envs.web.policies import ORACLES
 from palaestra.tasks import Task
@@ -83,7 +84,16 @@ class MiniWobDriver:
             return f"{origins['miniwob']}/{name.replace('.', '/')}/wrapper.html"
         return f"{origins['miniwob']}/miniwob/{name}.html"
 
+    #: the task's own page (set by :meth:`begin`): only its verdict is the task's
+    task_page = ""
+
+    def _on_task_page(self, page: Any) -> bool:
+        """Any MiniWoB page on the origin ends its own episode: another (an easier) one's
+        verdict, or one started there by hand, is not the task's."""
+        return bool(self.task_page) and _page_of(page.url) == self.task_page
+
     async def begin(self, page: Any, setup: dict[str, Any], seed: int) -> str:
+        self.task_page = _page_of(page.url)
         episode_ms = int(setup.get("episode_ms", NO_CLOCK_MS))
         started = await page.evaluate(
             """([seed, ms, clockOff]) => {
@@ -106,17 +116,24 @@ class MiniWobDriver:
         return str(started["utterance"])
 
     async def done(self, page: Any) -> bool:
-        return bool(
+        return self._on_task_page(page) and bool(
             await page.evaluate("typeof WOB_DONE_GLOBAL !== 'undefined' && WOB_DONE_GLOBAL")
         )
 
     async def state(self, page: Any) -> dict[str, Any]:
         """MiniWoB's globals; an agent that left the task page has earned nothing."""
-        wob = await page.evaluate(
-            "typeof WOB_DONE_GLOBAL === 'undefined' ? null : "
-            "({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, "
-            "raw_reward: WOB_RAW_REWARD_GLOBAL, reason: String(WOB_REWARD_REASON)})"
-        )
+        wob = None
+        if self._on_task_page(page):
+            wob = await page.evaluate(
+                "typeof WOB_DONE_GLOBAL === 'undefined' ? null : "
+                "({done: WOB_DONE_GLOBAL, reward: WOB_REWARD_GLOBAL, "
+                "raw_reward: WOB_RAW_REWARD_GLOBAL, reason: String(WOB_REWARD_REASON)})"
+            )
         if wob is None:
             wob = {"done": False, "reward": 0, "raw_reward": 0, "reason": "left the task page"}
         return {"miniwob": wob}
+
+
+def _page_of(url: str) -> str:
+    """A page's address without its query and fragment."""
+    return urlsplit(url)._replace(query="", fragment="").geturl()

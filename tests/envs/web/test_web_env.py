@@ -198,6 +198,25 @@ def test_miniwob_episode_through_the_gateway(gateway):
     env.close()
 
 
+def test_a_miniwob_task_is_scored_on_its_own_page_only():
+    """An easier MiniWoB page on the same origin (click-test: one button) ends its own episode
+    with reward 1.0; that is not the task's verdict, and the task is not done."""
+    from palaestra.envs.web.env import WebEnv
+    from palaestra.tasks import get_task
+
+    env = WebEnv(task=get_task("miniwob/book-flight"), observe=("axtree", "url", "goal"))
+    try:
+        obs, _ = env.reset(seed=0)
+        obs, *_ = env.step(f'goto("{obs["url"].replace("book-flight", "click-test")}")')
+        obs, *_ = env.step(f"click('{bid_of(obs['axtree'], 'generic', 'START')}')")
+        obs, reward, term, *_ = env.step(f"click('{bid_of(obs['axtree'], 'button', 'Click Me!')}')")
+        assert obs["last_action_error"] == ""
+        assert reward == 0.0 and not term
+        assert not env.verify().success
+    finally:
+        env.close()
+
+
 def test_clients_cannot_bring_their_own_task(gateway):
     env = RemoteEnv(task="webtest/home", base_url=gateway)
     with pytest.raises(InvalidRequest):
