@@ -207,6 +207,28 @@ def test_valid_options_still_work_and_max_steps_lowers_the_budget(http):
         http.delete(f"/v1/sessions/{sid}")
 
 
+@pytest.mark.parametrize("via", ["sessions", "pools"])
+@pytest.mark.parametrize(
+    "options", [{"max_steps": 1000}, {"llm_key": "sk-client"}, {"limits": {"nproc": 5000}}]
+)
+def test_constructor_options_cannot_be_smuggled_in_through_reset(http, via, options):
+    """Reset options take only a task: a constructor option sent there is a 422 naming
+    ``options``, and the session (or pool) goes on with its own budget."""
+    body: dict = {"task": "palaestra-bench/count-to-3"}
+    if via == "pools":
+        body["size"] = 2
+    made = http.post(f"/v1/{via}", json=body)
+    assert made.status_code == 201, made.text
+    rid = made.json()["pool_id" if via == "pools" else "session_id"]
+    try:
+        reply = http.post(f"/v1/{via}/{rid}/reset", json={"seed": 0, "options": options})
+        _refused(reply, "options")
+        assert "sk-client" not in reply.text
+        assert http.post(f"/v1/{via}/{rid}/reset", json={"seed": 0}).status_code == 200
+    finally:
+        http.delete(f"/v1/{via}/{rid}")
+
+
 def test_a_reset_task_cannot_raise_the_budget_past_its_own():
     """A session made without a task may set max_steps up to the field's bound; a task
     switched in at reset still ends at its own budget."""
