@@ -26,7 +26,8 @@ Decisions:
   calls a sandboxed program never needs and an escape does: new namespaces (``unshare``, ``clone``
   with a ``CLONE_NEW*`` flag; ``clone3`` is ENOSYS so libc falls back to ``clone``), ``mount`` and
   friends, ``ptrace``, ``bpf``, ``keyctl``, ``kexec``, modules, ``perf_event_open``,
-  ``userfaultfd``, ... It is given to bwrap (``--seccomp FD``) for the sandbox's own processes,
+  ``userfaultfd``, ``AF_VSOCK`` sockets (not network-namespaced: a VM's way to its hypervisor),
+  ... It is given to bwrap (``--seccomp FD``) for the sandbox's own processes,
   and put on every process entered later with ``nsenter`` by :data:`SECCOMP_EXEC` (a tiny
   Python that loads the compiled program and execs; nsenter's ``setns`` stays allowed, harmless
   without capabilities). Other architectures' syscall numbers are killed (libseccomp's default).
@@ -48,6 +49,7 @@ import errno
 import fcntl
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -142,6 +144,8 @@ def seccomp_program() -> bytes:
     for flag in CLONE_NEW.values():
         f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # its flags are behind a pointer: use clone
+    # vsock is not network-namespaced: on a VM it reaches the hypervisor and other guests
+    f.add_rule(deny, "socket", sc.Arg(0, sc.EQ, socket.AF_VSOCK))
     # a terminal's input queue must not be writable from the sandbox (TIOCSTI)
     f.add_rule(deny, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, 0x5412))
     with tempfile.TemporaryFile() as out:

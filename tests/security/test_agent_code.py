@@ -174,6 +174,21 @@ def test_no_network_not_even_the_hosts_loopback(attacker):
         server.close()
 
 
+def test_no_vsock_to_the_hypervisor(attacker):
+    """AF_VSOCK is not network-namespaced: on a VM it reaches the hypervisor (CID 2) and other
+    guests whatever the sandbox's empty network namespace says, so the socket is never made."""
+    outcome = attacker.run(
+        """
+        try:
+            socket.socket(40, socket.SOCK_STREAM).close()  # AF_VSOCK
+            report("created")
+        except OSError as exc:
+            report(exc.errno)
+        """
+    )
+    assert outcome == errno.EPERM, outcome
+
+
 def test_host_files_are_out_of_reach(attacker, tmp_path):
     secret = tmp_path / "worker-secret.txt"
     secret.write_text("the worker's own file")
