@@ -107,14 +107,17 @@ class SessionManager:
     def get(self, owner: str, sid: str) -> Session:
         session = self.sessions.get(sid)
         if session is None or session.owner != owner:
-            closed_owner, reason = self._closed.get(sid, (None, ""))
-            if session is None and closed_owner == owner:
-                raise SessionClosed(
-                    f"session {sid} is closed ({reason}); create a new one", session_id=sid
-                )
+            if session is None and self._closed.get(sid, (None, ""))[0] == owner:
+                raise self._closed_error(sid)
             # a foreign session is indistinguishable from a missing one
             raise SessionNotFound(f"no session {sid!r} for this API key", session_id=sid)
         return session
+
+    def _closed_error(self, sid: str) -> SessionClosed:
+        reason = self._closed.get(sid, (None, "closed"))[1]
+        return SessionClosed(
+            f"session {sid} is closed ({reason}); create a new one", session_id=sid
+        )
 
     def owned(self, owner: str) -> list[Session]:
         return [s for s in self.sessions.values() if s.owner == owner]
@@ -243,6 +246,9 @@ class SessionManager:
         finally:
             session.waiting -= 1
         try:
+            # closed while this call waited, or under a WebSocket that still holds it
+            if self.sessions.get(session.id) is not session:
+                raise self._closed_error(session.id)
             yield
         finally:
             session.lock.release()

@@ -242,6 +242,26 @@ def test_a_foreign_session_refuses_the_websocket_with_4404_live_or_closed(tmp_pa
         assert refused(sid, ALICE) == 4409
 
 
+def test_a_websocket_held_past_its_sessions_close_answers_409(
+    keyed: str, alice: httpx.Client
+) -> None:
+    """A socket opened before its session was closed (by a DELETE, the idle reaper, a failed
+    worker) is told the session is closed and why (409), not a 500 or a worker's 502."""
+    sid = _session(alice)
+    ws = _ws(keyed, sid, ALICE)
+    try:
+        ws.send(json.dumps({"op": "reset", "seed": 0}))
+        assert "observation" in json.loads(ws.recv())
+        assert alice.delete(f"/v1/sessions/{sid}").status_code == 204
+        for op in ({"op": "step", "action": "noop()"}, {"op": "reset"}):
+            ws.send(json.dumps(op))
+            error = json.loads(ws.recv())["error"]
+            assert error["status"] == 409, error
+            assert "closed by its owner" in error["detail"]
+    finally:
+        ws.close()
+
+
 # ----- 4. health details and /metrics need a key ----------------------------------------------
 def test_health_details_and_metrics_need_a_key(anon: httpx.Client, alice: httpx.Client) -> None:
     bare = anon.get("/v1/health")
