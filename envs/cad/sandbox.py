@@ -89,13 +89,16 @@ import math
 from build123d import Compound as _Compound, Shape as _Shape, export_brep as _export_brep
 _w = Box(2, 2, 2) - Cylinder(0.5, 3)  # first kernel calls pay one-off set-up costs
 _w.is_valid
+from inspect import signature as _signature
 def _folder_only(fn, name, at=0):
+    param = list(_signature(fn).parameters)[at]  # the path, by position or by its keyword
     def guarded(*args, **kwargs):
-        path = args[at] if len(args) > at else next(iter(kwargs.values()), None)
-        if isinstance(path, (str, bytes, os.PathLike)):
-            real = os.path.realpath(os.fsdecode(path))
-            if not real.startswith(_folder + "/"):  # the job's folder, whatever the cwd is now
-                raise PermissionError(f"{name} reads only files in the script's folder, not {path}")
+        path = args[at] if len(args) > at else kwargs.get(param)
+        if not isinstance(path, (str, bytes, os.PathLike)):  # an open file could be any file
+            raise PermissionError(f"{name} reads only files in the script's folder, by name")
+        real = os.path.realpath(os.fsdecode(path))
+        if not real.startswith(_folder + "/"):  # the job's folder, whatever the cwd is now
+            raise PermissionError(f"{name} reads only files in the script's folder, not {path}")
         return fn(*args, **kwargs)
     return guarded
 import build123d as _b, build123d.importers as _bi
@@ -116,7 +119,7 @@ resource.setrlimit(resource.RLIMIT_FSIZE, (256 * 1024**2, 256 * 1024**2))
 resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
 out_path = job["out"]
 env = {k: v for k, v in globals().items() if not k.startswith("_") and k not in
-       ("json", "os", "resource", "sys", "job", "used", "out_path", "guarded")}
+       ("json", "os", "resource", "sys", "job", "used", "out_path")}
 if job["check"]:
     import builtins
     safe = {k: getattr(builtins, k) for k in dir(builtins) if k not in set(job["forbidden"])}

@@ -315,6 +315,14 @@ def test_cad_importers_read_only_the_scripts_own_files(spec):
             "result = build123d.import_stl('x.stl')",
             "import build123d\nbuild123d.os.chdir('/etc')\n"
             "result = build123d.import_step('passwd')",
+            # the path given by keyword, after another keyword argument
+            "from build123d import *\n"
+            "result = import_stl(model_unit=Unit.MM, file_name='/etc/passwd')",
+            "from build123d import *\n"
+            "result = import_svg_document(flip_y=True, svg_file='/etc/passwd')",
+            # an open file instead of a name
+            "import build123d\nos = build123d.os\n"
+            "result = build123d.import_svg(os.fdopen(os.open('/etc/passwd', 0)))",
         ):
             obs, *_ = env.step({"name": "run_code", "args": {"script": script}})
             error = obs["last_action_error"]
