@@ -101,14 +101,12 @@ class Sandbox:
         seccomp = seccomp_fd()
         argv = bwrap_argv(
             self.limits,
+            # bwrap_argv makes the X socket's folder in the private /tmp before binding into it
             binds=[(str(display.socket), str(display.socket)), (str(self.home), HOME)],
             ro_binds=[(str(self.passwd), "/etc/passwd"), (str(self.group), "/etc/group")],
             seccomp=seccomp,
             extra=["--info-fd", str(write)],
         )
-        # the X socket's folder inside the private /tmp, before the socket is bound into it
-        i = argv.index("--bind")
-        argv[i:i] = ["--dir", "/tmp/.X11-unix"]
         argv += [*drop(self.uid), "sleep", "infinity"]
         try:
             self.proc = spawn(argv, stderr=subprocess.PIPE, pass_fds=(write, seccomp))
