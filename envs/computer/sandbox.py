@@ -198,14 +198,15 @@ def run_isolated(
     the home is read-only so the check cannot change what it checks, and ``bash --norc`` with a
     fixed PATH ignores the agent's dotfiles.
     """
+    limits = Limits(nproc=4096)  # the agent's own processes count against the uid's nproc
     seccomp = seccomp_fd()
     try:
-        argv = bwrap_argv(Limits(), ro_binds=[(str(home), HOME)], seccomp=seccomp)
+        argv = bwrap_argv(limits, ro_binds=[(str(home), HOME)], seccomp=seccomp)
         argv += drop(uid)
         argv += ["env", "-i", f"HOME={HOME}", "USER=user", "PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
         argv += ["bash", "--norc", "--noprofile", "-c", script]
         return subprocess.run(
-            ["prlimit", "--as=2147483648", "--nproc=4096", "--", *argv],
+            [*prlimit(limits), *argv],
             capture_output=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
