@@ -64,3 +64,7 @@ DENIED_SYSCALLS = (
 
 #: what the worker itself calls to build a sandbox (bwrap's namespaces, mounts and pivot_root)
 SANDBOX_BUILD_CALLS = ("unshare", "mount", "umount2", "pivot_root", "sethostname")
+
+#: socket families refused to agent code: AF_VSOCK is not network-namespaced (from a VM guest it
+#: reaches the hypervisor whatever the sandbox's empty network namespace says)
+DENIED_SOCKET_FAMILIES = (40,)  # AF_VSOCK

@@ -28,7 +28,7 @@ Decisions:
   friends, ``ptrace``, ``bpf``, ``keyctl``, ``kexec``, modules, ``perf_event_open``,
   ``userfaultfd``, ``AF_VSOCK`` sockets (not network-namespaced: a VM's way to its hypervisor),
   ... It is given to bwrap (``--seccomp FD``) for the sandbox's own processes,
-  and put on every process entered later with ``nsenter`` by :data:`SECCOMP_EXEC` (a tiny
+  and put on every process entered later with ``nsenter`` by :func:`seccomp_exec` (a tiny
   Python that loads the compiled program and execs; nsenter's ``setns`` stays allowed, harmless
   without capabilities). Other architectures' syscall numbers are killed (libseccomp's default).
 - **Limits**: rlimits on every process (``prlimit``), the per-uid process count and the tmpfs
@@ -49,7 +49,6 @@ import errno
 import fcntl
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -62,7 +61,7 @@ from typing import Any
 
 from palaestra.errors import EnvCrashed
 from palaestra.paths import home as palaestra_home
-from palaestra.seccomp import DENIED_SYSCALLS
+from palaestra.seccomp import DENIED_SOCKET_FAMILIES, DENIED_SYSCALLS
 
 BASE = Path(tempfile.gettempdir()) / "palaestra-sandbox"
 UID_BASE = 20000
@@ -145,7 +144,8 @@ def seccomp_program() -> bytes:
         f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
     f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # its flags are behind a pointer: use clone
     # vsock is not network-namespaced: on a VM it reaches the hypervisor and other guests
-    f.add_rule(deny, "socket", sc.Arg(0, sc.EQ, socket.AF_VSOCK))
+    for family in DENIED_SOCKET_FAMILIES:
+        f.add_rule(deny, "socket", sc.Arg(0, sc.EQ, family))
     # a terminal's input queue must not be writable from the sandbox (TIOCSTI)
     f.add_rule(deny, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, 0x5412))
     with tempfile.TemporaryFile() as out:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.errors import WorkerCrashed
-from palaestra.seccomp import DENIED_SYSCALLS, SANDBOX_BUILD_CALLS
+from palaestra.seccomp import DENIED_SOCKET_FAMILIES, DENIED_SYSCALLS, SANDBOX_BUILD_CALLS
 from palaestra.workers.base import Backend, SocketWorker, Worker
 
 START_TIMEOUT_S = 60.0
@@ -110,8 +110,17 @@ CONTAINER_DENIED_SYSCALLS = (
 def seccomp_profile() -> str:
     """The container's seccomp profile (Docker's JSON format): everything else is allowed, the
     agent's own, stricter filter is loaded inside."""
-    rule = {"names": list(CONTAINER_DENIED_SYSCALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": 1}
-    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [rule]})
+    rules = [{"names": list(CONTAINER_DENIED_SYSCALLS), "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]
+    rules += [
+        {
+            "names": ["socket"],
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": 1,
+            "args": [{"index": 0, "value": family, "op": "SCMP_CMP_EQ"}],
+        }
+        for family in DENIED_SOCKET_FAMILIES
+    ]
+    return json.dumps({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": rules})
 
 
 HOST_COMMAND = ("python", "-m", "palaestra.workers.host", "--socket", f"{SOCKET_DIR}/w.sock")

@@ -24,6 +24,7 @@ from palaestra.workers.docker import (  # noqa: E402
     LABEL,
     ensure_image,
     local_engine,
+    seccomp_profile,
     start_engine,
     stop_engine,
 )
@@ -237,6 +238,10 @@ def test_the_container_profile_refuses_what_the_sandbox_refuses_but_what_builds_
     builds = {"mount", "umount2", "unshare", "pivot_root", "sethostname"}
     assert set(DENIED_SYSCALLS) - set(CONTAINER_DENIED_SYSCALLS) == builds
     assert "setns" not in CONTAINER_DENIED_SYSCALLS  # nsenter
+    # the worker itself cannot open a vsock to the hypervisor either (Docker's default refuses it)
+    rules = json.loads(seccomp_profile())["syscalls"]
+    vsock = [r for r in rules if r["names"] == ["socket"]]
+    assert vsock and vsock[0]["args"] == [{"index": 0, "value": 40, "op": "SCMP_CMP_EQ"}]
 
 
 CAD_PROBE = """
