@@ -241,7 +241,8 @@ class ActionSet:
         return name in self.primitives
 
     def parse(self, action: Any) -> Action:
-        """Canonical JSON (dict or JSON text), a call string, or an Action -> validated Action."""
+        """Canonical JSON (dict or JSON text), a call string, an OpenAI tool call (dict or JSON
+        text) or an Action -> validated Action."""
         if isinstance(action, Action):
             return self._build(action.name, (), action.args)
         if isinstance(action, str):
@@ -253,6 +254,8 @@ class ActionSet:
                     raise ActionError(f"action is not valid JSON: {exc}") from None
             else:
                 return self._parse_call(text)
+        if isinstance(action, Mapping) and "function" in action:
+            return self._parse_tool_call(action)
         if isinstance(action, Mapping):
             extra = set(action) - {"name", "args"}
             if extra or "name" not in action:
@@ -267,6 +270,29 @@ class ActionSet:
         raise ActionError(
             f"an action is a call string or a JSON object, got {type(action).__name__}"
         )
+
+    def _parse_tool_call(self, call: Mapping[str, Any]) -> Action:
+        """An OpenAI tool call (``{"type": "function", "function": {"name": ..., "arguments":
+        "<JSON text>"}}``, as a chat completion returns it) against :meth:`tools`."""
+        function = call.get("function")
+        if not isinstance(function, Mapping) or "name" not in function:
+            raise ActionError('a tool call is {"type": "function", "function": {"name": ...}}')
+        arguments = function.get("arguments") or {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ActionError(
+                    f"tool call {function['name']!r}: arguments are not valid JSON ({exc}): "
+                    f"{arguments[:200]!r}",
+                    action=str(function["name"]),
+                ) from None
+        if not isinstance(arguments, Mapping):
+            raise ActionError(
+                f"tool call {function['name']!r}: arguments must be a JSON object",
+                action=str(function["name"]),
+            )
+        return self._build(function["name"], (), arguments)
 
     def _build(self, name: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Action:
         if not isinstance(name, str) or name not in self.primitives:

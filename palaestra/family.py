@@ -38,7 +38,10 @@ class Family:
     name: str
     envs: tuple[EnvSpec, ...]
     suites: tuple[SuiteSpec, ...] = ()
-    #: module whose ``POLICIES`` maps names to policy factories (``envs/<family>/policies.py``)
+    #: module whose ``POLICIES`` maps names to policy factories (``envs/<family>/policies.py``);
+    #: its optional ``ADVERSARIES`` maps the names of cheap reward-hacking strategies to
+    #: factories the same way: execution validation runs every one, and a task ships only if
+    #: each of them fails it (see :func:`palaestra.verifiers.validation.validate`)
     policies: str = ""
     #: modules that define the family's check kinds (``verifiers/<family>.py``)
     checks: tuple[str, ...] = ()
@@ -52,6 +55,7 @@ class Family:
     options: str = ""
     description: str = ""
     _policy_table: dict[str, PolicyFactory] | None = field(default=None, compare=False)
+    _adversary_table: dict[str, PolicyFactory] | None = field(default=None, compare=False)
 
     def install(self) -> None:
         """Register the family's envs and suites (run once by the entry-point loader)."""
@@ -70,14 +74,19 @@ class Family:
         return f"needs {', '.join(missing)}{extra}"
 
     def policy_names(self) -> list[str]:
-        return sorted({*REQUIRED_POLICIES, *self._table()})
+        return sorted({*REQUIRED_POLICIES, *self._table(), *self._adversaries()})
+
+    def adversary_names(self) -> list[str]:
+        """The family's adversaries (``ADVERSARIES`` of :attr:`policies`), in declared order."""
+        return list(self._adversaries())
 
     def policy(self, name: str, **options: Any) -> Policy:
-        """A fresh policy by name; ``oracle`` plays whatever the task's oracle names."""
+        """A fresh policy (or adversary) by name; ``oracle`` plays whatever the task's oracle
+        names."""
         table = self._table()
         if name == "oracle" and "oracle" not in table:
             return OraclePolicy(self, options)
-        return self._factory(table, name)(**options)
+        return self._factory({**self._adversaries(), **table}, name)(**options)
 
     def _factory(self, table: Mapping[str, PolicyFactory], name: str) -> PolicyFactory:
         factory = table.get(name)
@@ -97,6 +106,15 @@ class Family:
             object.__setattr__(self, "_policy_table", dict(table))  # a cache on a frozen class
         assert self._policy_table is not None
         return self._policy_table
+
+    def _adversaries(self) -> Mapping[str, PolicyFactory]:
+        if self._adversary_table is None:
+            table = getattr(resolve(self.policies), "ADVERSARIES", {}) if self.policies else {}
+            if not isinstance(table, Mapping):
+                raise TypeError(f"{self.policies}.ADVERSARIES must map names to policy factories")
+            object.__setattr__(self, "_adversary_table", dict(table))
+        assert self._adversary_table is not None
+        return self._adversary_table
 
 
 class OraclePolicy:

@@ -10,7 +10,7 @@ the trust boundary; agents get only :meth:`Task.agent_view`. Families put theirs
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from palaestra.tasks import Task
@@ -93,6 +93,8 @@ class Episode:
     info: dict[str, Any]
     observation: dict[str, Any]
     total_reward: float = 0.0
+    #: what the policy played, in order (an adversary's trajectory, kept when it wins)
+    actions: list[Any] = field(default_factory=list)
 
 
 def run_episode(
@@ -115,12 +117,14 @@ def run_episode(
     policy.reset(task)
     limit = max_steps if max_steps is not None else (task.max_steps if task else 10**9)
     reward, total, steps = 0.0, 0.0, 0
+    played: list[Any] = []
     terminated = truncated = False
     while steps < limit:
         try:
             action = policy.act(observation, info)
         except StopIteration:
             break
+        played.append(action)
         observation, reward, terminated, truncated, info = env.step(action)
         steps += 1
         total += float(reward)
@@ -130,4 +134,4 @@ def run_episode(
             )
         if terminated or truncated:
             break
-    return Episode(float(reward), steps, terminated, truncated, info, observation, total)
+    return Episode(float(reward), steps, terminated, truncated, info, observation, total, played)

@@ -41,7 +41,7 @@ from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.synth_apps.spec import SpecError, load_spec
 from palaestra.tasks import Task
 from palaestra.verifiers.app_state import mutated
-from palaestra.verifiers.validation import ValidationReport, validate
+from palaestra.verifiers.validation import Run, ValidationReport, validate
 
 OVERSHOOT = 1.2  # candidates per wanted task: some are dropped by validation
 #: the env each family's tasks run on, and what validation observes of it
@@ -247,19 +247,19 @@ def validate_task(env: Any, made: Generated, repeats: int = 3) -> ValidationRepo
     seed_db = data.template(spec_for(task.setup["app"]), task.setup.get("data_seed", 0))
     runs = 0
 
-    def run(kind: str) -> tuple[Any, dict[str, Any]]:
+    def run(kind: str) -> Run:
         nonlocal runs
         runs += 1
         if kind == "oracle":
-            run_episode(env, policies.policy("oracle"), task, seed=0, strict=True)
+            episode = run_episode(env, policies.policy("oracle"), task, seed=0, strict=True)
         else:  # do nothing, then say "finished"
-            run_episode(env, policies.policy("noop"), task, seed=0, max_steps=1)
+            episode = run_episode(env, policies.policy("noop"), task, seed=0, max_steps=1)
         result = env.last_verification
         state = dict(env.state_probe().read())
         snapshot = folder / f"run{runs}.sqlite"
         shutil.copyfile(state["app_db"], snapshot)
         state.update(app_db=str(snapshot), seed_db=str(seed_db))
-        return result, state
+        return Run(result, state, episode.total_reward, episode.actions)
 
     try:
         return validate(task.verifier, run, made.mutations, mutated, repeats=repeats)

@@ -1,10 +1,14 @@
 """Execution validation, for every family: a task counts only if running it proves its verifier.
 
 :func:`validate` runs, for real, the task's oracle ``repeats`` times (each must pass, and the
-runs must agree check for check), a do-nothing policy (must fail), and re-verifies the oracle's
+runs must agree check for check), a do-nothing policy (must fail), re-verifies the oracle's
 end state under each mutation (a near miss, e.g. another seat class or a second booking: each
-must fail). A family supplies how to run a policy and how to mutate its end state; the report
-says what happened and, when the task is rejected, the first reason.
+must fail), and plays each of the family's adversaries (cheap general strategies a reward
+hacker would try: enumerate answers, claim success, refuse with stuffed reasons, spoof a
+window, submit an envelope): each must fail, with success false and its episode's rewards
+summed at most :data:`ADVERSARY_CEILING`. A family supplies how to run a policy and how to
+mutate its end state; the report says what happened (every adversary's result, and the
+trajectory of one that won) and, when the task is rejected, the first reason.
 """
 
 from __future__ import annotations
@@ -21,8 +25,31 @@ from typing import Any
 from palaestra.policies import Policy, ReplayPolicy, run_episode
 from palaestra.verifiers.base import DeclarativeVerifier, VerifierResult
 
-#: run("oracle" | "noop") -> the verifier's result and a snapshot of the end state
-Runner = Callable[[str], tuple[VerifierResult, Mapping[str, Any]]]
+#: the most an adversary's episode may earn (rewards summed) and still count as failing
+ADVERSARY_CEILING = 0.1
+#: how much of a winning adversary's trajectory the report keeps
+_KEPT_ACTIONS, _KEPT_CHARS = 100, 300
+
+
+@dataclass
+class Run:
+    """One validation episode: the verifier's result, a snapshot of the end state (what
+    mutations start from), the episode's rewards summed (None when only the verdict counts)
+    and the actions played."""
+
+    result: VerifierResult
+    state: Mapping[str, Any] = field(default_factory=dict)
+    total_reward: float | None = None
+    actions: list[Any] = field(default_factory=list)
+
+    @property
+    def reward(self) -> float:
+        """What a learner would collect: the verdict's score or the dense rewards summed."""
+        return max(self.result.score, self.total_reward or 0.0)
+
+
+#: run("oracle" | "noop" | an adversary's name) -> that episode
+Runner = Callable[[str], Run]
 #: mutate(end_state, mutation) -> a context giving the mutated state (cleaned up on exit)
 Mutator = Callable[[Mapping[str, Any], Mapping[str, Any]], AbstractContextManager[Mapping]]
 
@@ -44,7 +71,10 @@ class ValidationReport:
     oracle_scores: list[float] = field(default_factory=list)
     noop_score: float | None = None
     mutants: dict[str, float] = field(default_factory=dict)
+    #: per adversary: success, score, reward (summed), and the actions when it won
+    adversaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    adversary_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,6 +90,7 @@ def validate(
     mutations: list[Mapping[str, Any]],
     mutate: Mutator,
     repeats: int = 3,
+    adversaries: Sequence[str] = (),
 ) -> ValidationReport:
     started = time.perf_counter()
     report = ValidationReport(False)
@@ -69,10 +100,11 @@ def validate(
         report.seconds = round(time.perf_counter() - started, 3)
         return report
 
-    first: tuple[VerifierResult, Mapping[str, Any]] | None = None
+    first: Run | None = None
     for i in range(repeats):
         try:
-            result, state = run("oracle")
+            played = run("oracle")
+            result = played.result
         except Exception as exc:
             return reject(f"oracle run {i + 1} crashed: {type(exc).__name__}: {exc}")
         report.oracle_scores.append(result.score)
@@ -82,11 +114,11 @@ def validate(
             failed = [c.detail for c in result.checks if not c.passed]
             return reject(f"oracle run {i + 1} failed: {'; '.join(failed)[:300]}")
         if first is None:
-            first = (result, state)
-        elif _signature(result) != _signature(first[0]):
+            first = played
+        elif _signature(result) != _signature(first.result):
             return reject(f"oracle run {i + 1} disagrees with run 1")
     try:
-        noop, _ = run("noop")
+        noop = run("noop").result
     except Exception as exc:
         return reject(f"do-nothing run crashed: {type(exc).__name__}: {exc}")
     report.noop_score = noop.score
@@ -94,16 +126,49 @@ def validate(
         return reject(f"doing nothing scores {noop.score}")
     assert first is not None
     for mutation in mutations:
-        with mutate(first[1], mutation) as state:
+        with mutate(first.state, mutation) as state:
             mutant = DeclarativeVerifier(verifier).verify(StaticProbe(state))
         report.mutants[str(mutation["name"])] = mutant.score
         if mutant.error:
             return reject(f"verifier error on mutant {mutation['name']!r}: {mutant.error}")
         if mutant.success:
             return reject(f"mutant {mutation['name']!r} passes the verifier")
+    beaten = _play_adversaries(run, adversaries, report)
+    if beaten:
+        return reject(beaten)
     report.validated = True
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+def _play_adversaries(run: Runner, names: Sequence[str], report: ValidationReport) -> str | None:
+    """Play every adversary (all of them, so the report's table is complete); the reason
+    the first winner gives for rejecting the task, or None when every one failed."""
+    started = time.perf_counter()
+    reason = None
+    for name in names:
+        try:
+            played = run(name)
+        except Exception as exc:  # a broken adversary proves nothing either way: reported
+            report.adversaries[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+            continue
+        won = played.result.success or played.reward > ADVERSARY_CEILING
+        entry: dict[str, Any] = {
+            "success": played.result.success,
+            "score": round(played.result.score, 4),
+            "reward": round(played.reward, 4),
+        }
+        if played.result.error:
+            entry["error"] = played.result.error
+        if won:
+            entry["actions"] = [str(a)[:_KEPT_CHARS] for a in played.actions[:_KEPT_ACTIONS]]
+            reason = reason or (
+                f"adversary {name!r} beats the verifier (success {played.result.success}, "
+                f"reward {played.reward:.3f})"
+            )
+        report.adversaries[name] = entry
+    report.adversary_seconds = round(time.perf_counter() - started, 3)
+    return reason
 
 
 class ValidationRecord:
@@ -161,11 +226,15 @@ def digest(data: Any) -> str:
     return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
-def play(env: Any, task: Any, policy: Policy | Sequence[Any]) -> VerifierResult:
+def play(
+    env: Any, task: Any, policy: Policy | Sequence[Any], *, strict: bool = True, seed: int = 0
+) -> Run:
     """Reset ``env`` onto ``task`` and let a scripted policy (or a fixed action list: an
-    oracle's, a do-nothing's, a mutant's) play to its end; the verifier's result. An action the
-    env refuses is a broken plan, so it raises rather than being scored."""
+    oracle's, a do-nothing's, a mutant's) play to its end; the episode, end state not read.
+    With ``strict`` (reference plans), an action the env refuses is a broken plan, so it
+    raises rather than being scored; adversaries play with ``strict=False``."""
     if not isinstance(policy, Policy):
         policy = ReplayPolicy(policy)
-    run_episode(env, policy, task, seed=0, strict=True)
-    return env.last_verification or env.verify()
+    episode = run_episode(env, policy, task, seed=seed, strict=strict)
+    result = env.last_verification or env.verify()
+    return Run(result, {}, episode.total_reward, episode.actions)

@@ -19,15 +19,16 @@ from palaestra.envs.cad.policies import POLICIES
 from palaestra.envs.cad.suites import RECORD, all_tasks
 from palaestra.policies import Policy, ReplayPolicy
 from palaestra.tasks import Task
-from palaestra.verifiers.base import VerifierResult
-from palaestra.verifiers.validation import ValidationReport, play, validate
+from palaestra.verifiers.validation import Run, ValidationReport, play, validate
 
 
-def run_policy(task: Task, policy: Policy) -> tuple[VerifierResult, dict[str, Any]]:
-    """Play ``policy`` in a fresh env; the verifier's result and the end state (shapes)."""
+def run_policy(task: Task, policy: Policy, strict: bool = True) -> Run:
+    """Play ``policy`` in a fresh env; the episode with its end state (shapes)."""
     env = CadEnv(task, observe=("properties",))
     try:
-        return play(env, task, policy), dict(env.state_probe().read())
+        played = play(env, task, policy, strict=strict)
+        played.state = dict(env.state_probe().read())
+        return played
     finally:
         env.close()
 
@@ -38,7 +39,7 @@ def mutant_actions(task: Task) -> list[str]:
 
 
 def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
-    def run(name: str) -> tuple[VerifierResult, Mapping[str, Any]]:
+    def run(name: str) -> Run:
         if name == "oracle":  # the policy the task's oracle names, fed its data
             name = task.oracle.policy if task.oracle is not None else "replay"
         return run_policy(task, POLICIES[name]())
@@ -49,7 +50,7 @@ def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
 
     @contextmanager
     def mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
-        _, end = run_policy(task, ReplayPolicy(mutation["actions"]))
+        end = run_policy(task, ReplayPolicy(mutation["actions"])).state
         yield {"part": end["part"], "target": state["target"]}
 
     return validate(task.verifier, run, mutations, mutate, repeats=repeats)

@@ -10,7 +10,6 @@ records the last full run (:func:`write_validation`) in ``validation.json``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from contextlib import nullcontext
 from typing import Any
 
@@ -18,15 +17,14 @@ from palaestra.envs.computer.env import ComputerEnv
 from palaestra.envs.computer.policies import POLICIES
 from palaestra.envs.computer.suites import RECORD, all_tasks
 from palaestra.tasks import Task
-from palaestra.verifiers.base import VerifierResult
-from palaestra.verifiers.validation import ValidationReport, play, validate
+from palaestra.verifiers.validation import Run, ValidationReport, play, validate
 
 
 def validate_task(env: Any, task: Task, repeats: int = 2) -> ValidationReport:
-    def run(name: str) -> tuple[VerifierResult, Mapping[str, Any]]:
+    def run(name: str) -> Run:
         if name == "oracle":  # the policy the task's oracle names, fed its data
             name = task.oracle.policy if task.oracle is not None else "replay"
-        return play(env, task, POLICIES[name]()), {}
+        return play(env, task, POLICIES[name]())
 
     return validate(task.verifier, run, [], lambda s, m: nullcontext(s), repeats=repeats)
 

@@ -34,7 +34,7 @@ from palaestra.paths import cache_dir
 from palaestra.policies import run_episode
 from palaestra.tasks import Oracle, Suite, Task
 from palaestra.verifiers import usersim as checks
-from palaestra.verifiers.validation import ValidationReport, validate
+from palaestra.verifiers.validation import Run, ValidationReport, validate
 
 ENV_ID = "palaestra/usersim-v0"
 WORLD_SEED = 7
@@ -124,11 +124,13 @@ def validate_task(task: Task, env: Any | None = None) -> ValidationReport:
     env = env or UserSimEnv()
     seeds = iter(range(1000))
 
-    def runner(policy: str) -> tuple[Any, Mapping[str, Any]]:
+    def runner(policy: str) -> Run:
         seed = next(seeds)
-        run_episode(env, FAMILY.policy(policy, seed=seed), task, seed=seed)
+        episode = run_episode(env, FAMILY.policy(policy, seed=seed), task, seed=seed)
         assert env.last_verification is not None
-        return env.last_verification, env.state_probe().read()
+        return Run(
+            env.last_verification, env.state_probe().read(), episode.total_reward, episode.actions
+        )
 
     return validate(task.verifier, runner, MUTATIONS, _mutate)
 

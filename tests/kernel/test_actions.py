@@ -113,3 +113,15 @@ def test_string_list_params_take_one_string_or_a_list():
     space = aset.space(seed=0)
     assert all(space.contains(space.sample()) for _ in range(20))
     assert "anyOf" in aset.tools()[0]["function"]["parameters"]["properties"]["options"]
+
+
+def test_openai_tool_calls_are_actions():
+    actions = ActionSet([primitive("click", "", Param("bid")), primitive("noop", "")])
+    call = {"type": "function", "function": {"name": "click", "arguments": '{"bid": "12"}'}}
+    assert actions.parse(call) == Action("click", {"bid": "12"})
+    assert actions.parse(json.dumps(call)) == Action("click", {"bid": "12"})
+    assert actions.parse({"function": {"name": "noop", "arguments": ""}}) == Action("noop", {})
+    with pytest.raises(ActionError, match="arguments are not valid JSON"):
+        actions.parse({"type": "function", "function": {"name": "click", "arguments": "{bid"}})
+    with pytest.raises(ActionError, match="unknown action 'drag'"):
+        actions.parse({"type": "function", "function": {"name": "drag", "arguments": "{}"}})
