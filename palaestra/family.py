@@ -50,6 +50,10 @@ class Family:
     extra: str = ""
     #: ``"module:function"`` run by ``palaestra bench <name>``
     bench: str = ""
+    #: ``"module:validate_suite"``: ``validate_suite(tasks=None, *, adversaries=True) -> dict``
+    #: execution-validates tasks (a suite's, all shipped ones by default) and returns the
+    #: report ``ValidationRecord.run`` builds; ``palaestra validate SUITE`` calls it
+    validation: str = ""
     #: ``"module:Model"``: the options a client may set, a ``palaestra.options.EnvOptions``
     #: subclass with bounds (empty: only the common ones); see ``palaestra.options``
     options: str = ""
