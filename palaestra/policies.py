@@ -9,7 +9,7 @@ the trust boundary; agents get only :meth:`Task.agent_view`. Families put theirs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -80,6 +80,139 @@ class SpacePolicy:
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         return self.space.sample()
+
+
+# ----- generic pieces for adversaries (cheap strategies a reward hacker tries) ------------------
+#
+# A family's ``ADVERSARIES`` (see :mod:`palaestra.family`) are usually built from these: a
+# script computed from the task, a coroutine that reads observations as it goes, a policy that
+# replays its last good action, and a wrapper that turns a policy's failure into giving up.
+
+
+class ScriptPolicy:
+    """Plays the actions ``build(task)`` returns at reset, then stops (the episode ends there,
+    or the runner's step limit does): "claim success", "answer every candidate", "report
+    infeasible with a stuffed reason" are each one such script."""
+
+    def __init__(self, build: Callable[[Task | None], Sequence[Any]]) -> None:
+        self.build = build
+        self.actions: list[Any] = []
+
+    def reset(self, task: Task | None) -> None:
+        self.actions = list(self.build(task))
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if not self.actions:
+            raise StopIteration("the script is played")
+        return self.actions.pop(0)
+
+
+#: ``script(task)`` -> a generator that yields actions and is sent each next observation
+Coroutine = Callable[[Task | None], Generator[Any, dict[str, Any], None]]
+
+
+class CoroutinePolicy:
+    """A policy written as a generator: ``obs = yield action``. A generator that first yields
+    ``None`` (``obs = yield``) is sent the first observation before its first action; one that
+    yields an action at once acts blind. The policy stops when the generator returns. For
+    adversaries that look before they act (read every value of a column, then answer)."""
+
+    def __init__(self, script: Coroutine) -> None:
+        self.script = script
+        self.running: Generator[Any, dict[str, Any], None] | None = None
+        self.started = False
+
+    def reset(self, task: Task | None) -> None:
+        self.running = self.script(task)
+        self.started = False
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        assert self.running is not None, "reset() first"
+        try:
+            if not self.started:
+                self.started = True
+                first = next(self.running)
+                return first if first is not None else self.running.send(observation)
+            return self.running.send(observation)
+        except StopIteration:
+            raise StopIteration("the coroutine returned") from None
+
+
+class RepeatLastPolicy:
+    """Plays ``inner`` (typically the oracle) until it is about to play a *final* action
+    (``is_final``: an answer, ``done``), then plays ``before`` and its last action that the env
+    accepted again, ``times`` times, and ends with ``end``: "submit twice", "delete again",
+    "repeat the last command". What it exposes is a verifier that counts a repeated effect as
+    done once (a second booking, a second payment)."""
+
+    def __init__(
+        self,
+        inner: Policy,
+        is_final: Callable[[Any], bool],
+        *,
+        before: Sequence[Any] = (),
+        times: int = 1,
+        end: Any = None,
+    ) -> None:
+        self.inner = inner
+        self.is_final = is_final
+        self.before = list(before)
+        self.times = times
+        self.end = end
+        self.last_good: Any = None
+        self.previous: Any = None
+        self.tail: list[Any] | None = None
+
+    def reset(self, task: Task | None) -> None:
+        self.inner.reset(task)
+        self.last_good = self.previous = None
+        self.tail = None
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if self.previous is not None and not observation.get("last_action_error"):
+            self.last_good = self.previous
+        if self.tail is None:
+            try:
+                action = self.inner.act(observation, info)
+            except StopIteration:
+                action = None
+            if action is not None and not self.is_final(action):
+                self.previous = action
+                return action
+            repeat = [] if self.last_good is None else [*self.before, self.last_good] * self.times
+            self.tail = [*repeat, *([] if self.end is None else [self.end])]
+        self.previous = None
+        if not self.tail:
+            raise StopIteration("repeated")
+        return self.tail.pop(0)
+
+
+class GiveUpPolicy:
+    """``inner``, but an exception from it (a scripted strategy that finds nothing to act on)
+    ends the attempt with ``fallback`` (then stops) instead of crashing the run: adversaries are
+    played with ``strict=False`` and their failure to act is a failed attack, not an error."""
+
+    def __init__(self, inner: Policy, fallback: Any = None) -> None:
+        self.inner = inner
+        self.fallback = fallback
+        self.gave_up = False
+
+    def reset(self, task: Task | None) -> None:
+        self.gave_up = False
+        self.inner.reset(task)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if self.gave_up:
+            raise StopIteration("gave up")
+        try:
+            return self.inner.act(observation, info)
+        except StopIteration:
+            raise
+        except Exception:
+            self.gave_up = True
+            if self.fallback is None:
+                raise StopIteration("gave up") from None
+            return self.fallback
 
 
 @dataclass
