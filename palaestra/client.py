@@ -225,8 +225,8 @@ class _route(Generic[P, T]):
         return self if client is None else MethodType(self._run, client)
 
 
-#: States a synthesis job ends in.
-JOB_DONE = ("succeeded", "failed")
+#: States a synthesis or evaluation job ends in (an interrupted or cancelled one may resume).
+JOB_DONE = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 class _JobWatch:
@@ -234,8 +234,12 @@ class _JobWatch:
     the caller's timeout has passed."""
 
     def __init__(
-        self, on_progress: Callable[[dict[str, Any]], None] | None, timeout: float | None
+        self,
+        on_progress: Callable[[dict[str, Any]], None] | None,
+        timeout: float | None,
+        noun: str = "synthesis",
     ) -> None:
+        self.noun = noun
         self.on_progress = on_progress
         self.timeout = timeout
         self.deadline = None if timeout is None else time.monotonic() + timeout
@@ -248,7 +252,7 @@ class _JobWatch:
         if job["status"] in JOB_DONE:
             return True
         if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _job_timed_out(job, float(self.timeout or 0))
+            raise _job_timed_out(job, float(self.timeout or 0), self.noun)
         return False
 
 
@@ -274,15 +278,19 @@ def _synth_body(
     return body
 
 
-def _job_timed_out(job: dict[str, Any], timeout: float) -> TimeoutError:
+def _job_timed_out(job: dict[str, Any], timeout: float, noun: str) -> TimeoutError:
     return TimeoutError(
-        f"synthesis job {job['job_id']} is still {job['status']} after {timeout:g} s "
+        f"{noun} job {job['job_id']} is still {job['status']} after {timeout:g} s "
         f"(progress {job.get('progress')}); it keeps running on the gateway"
     )
 
 
 def _job_path(job_id: str) -> str:
     return f"/v1/synth/jobs/{quote(job_id, safe='')}"
+
+
+def _eval_path(job_id: str) -> str:
+    return f"/v1/evals/{quote(job_id, safe='')}"
 
 
 def _session_body(
@@ -502,6 +510,83 @@ class _Core:
     @_route
     def synth_jobs(self) -> _Flow[list[dict[str, Any]]]:
         return (yield _Call("GET", "/v1/synth/jobs"))["jobs"]
+
+    @_route
+    def cancel_synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
+        return (yield _Call("POST", f"{_job_path(job_id)}/cancel"))
+
+    @_route
+    def resume_synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
+        """Run an interrupted (or cancelled) synthesis job again, under the same id."""
+        return (yield _Call("POST", f"{_job_path(job_id)}/resume"))
+
+    @_route
+    def evaluate(
+        self,
+        suite: str,
+        agent: str,
+        *,
+        tasks: Sequence[str] = (),
+        agent_options: Mapping[str, Any] | None = None,
+        parallel: int = 4,
+        attempts: int = 1,
+        seeds: Sequence[int] = (0,),
+        max_steps: int | None = None,
+        limit: int | None = None,
+        wait: bool = True,
+        on_progress: Callable[[dict[str, Any]], None] | None = None,
+        poll_s: float = 1.0,
+        timeout: float | None = None,
+    ) -> _Flow[dict[str, Any]]:
+        """Start an evaluation job on the gateway (``POST /v1/evals``): a built-in agent
+        (``oracle``, ``random``, ``noop``, ``openai:MODEL`` on the operator's endpoint) over a
+        suite's tasks. With ``wait`` poll it to the end and return the final job, whose
+        ``summary`` holds the figures; :meth:`eval_results` gives the episodes."""
+        body: dict[str, Any] = {
+            "suite": suite,
+            "agent": agent,
+            "tasks": list(tasks),
+            "agent_options": dict(agent_options or {}),
+            "parallel": parallel,
+            "attempts": attempts,
+            "seeds": list(seeds),
+        }
+        if max_steps is not None:
+            body["max_steps"] = max_steps
+        if limit is not None:
+            body["limit"] = limit
+        job = yield _Call("POST", "/v1/evals", body)
+        watch = _JobWatch(on_progress, timeout, "evaluation")
+        while wait and not watch.finished(job):
+            yield _Sleep(poll_s)
+            job = yield _Call("GET", _eval_path(job["job_id"]))
+        return job
+
+    @_route
+    def eval_job(self, job_id: str) -> _Flow[dict[str, Any]]:
+        return (yield _Call("GET", _eval_path(job_id)))
+
+    @_route
+    def eval_jobs(self) -> _Flow[list[dict[str, Any]]]:
+        return (yield _Call("GET", "/v1/evals"))["jobs"]
+
+    @_route
+    def eval_results(
+        self, job_id: str, offset: int = 0, limit: int = 1000
+    ) -> _Flow[dict[str, Any]]:
+        """The job's summary (None until it ends) and a page of its per-episode results."""
+        path = f"{_eval_path(job_id)}/results?offset={int(offset)}&limit={int(limit)}"
+        return (yield _Call("GET", path))
+
+    @_route
+    def cancel_eval(self, job_id: str) -> _Flow[dict[str, Any]]:
+        """Stop the job: no new episode starts; the finished ones stay (resume continues)."""
+        return (yield _Call("POST", f"{_eval_path(job_id)}/cancel"))
+
+    @_route
+    def resume_eval(self, job_id: str) -> _Flow[dict[str, Any]]:
+        """Continue an interrupted or cancelled job from the episodes it had finished."""
+        return (yield _Call("POST", f"{_eval_path(job_id)}/resume"))
 
     @_route
     def recording(self, run_id: str, sid: str) -> _Flow[dict[str, Any]]:

@@ -21,6 +21,7 @@ from palaestra import registry, tasks
 from palaestra.redaction import install_log_redaction
 from palaestra.server.http import JSON, BodyLimit, install_error_handlers
 from palaestra.server.routes import ROUTERS
+from palaestra.server.routes import openenv as openenv_routes
 from palaestra.server.settings import Settings
 from palaestra.server.state import Gateway
 from palaestra.workers.base import Backend
@@ -65,14 +66,18 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     Path(gw.settings.suites_dir).mkdir(parents=True, exist_ok=True)
     tasks.add_suite_path(gw.settings.suites_dir)
     await gw.backend.start(gw.settings.workers)
+    # jobs a crashed gateway left running are marked interrupted, for their owners to resume
+    gw.jobs.recover()
     reaper = asyncio.create_task(gw.sessions.run_reaper())
     try:
         yield
     finally:
         reaper.cancel()
         await gw.synth_jobs.close_all()
+        await gw.eval_jobs.close_all()
         await gw.sessions.close_all()
         await gw.backend.stop()
+        gw.jobs.close()
 
 
 def create_app(settings: Settings | None = None, backend: Backend | None = None) -> FastAPI:
@@ -93,8 +98,10 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     app.state.manager = gw.sessions
     app.state.backend = backend
     app.state.synth_jobs = gw.synth_jobs
+    app.state.eval_jobs = gw.eval_jobs
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes, metrics=gw.metrics)
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    app.include_router(openenv_routes.router)  # /openenv/<env-or-task>/: OpenEnv's protocol
     return app

@@ -123,3 +123,51 @@ class CreateSynthJob(_Body):
                 if domain not in out:
                     out.append(domain)
         return out
+
+
+#: options of a model agent a client may set; the endpoint and its key are the operator's
+MODEL_AGENT_OPTIONS = ("temperature", "max_tokens", "screenshots", "history", "max_retries")
+
+
+class CreateEval(_Body):
+    """``POST /v1/evals``: a built-in agent over a suite's tasks, run by the gateway.
+
+    What ``palaestra eval`` takes minus what only the operator decides: the gateway, the API
+    key, the output folder and (for ``openai:MODEL``) the model endpoint and its key, which are
+    the operator's ``llm_url``/``llm_key``, never a client's."""
+
+    suite: str = Field(description="Suite name (GET /v1/suites)")
+    tasks: list[str] = Field(
+        default_factory=list, max_length=10_000, description="Task ids of the suite; [] = all"
+    )
+    agent: str = Field(
+        description="oracle | random | noop | openai:MODEL (the operator's model endpoint)"
+    )
+    agent_options: dict[str, Any] = Field(
+        default_factory=dict,
+        description=f"openai agents only: {', '.join(MODEL_AGENT_OPTIONS)}",
+    )
+    parallel: int = Field(default=4, ge=1, le=64, description="Episodes in flight")
+    attempts: int = Field(default=1, ge=1, le=100, description="Episodes per (task, seed)")
+    seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, max_length=1000)
+    max_steps: int | None = Field(default=None, ge=1, description="Lowers each task's budget")
+    limit: int | None = Field(default=None, ge=1, description="The first N tasks only")
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be unique")
+        return seeds
+
+    @field_validator("agent_options")
+    @classmethod
+    def _model_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(MODEL_AGENT_OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"unknown agent option(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(MODEL_AGENT_OPTIONS)} (the model endpoint and its key are the "
+                "gateway operator's)"
+            )
+        return value

@@ -92,6 +92,12 @@ class Settings(BaseSettings):
     suites_dir: Path = Field(default_factory=lambda: home() / "suites")
     #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)
     synth_jobs: int = Field(default=1, ge=1, le=64)
+    #: the job store (synthesis and evaluation jobs), kept across restarts
+    jobs_db: Path = Field(default_factory=lambda: home() / "jobs.sqlite3")
+    #: evaluation jobs running at once; more are refused with 429
+    eval_jobs: int = Field(default=2, ge=1, le=64)
+    #: where evaluation jobs write their results (``<evals_dir>/<job_id>/``)
+    evals_dir: Path = Field(default_factory=lambda: home() / "evals")
     # ----- operator-only settings of envs (never a client's session option) -----------------
     #: computer family: the agent-code sandbox's limits, JSON (``{"memory_mb": 1024}``)
     computer_limits: dict[str, float] = Field(default_factory=dict)

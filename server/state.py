@@ -20,6 +20,8 @@ from starlette.requests import HTTPConnection
 
 from palaestra.errors import Unauthorized
 from palaestra.server.catalog import SuiteCatalog
+from palaestra.server.evals import EvalJobManager
+from palaestra.server.jobs import JobStore
 from palaestra.server.metrics import Metrics
 from palaestra.server.pools import PoolManager
 from palaestra.server.sessions import SessionManager, owner_of
@@ -37,6 +39,9 @@ class Gateway:
     sessions: SessionManager
     pools: PoolManager
     synth_jobs: SynthJobManager
+    eval_jobs: EvalJobManager
+    #: the persistent store of synthesis and evaluation jobs (server/jobs.py)
+    jobs: JobStore
     #: SHA-256 digest of each API key -> its owner; empty: no authentication (loopback only)
     keys: dict[bytes, str]
     started: float = field(default_factory=time.time)
@@ -51,6 +56,7 @@ class Gateway:
         metrics = Metrics()
         suites = SuiteCatalog()
         sessions = SessionManager(settings, backend, metrics, suites)
+        jobs = JobStore(settings.jobs_db)
         return cls(
             settings=settings,
             backend=backend,
@@ -58,13 +64,20 @@ class Gateway:
             suites=suites,
             sessions=sessions,
             pools=PoolManager(sessions),
-            synth_jobs=SynthJobManager(settings),
+            synth_jobs=SynthJobManager(settings, jobs),
+            eval_jobs=EvalJobManager(settings, jobs, suites),
+            jobs=jobs,
             # the owner is the digest's first 16 hex digits, as owner_of() gives for the key
             keys={_digest_bytes(d): d[7:23] for d in map(key_digest, settings.api_keys)},
         )
 
     def authenticate(self, key: str | None) -> str:
-        """The owner an API key stands for (``anonymous`` when authentication is off)."""
+        """The owner an API key stands for (``anonymous`` when authentication is off). A
+        running evaluation job's private key stands for the owner its sessions get."""
+        if key is not None and self.eval_jobs.internal_keys:
+            internal = self.eval_jobs.internal_keys.get(hashlib.sha256(key.encode()).digest())
+            if internal is not None:
+                return internal
         if not self.keys:
             return owner_of(None)
         found = None

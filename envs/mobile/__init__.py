@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from palaestra.family import Family
+from palaestra.family import Family, SuiteSpec
 from palaestra.registry import EnvSpec
 
 FAMILY = Family(
@@ -14,6 +14,15 @@ FAMILY = Family(
             family="mobile",
             description="A touch phone with AndroidWorld's actions: embedded (Chromium with touch "
             "emulation running synthesized apps) or a device/emulator through Appium.",
+        ),
+    ),
+    suites=(
+        SuiteSpec(
+            "phone",
+            "palaestra.envs.mobile.suites:suite",
+            "Synthesized phone tasks on the five built-in app domains (bank, calendar, email, "
+            "shop, train), two app variants each; every task execution-validated on the "
+            "embedded phone.",
         ),
     ),
     policies="palaestra.envs.mobile.policies",

@@ -3,6 +3,7 @@
 from palaestra.server.routes import (
     dashboard,
     envs,
+    evals,
     health,
     pools,
     runs,
@@ -18,6 +19,7 @@ ROUTERS = (
     sessions.router,
     pools.router,
     synth.router,
+    evals.router,
     runs.router,
     dashboard.router,
 )
