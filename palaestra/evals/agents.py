@@ -1,0 +1,256 @@
+"""Agents the runner drives, all behind the kernel's one protocol (``reset`` then ``act``).
+
+An agent spec (``EvalConfig.agent``) names one of four kinds:
+
+- a **scripted policy** of the suite's family (``oracle``, ``random``, ``noop``, ``competent``,
+  an adversary...), from :meth:`palaestra.family.Family.policy`. Scripted policies read the full
+  task (the oracle's data), so they are *privileged*: the runner plays them in its own process
+  (the CLI's or the gateway's), and only their actions travel through the session;
+- ``openai:MODEL``: an OpenAI-compatible chat model (:mod:`.openai_agent`);
+- ``module:Class``: a user's class, built with ``agent_options`` as keyword arguments; its
+  ``reset(task_view)`` gets the task as an agent may see it;
+- ``http(s)://...``: an agent in another process or language (:class:`HttpAgent`).
+
+Either way the runner sees a :class:`Driver`: coroutine ``reset``/``act`` whatever the agent is
+(sync agents of users run in a thread so a slow one never blocks the other episodes), plus the
+agent's token usage when it counts any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from palaestra.actions import ActionSet
+from palaestra.errors import InvalidRequest
+from palaestra.family import Family, families
+from palaestra.family import family as get_family
+from palaestra.resolve import resolve
+from palaestra.tasks import Task
+
+
+class Agent(Protocol):
+    """What a user's agent implements (each method may also be a coroutine function)."""
+
+    def reset(self, task_view: dict[str, Any]) -> Any: ...
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any: ...
+
+
+class _Stop:
+    """What a scripted policy's ``StopIteration`` becomes (it cannot cross a coroutine or a
+    thread pool's future)."""
+
+    def __repr__(self) -> str:
+        return "STOP"
+
+
+#: the agent has no more actions (a replayed list ran out): the episode ends unscored
+STOP = _Stop()
+
+
+def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except StopIteration:
+        return STOP
+
+
+class ModelUnavailable(Exception):
+    """The agent's model (or HTTP agent) endpoint could not be reached or kept failing: the
+    episode is an error, not the agent's failure."""
+
+
+@dataclass
+class EpisodeContext:
+    """What building an agent for one episode may use."""
+
+    family: str
+    view: dict[str, Any]  # the task as an agent sees it (Task.agent_view)
+    seed: int
+    action_set: ActionSet | None = None
+    task: Task | None = None  # the full task: only for privileged (scripted) agents
+
+
+@dataclass
+class AgentSpec:
+    """A parsed ``EvalConfig.agent``: its kind, whether it is privileged, and its factory."""
+
+    name: str
+    kind: str  # "scripted" | "openai" | "class" | "http"
+    privileged: bool
+    make: Callable[[EpisodeContext], Any]
+    #: the agent wants observations as the gateway sent them (images as base64), not numpy
+    raw_observations: bool = False
+    #: user code may block: run its sync methods in a thread
+    threaded: bool = False
+    shared: dict[str, Any] = field(default_factory=dict)
+
+
+BUILTIN = ("oracle", "random", "noop")
+
+
+def agent_names() -> list[str]:
+    """Every agent spec a user may give, for error messages and ``--help``."""
+    scripted = sorted({p for f in families().values() for p in _policy_names(f)})
+    return [*scripted, "openai:MODEL", "module:Class", "http://HOST:PORT/PATH"]
+
+
+def _policy_names(fam: Family) -> list[str]:
+    try:
+        return fam.policy_names()
+    except Exception:  # a family whose policies module cannot import still lists the generic
+        return list(BUILTIN)
+
+
+def parse_agent(spec: str, family: str, options: dict[str, Any] | None = None) -> AgentSpec:
+    """``EvalConfig.agent`` -> :class:`AgentSpec`; an unknown name lists what exists."""
+    options = dict(options or {})
+    spec = spec.strip()
+    if spec.startswith(("http://", "https://")):
+        timeout = float(options.pop("timeout_s", 60.0))
+        return AgentSpec(
+            spec,
+            "http",
+            False,
+            lambda ctx: HttpAgent(spec, timeout=timeout),
+            raw_observations=True,
+        )
+    if spec.startswith("openai:"):
+        from palaestra.evals.openai_agent import OpenAIAgent, OpenAISettings
+
+        settings = OpenAISettings.from_options(spec.removeprefix("openai:"), options)
+        shared: dict[str, Any] = {}
+        return AgentSpec(
+            spec,
+            "openai",
+            False,
+            lambda ctx: OpenAIAgent(settings, ctx, shared),
+            raw_observations=True,
+            shared=shared,
+        )
+    if ":" in spec:
+        try:
+            cls = resolve(spec)
+        except Exception as exc:
+            raise InvalidRequest(
+                f"agent {spec!r}: cannot import it ({type(exc).__name__}: {exc}); agents: "
+                f"{', '.join(agent_names())}",
+                field="agent",
+            ) from None
+        if not callable(cls):
+            raise InvalidRequest(f"agent {spec!r} is not a class or factory", field="agent")
+        return AgentSpec(spec, "class", False, lambda ctx: cls(**options), threaded=True)
+    fam = get_family(family)
+    names = _policy_names(fam)
+    if spec not in names:
+        raise InvalidRequest(
+            f"unknown agent {spec!r} for the {family} family; agents: "
+            f"{', '.join([*names, 'openai:MODEL', 'module:Class', 'http://HOST:PORT/PATH'])}",
+            field="agent",
+        )
+    return AgentSpec(spec, "scripted", True, lambda ctx: _scripted(fam, spec, ctx, options))
+
+
+def _scripted(fam: Family, name: str, ctx: EpisodeContext, options: dict[str, Any]) -> Any:
+    """A family policy; a seeded one (``random``) is seeded with the episode's seed."""
+    opts = dict(options)
+    factory = fam._table().get(name) if name != "oracle" else None
+    if factory is not None and "seed" not in opts:
+        try:
+            if "seed" in inspect.signature(factory).parameters:
+                opts["seed"] = ctx.seed
+        except (TypeError, ValueError):
+            pass
+    return fam.policy(name, **opts)
+
+
+class Driver:
+    """One episode's agent as the runner drives it: coroutines, whatever the agent is."""
+
+    def __init__(self, spec: AgentSpec, ctx: EpisodeContext, executor: Executor | None) -> None:
+        self.spec = spec
+        self.ctx = ctx
+        self.executor = executor if spec.threaded else None
+        self.agent = spec.make(ctx)
+
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        if inspect.iscoroutinefunction(fn):
+            return await fn(*args)
+        if self.executor is not None:
+            loop = asyncio.get_running_loop()
+            result = await loop.run_in_executor(self.executor, _guarded, fn, *args)
+        else:
+            result = _guarded(fn, *args)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def reset(self) -> None:
+        # scripted policies get the full task (they run on the trusted side), agents the view
+        arg = self.ctx.task if self.spec.privileged else dict(self.ctx.view)
+        await self._call(self.agent.reset, arg)
+
+    async def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        return await self._call(self.agent.act, observation, info)
+
+    def usage(self) -> tuple[dict[str, int], int]:
+        """(tokens, model calls) the agent counted (zero for agents without a model)."""
+        tokens = getattr(self.agent, "tokens", None)
+        calls = getattr(self.agent, "model_calls", 0)
+        return (dict(tokens) if isinstance(tokens, dict) else {}), int(calls or 0)
+
+    async def close(self) -> None:
+        close = getattr(self.agent, "aclose", None) or getattr(self.agent, "close", None)
+        if close is not None:
+            result = close()
+            if isinstance(result, Awaitable):
+                await result
+
+
+class HttpAgent:
+    """An agent behind an HTTP endpoint, so agents in any language are evaluated the same way.
+
+    The runner POSTs JSON to the URL: ``{"type": "reset", "task": <task view>}`` at the start
+    of an episode (the answer is ignored), then ``{"type": "act", "observation": ..., "info":
+    ...}`` per step, observations as the gateway sends them (images as base64 PNG/JPEG with
+    their shape); the answer is ``{"action": <any encoding the env accepts>}``. An answer
+    without ``action`` is sent as it came, so the env reports it as ``last_action_error``; an
+    endpoint that cannot be reached makes the episode an error (``ModelUnavailable``).
+    """
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        self.url = url
+        self.http = httpx.AsyncClient(timeout=timeout)
+
+    async def _post(self, body: dict[str, Any]) -> httpx.Response:
+        try:
+            return await self.http.post(self.url, json=body)
+        except httpx.TransportError as exc:
+            raise ModelUnavailable(f"HTTP agent {self.url}: {type(exc).__name__}: {exc}") from None
+
+    async def reset(self, task_view: dict[str, Any]) -> None:
+        response = await self._post({"type": "reset", "task": task_view})
+        if response.status_code >= 500:
+            raise ModelUnavailable(f"HTTP agent {self.url} answered {response.status_code}")
+
+    async def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        response = await self._post({"type": "act", "observation": observation, "info": info})
+        if response.status_code >= 500:
+            raise ModelUnavailable(f"HTTP agent {self.url} answered {response.status_code}")
+        try:
+            answer = response.json()
+        except ValueError:
+            return response.text  # not JSON: the env says why it is not an action
+        if isinstance(answer, dict) and "action" in answer:
+            return answer["action"]
+        return answer
+
+    async def aclose(self) -> None:
+        await self.http.aclose()

@@ -1,0 +1,473 @@
+"""The evaluation runner: every (task, seed, attempt) of an :class:`EvalConfig`, N at a time.
+
+Each episode is one asyncio task with its own gateway session, so a slow model call holds only
+its own episode; at most ``parallel`` are in flight. A finished episode is appended to
+``results.jsonl`` at once (see :mod:`.store`), so Ctrl-C, a cancel or a crash loses only the
+episodes in flight, and running the same config again plays only what is missing.
+
+Failures are sorted by whose they are. The agent's (a wrong answer, a malformed action, its own
+code raising) are scored episodes. The platform's (a worker crash, a dropped session, the gateway
+gone) are retried on a new session up to ``infra_retries`` times, then recorded as ``error``;
+so is a model endpoint that cannot be reached. Errors never count in success rates; the summary
+lists them apart.
+
+Scripted policies (the oracle above all) are privileged: they are built here from the task as
+:func:`palaestra.tasks.get_suite` loads it in this process, and only their actions reach the
+session. When the suite cannot be loaded here (a remote gateway's synthesized suite), they are
+refused: such an evaluation runs on the gateway (``POST /v1/evals``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from palaestra import codec
+from palaestra.errors import InvalidRequest, PalaestraError, TaskNotFound, TransportError
+from palaestra.evals import report
+from palaestra.evals.agents import (
+    STOP,
+    AgentSpec,
+    Driver,
+    EpisodeContext,
+    ModelUnavailable,
+    parse_agent,
+)
+from palaestra.evals.config import EpisodeResult, EvalConfig, EvalSummary
+from palaestra.evals.sessions import EvalSession, GatewaySessions, SessionFactory
+from palaestra.evals.store import ResultStore
+from palaestra.tasks import Task, get_suite
+
+#: metadata keys that name a task's kind, first found wins
+KIND_KEYS = ("kind", "intent", "group", "part_family", "domain")
+#: answered by the gateway when the session (not the agent) is at fault: retried
+RETRY_STATUS = {404, 409, 429}
+
+
+@dataclass
+class ProgressEvent:
+    done: int
+    total: int
+    succeeded: int
+    scored: int
+    errors: int
+    skipped: int
+    in_flight: int
+    episodes_per_min: float
+    elapsed_s: float
+    last: EpisodeResult | None = None
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+class InfraError(Exception):
+    """An episode the platform could not finish (retried on a new session)."""
+
+    def __init__(self, detail: str, retry: bool = True) -> None:
+        super().__init__(detail)
+        self.retry = retry
+
+
+class AgentCrashed(Exception):
+    """The agent's own code raised: the agent's failure, scored 0."""
+
+
+@dataclass(frozen=True)
+class Item:
+    task: dict[str, Any]  # the agent view
+    seed: int
+    attempt: int
+
+    @property
+    def key(self) -> tuple[str, int, int]:
+        return (self.task["id"], self.seed, self.attempt)
+
+
+def run_eval(
+    config: EvalConfig,
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    sessions: SessionFactory | None = None,
+) -> EvalSummary:
+    """Run an evaluation to the end (or to ``cancel``/Ctrl-C) in this thread's own event loop;
+    returns the summary, also written to ``config.out``."""
+    runner = Runner(config, progress=progress, cancel=cancel, sessions=sessions)
+    try:
+        return asyncio.run(runner.run())
+    except KeyboardInterrupt:
+        if runner.store is None:
+            raise
+        return runner.finish(cancelled=True)
+
+
+async def arun_eval(
+    config: EvalConfig,
+    *,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+    sessions: SessionFactory | None = None,
+) -> EvalSummary:
+    return await Runner(config, progress=progress, cancel=cancel, sessions=sessions).run()
+
+
+class Runner:
+    def __init__(
+        self,
+        config: EvalConfig,
+        *,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        sessions: SessionFactory | None = None,
+    ) -> None:
+        if config.url is None and sessions is None:
+            raise InvalidRequest("an evaluation needs a gateway: set url", field="url")
+        self.config = config
+        self.progress = progress
+        self.cancel = cancel or threading.Event()
+        self._sessions = sessions
+        self.store: ResultStore | None = None
+        self.items: list[Item] = []
+        self.started = time.monotonic()
+        self.in_flight = 0
+        self.finished_now = 0  # episodes finished by this run (not the resumed ones)
+        self.summary: EvalSummary | None = None
+
+    # ----- set-up ------------------------------------------------------------------------------
+    async def _prepare(self, sessions: SessionFactory) -> tuple[AgentSpec, dict[str, Task]]:
+        c = self.config
+        try:
+            views = await sessions.tasks(c.suite)
+        except TaskNotFound as exc:
+            raise TaskNotFound(exc.detail, field="suite") from None
+        by_id = {v["id"]: v for v in views}
+        if c.tasks:
+            missing = [t for t in c.tasks if t not in by_id]
+            if missing:
+                some = ", ".join(list(by_id)[:20]) + (" ..." if len(by_id) > 20 else "")
+                raise TaskNotFound(
+                    f"suite {c.suite!r} has no task(s) {missing}; it has {len(by_id)}: {some}",
+                    field="tasks",
+                )
+            views = [by_id[t] for t in c.tasks]
+        if c.limit:
+            views = views[: c.limit]
+        if not views:
+            raise InvalidRequest(f"suite {c.suite!r} has no tasks", field="suite")
+        family = views[0].get("family", "")
+        spec = parse_agent(c.agent, family, c.agent_options)
+        full: dict[str, Task] = {}
+        if spec.privileged:
+            try:
+                suite = get_suite(c.suite)
+            except PalaestraError:
+                raise InvalidRequest(
+                    f"agent {c.agent!r} is a scripted policy that reads the task's oracle, and "
+                    f"suite {c.suite!r} is not loadable in this process; run the evaluation on "
+                    "the gateway (POST /v1/evals)",
+                    field="agent",
+                ) from None
+            full = {t.id: t for t in suite.tasks}
+        self.items = [
+            Item(view, seed, attempt)
+            for attempt in range(c.attempts)
+            for seed in c.seeds
+            for view in views
+        ]
+        return spec, full
+
+    # ----- the run -----------------------------------------------------------------------------
+    async def run(self) -> EvalSummary:
+        c = self.config
+        sessions = self._sessions or GatewaySessions(c.url, c.api_key)
+        executor = ThreadPoolExecutor(max_workers=c.parallel, thread_name_prefix="eval-agent")
+        spec: AgentSpec | None = None
+        try:
+            spec, full = await self._prepare(sessions)
+            self.store = ResultStore(self._out(), c)
+            todo = deque(i for i in self.items if not self.store.done(i.key))
+            self._emit(None)
+            workers = [
+                asyncio.create_task(self._worker(todo, spec, full, sessions, executor))
+                for _ in range(min(c.parallel, len(todo)))
+            ]
+            watch = asyncio.create_task(self._watch_cancel(workers))
+            try:
+                await asyncio.gather(*workers, return_exceptions=False)
+            except asyncio.CancelledError:
+                if not self.cancel.is_set():
+                    raise
+            finally:
+                watch.cancel()
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+        finally:
+            await _close_shared(spec)
+            if self._sessions is None:
+                await sessions.aclose()
+            executor.shutdown(wait=False, cancel_futures=True)
+        return self.finish(cancelled=self.cancel.is_set())
+
+    def _out(self) -> Path:
+        c = self.config
+        if c.out is not None:
+            return Path(c.out)
+        safe = c.agent.replace("/", "_").replace(":", "_")
+        return Path("runs") / "evals" / f"{c.suite}-{safe}"
+
+    async def _watch_cancel(self, workers: list[asyncio.Task[None]]) -> None:
+        while not self.cancel.is_set():
+            await asyncio.sleep(0.1)
+        for w in workers:
+            w.cancel()
+
+    async def _worker(
+        self,
+        todo: deque[Item],
+        spec: AgentSpec,
+        full: dict[str, Task],
+        sessions: SessionFactory,
+        executor: ThreadPoolExecutor,
+    ) -> None:
+        while todo and not self.cancel.is_set():
+            item = todo.popleft()
+            self.in_flight += 1
+            try:
+                result = await self._episode(item, spec, full, sessions, executor)
+            finally:
+                self.in_flight -= 1
+            assert self.store is not None
+            self.store.append(result)
+            self.finished_now += 1
+            self._emit(result)
+
+    def _emit(self, last: EpisodeResult | None) -> None:
+        if self.progress is None or self.store is None:
+            return
+        keys = {i.key for i in self.items}
+        results = [r for k, r in self.store.results.items() if k in keys]
+        elapsed = time.monotonic() - self.started
+        self.progress(
+            ProgressEvent(
+                done=len(results),
+                total=len(self.items),
+                succeeded=sum(r.success for r in results if r.status == "ok"),
+                scored=sum(r.status == "ok" for r in results),
+                errors=sum(r.status == "error" for r in results),
+                skipped=sum(r.status == "skipped" for r in results),
+                in_flight=self.in_flight,
+                episodes_per_min=self.finished_now / elapsed * 60 if elapsed > 0 else 0.0,
+                elapsed_s=elapsed,
+                last=last,
+            )
+        )
+
+    def finish(self, cancelled: bool = False) -> EvalSummary:
+        """The summary of everything in the results file, written beside it."""
+        c = self.config
+        if self.store is None:
+            raise InvalidRequest("the evaluation stopped before it started", field="suite")
+        keys = {i.key for i in self.items}
+        results = [r for k, r in self.store.results.items() if k in keys]
+        summary = report.summarize(
+            results,
+            c.suite,
+            c.agent,
+            wall_s=sum(r.wall_s for r in results) / max(1, c.parallel)
+            if not self.finished_now
+            else time.monotonic() - self.started,
+            expected=len(self.items),
+            cancelled=cancelled,
+        )
+        report.write(self.store.out, summary, results)
+        self.store.close()
+        self.summary = summary
+        return summary
+
+    # ----- one episode ------------------------------------------------------------------------
+    async def _episode(
+        self,
+        item: Item,
+        spec: AgentSpec,
+        full: dict[str, Task],
+        sessions: SessionFactory,
+        executor: ThreadPoolExecutor,
+    ) -> EpisodeResult:
+        view = item.task
+        meta = view.get("metadata") or {}
+        base = EpisodeResult(
+            suite=self.config.suite,
+            task=view["id"],
+            seed=item.seed,
+            attempt=item.attempt,
+            agent=self.config.agent,
+            family=view.get("family", ""),
+            kind=str(next((meta[k] for k in KIND_KEYS if meta.get(k)), "")),
+            difficulty=str(meta.get("difficulty") or ""),
+            started=time.time(),
+        )
+        task = full.get(view["id"])
+        if spec.privileged and (task is None or (spec.name == "oracle" and task.oracle is None)):
+            return base.model_copy(
+                update={"status": "skipped", "error": "this task has no oracle", "ended": ""}
+            )
+        retries = 0
+        while True:
+            t0 = time.monotonic()
+            try:
+                result = await self._play(base, item, spec, task, sessions, executor)
+            except ModelUnavailable as exc:
+                return self._failed(base, "model", str(exc), retries, t0)
+            except InfraError as exc:
+                if not exc.retry or retries >= self.config.infra_retries:
+                    return self._failed(base, "infra", str(exc), retries, t0)
+                retries += 1
+                await asyncio.sleep(min(0.5 * 2**retries, 10.0))
+                continue
+            result.retries = retries
+            return result
+
+    def _failed(
+        self, base: EpisodeResult, kind: str, detail: str, retries: int, t0: float
+    ) -> EpisodeResult:
+        return base.model_copy(
+            update={
+                "status": "error",
+                "error_kind": kind,
+                "error": detail[:2000],
+                "ended": "error",
+                "retries": retries,
+                "wall_s": round(time.monotonic() - t0, 4),
+            }
+        )
+
+    async def _play(
+        self,
+        base: EpisodeResult,
+        item: Item,
+        spec: AgentSpec,
+        task: Task | None,
+        sessions: SessionFactory,
+        executor: ThreadPoolExecutor,
+    ) -> EpisodeResult:
+        c = self.config
+        view = item.task
+        budget = int(view.get("max_steps") or 50)
+        options: dict[str, Any] = {}
+        if c.max_steps is not None and c.max_steps < budget:
+            budget = options["max_steps"] = c.max_steps
+        t0 = time.monotonic()
+        session: EvalSession | None = None
+        driver: Driver | None = None
+        r = base.model_copy()
+        try:
+            session = await _infra(
+                sessions.open(f"{c.suite}/{view['id']}", options=options, record=c.record)
+            )
+            r.session_id = session.session_id
+            reset = await _infra(session.reset(item.seed))
+            ctx = EpisodeContext(view.get("family", ""), view, item.seed, session.action_set, task)
+            observation, info = reset["observation"], reset["info"]
+            try:
+                driver = await _agent(_build(spec, ctx, executor))
+                await _agent(driver.reset())
+            except AgentCrashed as exc:
+                r.ended, r.error, r.error_kind = "agent_error", str(exc)[:2000], "agent"
+                budget = -1  # no step: the agent could not start
+            while r.steps < budget + 1:
+                assert driver is not None
+                shown = observation if spec.raw_observations else codec.decode(observation)
+                try:
+                    action = await _agent(driver.act(shown, info))
+                except AgentCrashed as exc:
+                    r.ended, r.error, r.error_kind = "agent_error", str(exc)[:2000], "agent"
+                    break
+                if action is STOP:
+                    r.ended = "agent_stopped"
+                    break
+                reply = await _infra(session.step(_jsonable(action)))
+                r.steps += 1
+                observation, info = reply["observation"], reply["info"]
+                r.reward = float(reply["reward"])
+                r.action_errors += bool(observation.get("last_action_error"))
+                if reply["terminated"] or reply["truncated"]:
+                    r.terminated, r.truncated = reply["terminated"], reply["truncated"]
+                    r.ended = "terminated" if r.terminated else "truncated"
+                    verdict = info.get("verifier") or {}
+                    r.score = float(verdict.get("score", r.reward) or 0.0)
+                    r.success = bool(verdict.get("success", False))
+                    if verdict.get("error"):
+                        r.error = f"verifier: {verdict['error']}"
+                    break
+            else:
+                r.ended = r.ended or "truncated"
+        finally:
+            if driver is not None:
+                r.tokens, r.model_calls = driver.usage()
+                with contextlib.suppress(Exception):
+                    await driver.close()
+            if session is not None:
+                sid = session.session_id
+                await asyncio.shield(session.close())
+                if sid is not None and c.record:
+                    with contextlib.suppress(Exception):
+                        r.trajectory = await sessions.trajectory(sid)
+        r.wall_s = round(time.monotonic() - t0, 4)
+        return r
+
+
+async def _infra(awaitable: Any) -> Any:
+    """A gateway call; the platform's failures become :class:`InfraError` (retried unless the
+    request itself was wrong, which a new session would not fix)."""
+    try:
+        return await awaitable
+    except TransportError as exc:
+        raise InfraError(exc.detail) from None
+    except PalaestraError as exc:
+        retry = exc.status >= 500 or exc.status in RETRY_STATUS
+        raise InfraError(f"{type(exc).__name__}: {exc.detail}", retry=retry) from None
+    except (OSError, TimeoutError) as exc:
+        raise InfraError(f"{type(exc).__name__}: {exc}") from None
+
+
+async def _agent(awaitable: Any) -> Any:
+    """An agent call: the model endpoint's failures pass, the agent's own errors are its."""
+    try:
+        return await awaitable
+    except (ModelUnavailable, asyncio.CancelledError):
+        raise
+    except StopIteration:
+        return STOP
+    except Exception as exc:
+        raise AgentCrashed(f"{type(exc).__name__}: {exc}") from None
+
+
+async def _build(spec: AgentSpec, ctx: EpisodeContext, executor: ThreadPoolExecutor) -> Driver:
+    return Driver(spec, ctx, executor)
+
+
+def _jsonable(action: Any) -> Any:
+    if hasattr(action, "to_json"):
+        return action.to_json()
+    if hasattr(action, "item") and not isinstance(action, dict | list | str):
+        return action.item()
+    return action
+
+
+async def _close_shared(spec: AgentSpec | None) -> None:
+    if spec is None:
+        return
+    client = spec.shared.get("client")
+    if client is not None:
+        with contextlib.suppress(Exception):
+            await client.close()
