@@ -32,6 +32,7 @@ from palaestra.envs.runtimes.simuser.user import Goal
 from palaestra.envs.usersim import FAMILY
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.envs.usersim.policies import KINDS
+from palaestra.envs.usersim.reworded import BANKS, STYLES, RewordedAssistant
 from palaestra.envs.usersim.world import domain
 from palaestra.policies import run_episode
 from palaestra.tasks import Task
@@ -172,6 +173,78 @@ def measure(
     finally:
         env.close()
     return report(total)
+
+
+@dataclass
+class StyleReport:
+    """Task success of the competent assistant's decisions worded in each style (and of the
+    wrong assistant's: it must stay 0), and how many assistant messages the user could not read."""
+
+    episodes: int
+    success: dict[str, dict[str, float]]  # bank -> style -> competent success
+    wrong: dict[str, dict[str, float]]  # bank -> style -> wrong-assistant success
+    unread: dict[str, dict[str, int]]  # bank -> style -> assistant messages left unread
+    failures: list[str] = field(default_factory=list)  # "bank/style/task" of the failed ones
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def table(self) -> list[tuple[str, ...]]:
+        """Rows (style, success per bank..., wrong per bank...) for printing."""
+        banks = list(self.success)
+        return [
+            (
+                style,
+                *(f"{self.success[b][style]:.2f}" for b in banks),
+                *(f"{self.wrong[b].get(style, 0.0):.2f}" for b in banks),
+                *(str(self.unread[b][style]) for b in banks),
+            )
+            for style in self.success[banks[0]]
+        ]
+
+
+def measure_styles(
+    tasks: Iterable[Task],
+    styles: Iterable[str] = STYLES,
+    banks: Iterable[str] = BANKS,
+    seeds: int = 1,
+    wrong: bool = True,
+    env_kwargs: dict[str, Any] | None = None,
+) -> StyleReport:
+    """Play every task with the competent assistant's decisions reworded in each style (and,
+    with ``wrong``, the wrong assistant's, which must still fail): success per style and bank."""
+    tasks, styles, banks = list(tasks), list(styles), list(banks)
+    env = UserSimEnv(**(env_kwargs or {}))
+    out = StyleReport(0, {}, {}, {})
+    try:
+        for bank in banks:
+            for key in ("success", "wrong", "unread"):
+                getattr(out, key)[bank] = {}
+            for style in styles:
+                won: dict[str, list[bool]] = {"competent": [], "wrong": []}
+                unread = 0
+                for task in tasks:
+                    for kind in ("competent", "wrong") if wrong else ("competent",):
+                        for seed in range(seeds):
+                            policy = RewordedAssistant(style, kind, seed, bank)
+                            result = run_episode(env, policy, task, seed=seed)
+                            ok = bool(result.info.get("verifier", {}).get("success"))
+                            won[kind].append(ok)
+                            out.episodes += 1
+                            assert env.episode is not None
+                            if kind == "competent":
+                                unread += sum(
+                                    1 for turn in env.episode.user.log if turn.get("unread")
+                                )
+                                if not ok:
+                                    out.failures.append(f"{bank}/{style}/{task.id}/{seed}")
+                out.success[bank][style] = _ratio(sum(won["competent"]), len(won["competent"]))
+                if wrong:
+                    out.wrong[bank][style] = _ratio(sum(won["wrong"]), len(won["wrong"]), 0.0)
+                out.unread[bank][style] = unread
+    finally:
+        env.close()
+    return out
 
 
 def _with_close(messages: list[dict[str, Any]], closed: bool) -> list[dict[str, Any]]:
