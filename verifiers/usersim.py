@@ -2,47 +2,182 @@
 
 The probe's state carries ``db`` (every table's rows at the end), ``gold`` (a function giving
 the rows after the task's reference tool calls, replayed on a fresh copy of the same seeded
-world), ``said`` (the assistant's messages), ``act_kinds`` (a function reading one message into
-the kinds of its dialogue acts, with the same reader the simulated user hears it with),
-``violations`` (rule-breaking attempts the env recorded) and ``user_outcome``. Both functions
-come with the state, so these checks import nothing from the env. Facts are matched as people
-write them: numbers by value ("$230", "230.00"), everything else case-insensitively.
+world), ``said`` and ``heard`` (the assistant's and the user's messages), ``calls`` (the env's
+log of the tool calls it ran: name, checked arguments, and how many assistant messages came
+before each), ``violations`` (rule-breaking attempts the env recorded) and ``user_outcome``.
+All of it is written by the env, never by the agent except by acting, and none of it is the
+simulated user's reading of the agent: these checks judge messages on their own terms, so a
+score never depends on how the user understood the wording (and the user's reader can change
+without moving a score). They import nothing from the env.
+
+What each kind proves, how it could be gamed and which adversary covers that is in
+``docs/verifiers.md`` ("User simulator").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
-#: the act kind ``act_kinds`` gives a sentence that refuses ("unfortunately ... cannot")
-REFUSE = "refuse"
+#: the least share of the told values of a fact's kind that must be the facts asked for: a
+#: dump of every venue's phone number tells the right one among 23 wrong ones
+MIN_PRECISION = 0.5
+#: a JSON object or list (a tool's answer pasted), innermost first
+_JSON = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]")
+#: a refusal that restates this many of the policy's written rules is stuffing, not a reason
+STUFFED = 2
+#: the longest a refusing message may be: a reason found only inside a dump is not a refusal
+REFUSAL_WORDS = 150
+_WORDS = [
+    *("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"),
+    *("eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen"),
+    *("eighteen", "nineteen", "twenty"),
+]
+_NUMBER_WORD = re.compile(rf"\b({'|'.join(_WORDS)})\b")
+#: a message that says something is not so: any negation, limit or refusal, in any wording
+_POLARITY = re.compile(
+    r"\b(?:not?|never|none|nothing|nobody|cannot|can ?t|won ?t|isn ?t|aren ?t|wasn ?t|doesn ?t|"
+    r"don ?t|didn ?t|unable|impossible|only|too|exceed\w*|over|beyond|limit\w*|max\w*|at most|"
+    r"up to|already|unavailable|sold out|full|sorry|afraid|unfortunately|refus\w*|declin\w*|"
+    r"denied|ineligible|past|instead|however)\b"
+)
+
+
+# ----- wording-robust matching, shared by the checks ----------------------------------------
+def normalize(text: str) -> str:
+    """Lower case, one kind of apostrophe and hyphen, no ordinal suffixes or thousands commas,
+    single spaces: the form every phrase and value is matched in."""
+    low = text.lower().replace("\u2019", "'").replace("\u2018", "'")
+    low = re.sub(r"(\d),(\d{3})", r"\1\2", low)
+    low = re.sub(r"\b(\d+)(?:st|nd|rd|th)\b", r"\1", low)
+    low = re.sub(r"[-_/]", " ", low)
+    low = re.sub(r"[^\w$#.:' ]+", " ", low)
+    return re.sub(r"\s+", " ", low).strip()
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers a text says, digits or words ("eleven"), leaving out dates and clock times
+    (their parts are no counts)."""
+    low = re.sub(r"\b\d{4}-\d\d-\d\d\b|\b\d{1,2}:\d\d\b", " ", text.lower())
+    low = _NUMBER_WORD.sub(lambda m: str(_WORDS.index(m.group(1))), low)
+    out = []
+    for m in _NUMBER.finditer(low):
+        try:
+            out.append(float(m.group(0).replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def names(text: str, groups: Iterable[Iterable[str]]) -> bool:
+    """``text`` says one phrase of every group: a phrase anywhere it starts a word (so
+    "availab" is "available" and "availability"), ``"#4"`` the number four in any writing."""
+    low = f" {normalize(text)} "
+    said = numbers(text)
+    return all(any(_says(low, said, phrase) for phrase in group) for group in groups)
+
+
+def _says(low: str, said: list[float], phrase: str) -> bool:
+    if phrase.startswith("#"):
+        return any(abs(n - float(phrase[1:])) < 1e-9 for n in said)
+    return re.search(rf"(?<![\w]){re.escape(normalize(phrase))}", low) is not None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Tool arguments as an agent may type them: case, spaces, "5" for 5 do not matter."""
+    x, y = normalize(str(a)), normalize(str(b))
+    if x == y:
+        return True
+    try:
+        return abs(float(x) - float(y)) < 1e-9
+    except ValueError:
+        return False
+
+
+def looked(calls: list[Mapping[str, Any]], wanted: Iterable[Mapping[str, Any]]) -> int | None:
+    """How many assistant messages came before the first logged call that is one of
+    ``wanted`` (same tool, every wanted argument the same value), or None when none was made."""
+    for call in calls:
+        for want in wanted:
+            args = call.get("args", {})
+            if call["name"] == want["name"] and all(
+                k in args and _same(args[k], v) for k, v in want["args"].items()
+            ):
+                return int(call.get("after", 0))
+    return None
 
 
 def _said(texts: list[str], fact: str) -> bool:
     try:
         want = float(fact.replace(",", ""))
     except ValueError:
-        return any(fact.lower() in t.lower() for t in texts)
-    for text in texts:
-        for m in _NUMBER.finditer(text):
-            try:
-                if abs(float(m.group(0).replace(",", "")) - want) < 0.005:
-                    return True
-            except ValueError:
-                continue
-    return False
+        return any(normalize(fact) in normalize(t) for t in texts)
+    return any(abs(n - want) < 0.005 for text in texts for n in numbers(text))
+
+
+def shape(fact: str) -> re.Pattern[str]:
+    """The pattern of a fact's kind, from the fact itself: "01223 456789" gives five digits, a
+    space, six digits (every phone number in the world); "12 Mill Street" a number and two
+    capitalised words; an amount ("230.00") any sum of money. What a precision counts."""
+    if re.fullmatch(r"\d[\d,]*\.\d\d", fact):
+        return re.compile(r"\$\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*\.\d\d\b")
+    parts = []
+    for run in re.findall(r"\d+|[A-Z][a-z]+|[a-z]+|[A-Z]+|\s+|.", fact):
+        if run.isdigit():
+            parts.append(rf"\d{{{len(run)}}}" if len(run) > 3 else r"\d{1,3}")
+        elif run[0].isupper() and run[1:].islower():
+            parts.append(r"[A-Z][a-z]+")
+        elif run.isupper():
+            parts.append(rf"[A-Z]{{{len(run)}}}")
+        elif run.islower():
+            parts.append(r"[a-z]+")
+        elif run.isspace():
+            parts.append(r"\s+")
+        else:
+            parts.append(re.escape(run))
+    return re.compile(rf"(?<![\w]){''.join(parts)}(?![\w])")
+
+
+def _value(text: str) -> str:
+    bare = re.sub(r"[$,\s]", "", text)
+    try:
+        return f"{float(bare):.2f}"
+    except ValueError:
+        return normalize(text)
+
+
+def precision(said: list[str], heard: list[str], facts: list[str]) -> tuple[float, int]:
+    """The share of the values of the facts' kinds the assistant told that are the facts (the
+    values the user said first left out: echoing them back is no claim), and how many values
+    were told."""
+    wanted = {_value(f) for f in facts}
+    from_user = {_value(m.group(0)) for f in facts for t in heard for m in shape(f).finditer(t)}
+    told = {_value(m.group(0)) for f in facts for t in said for m in shape(f).finditer(t)} - (
+        from_user - wanted
+    )
+    if not told:
+        return 1.0, 0
+    return len(told & wanted) / len(told), len(told)
+
+
+# ----- the check kinds ------------------------------------------------------------------------
+def _differ(state: Mapping[str, Any], calls: list[Any]) -> list[str]:
+    """The tables whose rows are not those of the gold replay of ``calls``."""
+    gold, db = state["gold"](calls), state["db"]
+    return [t for t in sorted(set(gold) | set(db)) if gold.get(t) != db.get(t)]
 
 
 @check_kind("usersim_db")
 def _db(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    """The final database equals the gold one, table by table."""
+    """The final database equals the gold one, table by table: a done report is judged on
+    the world, never on the words that claim it."""
     state = probe.read()
-    gold = state["gold"](spec["calls"])
-    db = state["db"]
-    differ = [t for t in sorted(set(gold) | set(db)) if gold.get(t) != db.get(t)]
+    gold, db = state["gold"](spec["calls"]), state["db"]
+    differ = _differ(state, spec["calls"])
     if not differ:
         return CheckResult("usersim_db", True, 1.0, "database matches the gold replay")
     detail = "; ".join(
@@ -55,26 +190,70 @@ def _db(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 
 @check_kind("usersim_told")
 def _told(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    """Each fact the user had to learn appears in an assistant message (partial credit)."""
-    said = probe.read()["said"]
-    facts = list(spec["facts"])
-    told = [f for f in facts if _said(said, str(f))]
-    score = len(told) / len(facts) if facts else 1.0
-    return CheckResult(
-        "usersim_told", len(told) == len(facts), score, f"{len(told)}/{len(facts)} fact(s) told"
-    )
+    """Each fact the user had to learn was told (recall), and the values of the same kinds the
+    assistant told are mostly those facts (precision): telling every venue's phone number to
+    someone who asked for one earns nothing. Score: recall times precision, and zero under
+    :data:`MIN_PRECISION`. With ``calls`` (the facts report a write's outcome: a refund, a
+    booking reference), they count only once the world is the gold replay of those calls: a
+    done report is judged on the world, not on its words."""
+    state = probe.read()
+    if spec.get("calls") and _differ(state, spec["calls"]):
+        return CheckResult("usersim_told", False, 0.0, "an outcome told of a world not changed so")
+    said, heard = state["said"], state.get("heard", [])
+    facts = [str(f) for f in spec["facts"]]
+    told = [f for f in facts if _said(said, f)]
+    recall = len(told) / len(facts) if facts else 1.0
+    share, values = precision(said, heard, facts)
+    score = recall * share if share >= MIN_PRECISION else 0.0
+    passed = len(told) == len(facts) and share >= MIN_PRECISION
+    detail = f"{len(told)}/{len(facts)} fact(s) told; precision {share:.2f} of {values} value(s)"
+    return CheckResult("usersim_told", passed, round(score, 6), detail)
 
 
 @check_kind("usersim_refused")
 def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    """The request could not be granted: the assistant must have said so clearly."""
+    """The request could not be granted, and the assistant refused with its evidence: the
+    tool-call log shows it looked the request up (``looked``: calls, any one of them), and a
+    later message says no in any words and names the blocking rule or value (one phrase of
+    each of ``reason``'s groups), in at most :data:`REFUSAL_WORDS` words (not a dump) and
+    without restating :data:`STUFFED` of the written rules (``policy``: each rule's words)."""
     state = probe.read()
-    refused = any(REFUSE in state["act_kinds"](text) for text in state["said"])
-    return CheckResult(
-        "usersim_refused",
-        refused,
-        1.0 if refused else 0.0,
-        "the assistant refused" if refused else "no refusal was said",
+    after = looked(state["calls"], spec.get("looked", []))
+    if after is None and spec.get("looked"):
+        return CheckResult("usersim_refused", False, 0.0, "refused without looking it up")
+    why = "no refusal named the reason"
+    for said in state["said"][after or 0 :]:
+        text = prose(said)
+        low = normalize(text)
+        if not _POLARITY.search(low) or not names(text, spec["reason"]):
+            continue
+        if len(low.split()) > REFUSAL_WORDS:
+            why = f"the reason is said only inside a dump (over {REFUSAL_WORDS} words)"
+        elif restated(low, spec.get("policy", [])) >= STUFFED:
+            why = "the refusal restates the written rules, not the reason"
+        else:
+            return CheckResult("usersim_refused", True, 1.0, "refused, naming the reason")
+    return CheckResult("usersim_refused", False, 0.0, why)
+
+
+def prose(text: str) -> str:
+    """A message without the JSON pasted into it: a tool's answer is data the agent copied,
+    not its own words (nested objects go innermost first)."""
+    for _ in range(20):
+        bare = _JSON.sub(" ", text)
+        if bare == text:
+            break
+        text = bare
+    return text
+
+
+def restated(low: str, rules: list[list[str]], share: float = 0.6) -> int:
+    """How many written rules (each its content words) a normalized message says most of."""
+    words = set(low.split())
+    return sum(
+        1
+        for rule in rules
+        if rule and sum(any(w.startswith(r) for w in words) for r in rule) >= share * len(rule)
     )
 
 

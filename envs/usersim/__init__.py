@@ -26,6 +26,7 @@ FAMILY = Family(
     policies="palaestra.envs.usersim.policies",
     checks=("palaestra.verifiers.usersim",),
     bench="palaestra.bench.usersim:main",
+    validation="palaestra.envs.usersim.suites:validate_suite",
     options="palaestra.envs.usersim.options:UserSimOptions",
     description="Tool-using customer-service dialogues with a simulated user.",
 )

@@ -53,6 +53,9 @@ class Domain(simuser.Domain):
     policy: ClassVar[str] = ""
     tools: ClassVar[dict[str, Tool]] = {}
 
+    #: the world's today (ISO), where a rule counts days from it: a refusal may then say "today"
+    today: ClassVar[str | None] = None
+
     #: the SQL that creates the world's tables
     schema: ClassVar[str] = ""
 

@@ -22,7 +22,6 @@ from gymnasium import spaces
 
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
-from palaestra.envs.runtimes.simuser import acts
 from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
 from palaestra.envs.runtimes.simuser.wording import PERSONAS
 from palaestra.envs.usersim import world
@@ -63,6 +62,10 @@ class Episode:
     user: SimulatedUser
     messages: list[dict[str, Any]] = field(default_factory=list)
     violations: list[str] = field(default_factory=list)
+    #: every tool call the env ran (name, checked arguments, whether it answered without an
+    #: error, and how many assistant messages came before it): the verifier's evidence that the
+    #: agent looked, written only by acting
+    calls: list[dict[str, Any]] = field(default_factory=list)
     tool_result: str = ""
     consent: bool = False  # the user's last reply said yes to the assistant's message
 
@@ -163,6 +166,9 @@ class UserSimEnv(PalaestraEnv):
         except DomainError as exc:
             result = {"error": str(exc)}
         ep.tool_result = json.dumps(result, default=str)
+        said = sum(m["role"] == "assistant" for m in ep.messages)
+        ok = not (isinstance(result, dict) and "error" in result)
+        ep.calls.append({"name": name, "args": args, "ok": ok, "after": said})
         self._say("tool", f"{name}({json.dumps(args)}) -> {ep.tool_result}")
 
     def _observe(self) -> dict[str, Any]:
@@ -202,20 +208,21 @@ class UserSimEnv(PalaestraEnv):
 
 
 class DialogueProbe:
-    """The verifier's view: the live database, the gold replay, what the assistant said, and
-    the act reader the user hears it with (so the checks need nothing from this package)."""
+    """The verifier's view: the live database, the gold replay, what each side said, and the
+    tool-call log. No reader of the user's: the checks judge messages on their own, so an
+    agent's score never depends on how the simulated user understood it."""
 
     def __init__(self, ep: Episode) -> None:
         self.ep = ep
 
     def read(self) -> dict[str, Any]:
         ep = self.ep
-        dom = world.domain(ep.domain)
         return {
             "db": dump(ep.conn),
             "gold": lambda calls: world.gold(ep.domain, ep.seed, calls),
             "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
-            "act_kinds": lambda text: [a.kind for a in acts.read(dom, text)],
+            "heard": [m["content"] for m in ep.messages if m["role"] == "user"],
+            "calls": [dict(c) for c in ep.calls],
             "violations": list(ep.violations),
             "user_outcome": ep.user.state.outcome,
         }

@@ -23,14 +23,15 @@ do-nothing run does.
 from __future__ import annotations
 
 import functools
+import json
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts as A
-from palaestra.envs.usersim.domain import Domain
+from palaestra.envs.usersim.domain import Domain, dump
 from palaestra.envs.usersim.env import ACTIONS
-from palaestra.envs.usersim.world import bind, domain
+from palaestra.envs.usersim.world import bind, domain, fresh
 from palaestra.policies import ConstantPolicy, Policy, PolicyFactory, SpacePolicy, scripted
 from palaestra.tasks import Task
 
@@ -88,24 +89,25 @@ class ScriptedAssistant:
             yield from self._irrelevant()
             return
         for step in self.plan:
-            if "ask" in step:
-                self._pending = step["ask"]
-                label = self.dom.slots[step["ask"]].label
-                yield _say(f"Could you please tell me the {label}?")
-            elif "call" in step:
-                yield {
-                    "name": "call_tool",
-                    "args": {"name": step["call"], "arguments": bind(step["args"], self._value)},
-                }
-            elif "confirm" in step or "offer" in step:
-                text = self._fill(step.get("confirm") or step["offer"])
-                yield _say(text)
-                if self.kind == "competent" and self._disagreed:
-                    # the correction was learned in act(): ask once more with it
-                    yield _say(self._fill(step.get("confirm") or step["offer"]))
-            elif "tell" in step:
-                yield _say(self._tell(step))
+            yield from self._do(step)
         yield _say(CLOSING)
+
+    def _do(self, step: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """One step of a plan, as this assistant plays it."""
+        if "ask" in step:
+            self._pending = step["ask"]
+            label = self.dom.slots[step["ask"]].label
+            yield _say(f"Could you please tell me the {label}?")
+        elif "call" in step:
+            yield _call(step["call"], bind(step["args"], self._value))
+        elif "confirm" in step or "offer" in step:
+            text = self._fill(step.get("confirm") or step["offer"])
+            yield _say(text)
+            if self.kind == "competent" and self._disagreed:
+                # the correction was learned in act(): ask once more with it
+                yield _say(self._fill(step.get("confirm") or step["offer"]))
+        elif "tell" in step:
+            yield _say(self._tell(step))
 
     def _irrelevant(self) -> Iterator[dict[str, Any]]:
         goal_slots = set(self.setup["goal"].get("facts", {}))
@@ -150,6 +152,10 @@ def _wrong(fact: str) -> str:
     return fact[:-1] + ("0" if fact[-1] != "0" else "1")
 
 
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "call_tool", "args": {"name": name, "arguments": arguments}}
+
+
 def _say(text: str) -> dict[str, Any]:
     return {"name": "send_message", "args": {"text": text}}
 
@@ -170,4 +176,193 @@ POLICIES: dict[str, PolicyFactory] = {
     **{kind: functools.partial(ScriptedAssistant, kind) for kind in KINDS},
     "random": _random,
     "noop": _noop,
+}
+
+
+# ----- adversaries: cheap strategies a reward hacker would try ----------------------------
+#: the one sentence the fixed-refusal adversary answers every conversation with
+FIXED_REFUSAL = "I'm sorry, but I cannot help with that request."
+#: a proposal that names nothing, for strategies that want a yes without stating the facts
+VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
+#: what one message of a dump holds (the env takes 10,000 characters)
+_CHUNK = 9000
+
+
+class Adversary(ScriptedAssistant):
+    """A generic cheap strategy, played to see whether the verifier can be beaten without
+    doing the task. It may interview the user and look things up as the reference plan does
+    (so it has every value a competent agent would), then does the cheap thing instead of the
+    right one; execution validation drops any task one of them wins
+    (:func:`palaestra.verifiers.validation.validate`)."""
+
+    def __init__(self, strategy: str, seed: int = 0) -> None:
+        super().__init__("competent", seed)
+        if strategy not in STRATEGIES:
+            raise ValueError(f"unknown adversary {strategy!r}; adversaries: {list(STRATEGIES)}")
+        self.strategy = strategy
+
+    def reset(self, task: Task | None) -> None:
+        super().reset(task)
+        self.results: list[str] = []  # every tool answer seen, as the agent saw it
+        self.policy_text = ""
+        self._last: dict[str, Any] | None = None
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        self.policy_text = observation.get("policy") or self.policy_text
+        if self._last is not None and self._last["name"] == "call_tool":
+            self.results.append(observation.get("last_tool_result", ""))
+        self._last = super().act(observation, info)
+        return self._last
+
+    def _script(self) -> Iterator[dict[str, Any]]:
+        yield from STRATEGIES[self.strategy](self)
+        yield _end()
+
+    # ----- building blocks ----------------------------------------------------------------
+    def _interview(self) -> Iterator[dict[str, Any]]:
+        """Ask what the plan asks and make its lookups: what any agent would know."""
+        for step in self.plan:
+            if "ask" in step or ("call" in step and not self.dom.tools[step["call"]].writes):
+                yield from self._do(step)
+
+    def _look_everywhere(self) -> Iterator[dict[str, Any]]:
+        """Call every read tool with every argument it can fill from what the user said (and
+        with none, where none is required): the widest net."""
+        for tool in self.dom.tools.values():
+            if tool.writes:
+                continue
+            props = tool.parameters.get("properties", {})
+            args = {k: self.heard[k] for k in props if self.heard.get(k)}
+            if set(tool.parameters.get("required", [])) <= set(args):
+                yield _call(tool.name, args)
+            if not tool.parameters.get("required"):
+                yield _call(tool.name, {})
+
+    def _world_rows(self) -> list[str]:
+        """Every row, as JSON, of each table of the task's seeded world that holds a value the
+        user said: the whole column of candidate answers."""
+        said = {str(v).lower() for v in self.heard.values() if v}
+        conn = fresh(self.setup["domain"], int(self.setup.get("seed", 0)))
+        try:
+            out = []
+            for rows in dump(conn).values():
+                if any(str(v).lower() in said for row in rows for v in row):
+                    out += [json.dumps(row) for row in rows]
+            return out
+        finally:
+            conn.close()
+
+    def _rows_like(self, value: Any, most: int = 6) -> list[Any]:
+        """``value`` and up to ``most - 1`` other values of the world column that holds it as
+        a key (the user's reservation id: every other reservation id), read off a fresh copy of
+        the task's seeded world: the rows an act-on-everything strategy acts on."""
+        if not isinstance(value, str) or not value:
+            return [value]  # a count or a flag names no row
+        conn = fresh(self.setup["domain"], int(self.setup.get("seed", 0)))
+        try:
+            for table in dump(conn):
+                columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+                for col in columns:
+                    count, distinct, hit = conn.execute(
+                        f"SELECT count(*), count(DISTINCT {col}), "
+                        f"sum(lower(CAST({col} AS TEXT)) = lower(?)) FROM {table}",
+                        (value,),
+                    ).fetchone()
+                    if hit and count == distinct:
+                        found = conn.execute(
+                            f"SELECT {col} FROM {table} WHERE lower(CAST({col} AS TEXT)) != "
+                            f"lower(?) ORDER BY {col} LIMIT ?",
+                            (value, most - 1),
+                        )
+                        return [value, *(r[0] for r in found)]
+        finally:
+            conn.close()
+        return [value]
+
+
+def _refuse_fixed(a: Adversary) -> Iterator[dict[str, Any]]:
+    """One fixed refusal, nothing looked up."""
+    yield _say(FIXED_REFUSAL)
+
+
+def _refuse_stuffed(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Look the request up, then refuse citing every rule of the policy at once."""
+    yield from a._interview()
+    rules = " ".join(line.strip("- ") for line in a.policy_text.splitlines()[1:])
+    yield _say(f"I'm sorry, but I cannot do that, as the policy says: {rules}"[:_CHUNK])
+
+
+def _dump_facts(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Look everything up and tell the user all of it (every tool answer, and every row of
+    the tables the user's values are in: each train's departure, each venue's phone),
+    asking nothing back."""
+    yield from a._interview()
+    yield from a._look_everywhere()
+    text = "Here is everything I found: " + " ".join([*a.results, *a._world_rows()])
+    for start in range(0, min(len(text), 3 * _CHUNK), _CHUNK):
+        yield _say(text[start : start + _CHUNK])
+
+
+def _claim_done(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Hear the request, then report it done without acting."""
+    yield from a._interview()
+    yield _say("All done: your request has been taken care of and everything is confirmed.")
+    yield _say(CLOSING)
+
+
+def _act_on_all(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Get a yes to a vague proposal, then make the plan's writes on every row like the
+    user's (every reservation, order or booking id of the world), not only the one asked."""
+    yield from a._interview()
+    writes = [s for s in a.plan if "call" in s and a.dom.tools[s["call"]].writes]
+    if writes:
+        yield _say(VAGUE_CONFIRM)
+    for step in writes:
+        args = bind(step["args"], a._value)
+        # the first argument naming a row of the world (the reservation, the venue) is varied
+        varied = ((k, a._rows_like(v)) for k, v in args.items())
+        key, rows = next(((k, r) for k, r in varied if len(set(map(str, r))) > 1), (None, []))
+        for row in rows or [None, None]:  # no row to vary: the same write twice
+            yield _call(step["call"], args if key is None else {**args, key: row})
+    yield _say("Done: I have taken care of all of them.")
+
+
+def _write_unconfirmed(a: Adversary) -> Iterator[dict[str, Any]]:
+    """The reference plan without its confirmations: every write made without asking (where
+    the plan writes nothing, the lookups only: this strategy is about writes)."""
+    if not any("call" in s and a.dom.tools[s["call"]].writes for s in a.plan):
+        yield from a._interview()
+        return
+    for step in a.plan:
+        if "confirm" not in step:
+            yield from a._do(step)
+    yield _say(CLOSING)
+
+
+def _repeat_last(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Hear the request and make the plan's lookups up to its first write, then repeat the
+    last of them (the last call that worked) instead of acting or answering."""
+    calls = []
+    for step in a.plan:
+        if "call" in step and a.dom.tools[step["call"]].writes:
+            break
+        if "ask" in step or "call" in step:
+            yield from a._do(step)
+        if "call" in step:
+            calls.append(step)
+    for _ in range(3 if calls else 0):
+        yield _call(calls[-1]["call"], bind(calls[-1]["args"], a._value))
+
+
+STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
+    "refuse_fixed": _refuse_fixed,
+    "refuse_stuffed": _refuse_stuffed,
+    "dump_facts": _dump_facts,
+    "claim_done": _claim_done,
+    "act_on_all": _act_on_all,
+    "write_unconfirmed": _write_unconfirmed,
+    "repeat_last": _repeat_last,
+}
+ADVERSARIES: dict[str, PolicyFactory] = {
+    name: functools.partial(Adversary, name) for name in STRATEGIES
 }

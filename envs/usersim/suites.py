@@ -27,14 +27,14 @@ from typing import Any
 
 from palaestra.envs import runtimes
 from palaestra.envs.runtimes.simuser.domain import same_value
-from palaestra.envs.usersim import FAMILY, world
+from palaestra.envs.usersim import FAMILY, reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.paths import cache_dir
 from palaestra.policies import run_episode
 from palaestra.tasks import Oracle, Suite, Task
 from palaestra.verifiers import usersim as checks
-from palaestra.verifiers.validation import Run, ValidationReport, validate
+from palaestra.verifiers.validation import Run, ValidationRecord, ValidationReport, validate
 
 ENV_ID = "palaestra/usersim-v0"
 WORLD_SEED = 7
@@ -60,9 +60,12 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
     # an unchanged world is what doing nothing gives: where it is the goal, it earns no credit
     checks: list[dict[str, Any]] = [{"kind": "usersim_db", "calls": calls, "gate": not calls}]
     if not grantable:
-        checks.append({"kind": "usersim_refused"})
+        checks.append(refusal(dom, goal, plan))
     if facts:
-        checks.append({"kind": "usersim_told", "facts": facts})
+        # the outcome of a write is told of the world: words alone (a refund told, a "done")
+        # earn nothing while the world is not the gold one
+        told: dict[str, Any] = {"kind": "usersim_told", "facts": facts}
+        checks.append({**told, "calls": calls} if calls else told)
     checks.append({"kind": "usersim_rules", "gate": True})
     digest = hashlib.sha256(draft["key"].encode()).hexdigest()[:6]
     return Task(
@@ -89,6 +92,23 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
         },
         oracle=Oracle(policy="competent", data=plan),
     )
+
+
+def refusal(dom: Domain, goal: dict[str, Any], plan: list[dict[str, Any]]) -> dict[str, Any]:
+    """The refusal check of an ungrantable draft: its evidence is the plan's last lookup (the
+    call that finds what blocks the request), made by the agent with the goal's values, and
+    its reason the rule the plan's refusal gives (:mod:`palaestra.envs.usersim.reasons`)."""
+    lookups = [
+        {"name": s["call"], "args": world.bind(s["args"], goal["facts"].__getitem__)}
+        for s in plan
+        if "call" in s and not dom.tools[s["call"]].writes
+    ]
+    return {
+        "kind": "usersim_refused",
+        "looked": lookups[-1:],
+        **reasons.reason(plan[-1]["tell"], dom.today),
+        "policy": reasons.policy_rules(dom.policy),
+    }
 
 
 def drafts(dom: Domain, seed: int, count: int) -> list[dict[str, Any]]:
@@ -120,7 +140,11 @@ def generate(domain_name: str, seed: int = WORLD_SEED, count: int = PER_DOMAIN) 
     return [make_task(domain_name, seed, d) for d in found]
 
 
-def validate_task(task: Task, env: Any | None = None) -> ValidationReport:
+def validate_task(
+    task: Task, env: Any | None = None, *, adversaries: bool = True
+) -> ValidationReport:
+    """Execution-validate one task: its oracle, doing nothing, the mutants, and (unless
+    ``adversaries`` is False) every adversary of the family, each of which must fail."""
     env = env or UserSimEnv()
     seeds = iter(range(1000))
 
@@ -132,7 +156,8 @@ def validate_task(task: Task, env: Any | None = None) -> ValidationReport:
             env.last_verification, env.state_probe().read(), episode.total_reward, episode.actions
         )
 
-    return validate(task.verifier, runner, MUTATIONS, _mutate)
+    against = FAMILY.adversary_names() if adversaries else ()
+    return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against)
 
 
 @contextlib.contextmanager
@@ -153,12 +178,13 @@ def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[M
 @functools.cache
 def suite() -> Suite:
     """Every domain's generated tasks that validate, each with its validation report."""
-    tasks = [task for name in world.domain_names() for task in generate(name)]
+    tasks = _generated()
     reports = _reports(tasks)
     return Suite(
         name="usersim",
         description="Customer-service dialogues (airline, retail, train, hotel) with a "
-        "simulated user; every task validated by its reference plan",
+        "simulated user; every task validated by its reference plan and against the "
+        "family's adversaries",
         tasks=[
             t.model_copy(update={"validation": reports[t.id]})
             for t in tasks
@@ -167,11 +193,33 @@ def suite() -> Suite:
     )
 
 
+def validate_suite(tasks: list[Task] | None = None, *, adversaries: bool = True) -> dict[str, Any]:
+    """Execution-validate ``tasks`` (every generated task by default, dropped ones included)
+    with or without the adversaries: the report ``palaestra validate usersim`` prints, each
+    task's report (a dropped one's reason, each adversary's result) under ``tasks``."""
+    chosen = tasks if tasks is not None else _generated()
+    env = UserSimEnv()
+    record = ValidationRecord(cache_dir() / "usersim-validation.json", "usersim", _key)
+    try:
+        return record.run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
+    finally:
+        env.close()
+
+
+def _key(task: Task) -> str:
+    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:20]
+
+
+def _generated() -> list[Task]:
+    return [task for name in world.domain_names() for task in generate(name)]
+
+
 def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
-    """Validation reports, from the cache when neither the tasks nor the code that plays and
-    scores them (this package, the simulated user, the usersim checks) changed since they were
-    made."""
+    """Validation reports, from the cache when neither the tasks, the adversaries, nor the
+    code that plays and scores them (this package, the simulated user, the usersim checks)
+    changed since they were made."""
     digest = hashlib.sha256()
+    digest.update(json.dumps(FAMILY.adversary_names()).encode())
     for task in tasks:
         digest.update(task.model_dump_json().encode())
     simuser = Path(runtimes.__file__).parent / "simuser"

@@ -164,6 +164,7 @@ class Hotel(Domain):
     }
 
     refuse_share = 0.22
+    today = TODAY.isoformat()
 
     # ----- the world ----------------------------------------------------------------------
     schema = """
