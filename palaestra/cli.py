@@ -205,6 +205,86 @@ def check(
         raise typer.Exit(1)
 
 
+@app.command()
+def validate(
+    suite: Annotated[str, typer.Argument(help="Suite to validate (a registered or found one)")],
+    adversaries: Annotated[
+        bool, typer.Option(help="Play the family's adversaries too (each must fail)")
+    ] = True,
+    drop: Annotated[
+        bool, typer.Option(help="Delete the task files that fail (suites on the suite path)")
+    ] = True,
+    report: Annotated[
+        Path | None,
+        typer.Option(help="Where to write the report [default: the suite's report.json]"),
+    ] = None,
+) -> None:
+    """Execution-validate a suite with its family's ``validate_suite`` (oracle, do-nothing,
+    mutants, adversaries): print a table, drop the tasks that fail, write the report."""
+    from palaestra import tasks as task_mod
+    from palaestra.family import family as family_of
+    from palaestra.resolve import resolve
+
+    chosen = task_mod.get_suite(suite).tasks
+    by_family: dict[str, list[Any]] = {}
+    for t in chosen:
+        by_family.setdefault(t.family, []).append(t)
+    results: dict[str, dict[str, Any]] = {}
+    for name, group in by_family.items():
+        fam = family_of(name)
+        if not fam.validation:
+            err_console.print(f"[red]family {name!r} has no validation (Family.validation)[/]")
+            raise typer.Exit(2)
+        results.update(resolve(fam.validation)(group, adversaries=adversaries)["tasks"])
+    shown = sorted({a for r in results.values() for a in r.get("adversaries", {})})
+    table = Table("task", "oracle", "noop", "mutants", *shown, "verdict", title=suite)
+    for tid, r in sorted(results.items()):
+        advs = r.get("adversaries", {})
+        mutants = r.get("mutants", {})
+        table.add_row(
+            tid,
+            " ".join(f"{x:g}" for x in r.get("oracle_scores", [])),
+            "" if r.get("noop_score") is None else f"{r['noop_score']:g}",
+            f"{sum(1 for v in mutants.values() if v < 1)}/{len(mutants)} fail",
+            *[_adversary_cell(advs.get(a)) for a in shown],
+            "[green]ok[/]" if r["validated"] else f"[red]{(r.get('reason') or '')[:60]}[/]",
+        )
+    console.print(table)
+    failed = sorted(tid for tid, r in results.items() if not r["validated"])
+    folder = task_mod.suite_folder(suite)
+    if drop and folder is not None:
+        for tid in failed:
+            (folder / "tasks" / f"{tid}.json").unlink(missing_ok=True)
+    out = report or (
+        folder / "report.json" if folder is not None else Path(f"{suite}.validation.json")
+    )
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    previous["validation"] = {
+        "total": len(results),
+        "validated": len(results) - len(failed),
+        "dropped": failed if drop and folder is not None else [],
+        "failed": failed,
+        "tasks": results,
+    }
+    out.write_text(json.dumps(previous, indent=1, default=str))
+    console.print(
+        f"{len(results) - len(failed)}/{len(results)} validated; "
+        f"{len(failed)} failed{' and dropped' if drop and folder is not None and failed else ''}; "
+        f"report: {out}"
+    )
+
+
+def _adversary_cell(result: dict[str, Any] | None) -> str:
+    if result is None:
+        return ""
+    if "actions" in result:
+        return f"[red]WON {result.get('reward', 0):.2f}[/]"
+    if "score" not in result:  # it could not play, or it only did the task (see its error)
+        abstained = str(result.get("error", "")).startswith("AdversaryAbstained")
+        return "abstained" if abstained else "[yellow]error[/]"
+    return f"{result.get('reward', 0):.2f}"
+
+
 class Layout(StrEnum):
     desktop = "desktop"
     mobile = "mobile"

@@ -225,6 +225,16 @@ def _get_found_suite(name: str) -> Suite | None:
     return suite
 
 
+def suite_folder(name: str) -> Path | None:
+    """The folder of a suite found on ``PALAESTRA_SUITE_PATH`` (None for a registered one):
+    where ``palaestra validate`` drops the task files that fail and writes its report."""
+    _read_entry_points()
+    if name in _SUITES:
+        return None
+    found = _FOUND.get(name) or _rescan().get(name)
+    return found.folder if found is not None else None
+
+
 def get_suite(name: str) -> Suite:
     _read_entry_points()
     if name not in _SUITES:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import logging
 import re
 import secrets
@@ -65,6 +66,7 @@ from palaestra.envs.runtimes.lazy import process_wide
 from palaestra.synth_apps import data, expr
 from palaestra.synth_apps.spec import AppSpec, EffectSpec, FieldSpec, OperationSpec
 from palaestra.synth_apps.variants import Variant
+from palaestra.verifiers.app_state import visits_path
 
 log = logging.getLogger("palaestra.synth_apps")
 TEMPLATES = Environment(
@@ -96,10 +98,23 @@ class AppSession:
     key: str
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def visits(self) -> Path:
+        """The session's visit log (see :func:`visits_path`), beside its database."""
+        return visits_path(self.db)
+
     def restore(self) -> None:
-        """Back to the seeded state: the episode's database is a fresh copy of the template."""
+        """Back to the seeded state: the episode's database is a fresh copy of the template,
+        and its visit log is empty."""
         with self.lock:
             shutil.copyfile(self.template, self.db)
+            self.visits.write_text("")
+
+    def log(self, visit: dict[str, Any]) -> None:
+        """Record a page the session was served (under the session's lock): the evidence an
+        infeasibility report needs (the agent looked at the record, tried the operation)."""
+        with self.visits.open("a") as out:
+            out.write(json.dumps(visit, separators=(",", ":")) + "\n")
 
 
 class RuleViolation(Exception):
@@ -238,7 +253,12 @@ class AppHost:
         return HTMLResponse(TEMPLATES.get_template("launcher.html").render(apps=apps))
 
     # ----- request plumbing ----------------------------------------------------------------
-    async def _page(self, request: Request, build: Any) -> Response:
+    async def _page(
+        self, request: Request, build: Any, visit: dict[str, Any] | None = None
+    ) -> Response:
+        """Serve one page of a session's app; a page served (not refused, not an error) is
+        logged with ``visit`` (what it shows) in the session's visit log, on the server: the
+        agent's requests are its only way to add to it, and no route reads it back."""
         session = self.sessions.get(request.path_params["token"])
         if session is None:
             return HTMLResponse("<h1>Not found</h1><p role='alert'>No such app.</p>", 404)
@@ -250,6 +270,8 @@ class AppHost:
                 view = View(session, conn, request)
                 result = build(view, form)
                 conn.commit()
+                if visit is not None and result.status_code < 400:
+                    session.log({**visit, **view.note})
             return result
         except _NotFound as exc:
             return view.message("Not found", str(exc), error=True, status=404)
@@ -263,15 +285,21 @@ class AppHost:
         return await self._page(request, lambda v, _: v.render("home.html"))
 
     async def listing(self, request: Request) -> Response:
-        return await self._page(request, lambda v, _: v.listing(request.path_params["index"]))
+        index = request.path_params["index"]
+        query = dict(request.query_params)
+        return await self._page(request, lambda v, _: v.listing(index), {"list": index, **query})
 
     async def detail(self, request: Request) -> Response:
         p = request.path_params
-        return await self._page(request, lambda v, _: v.detail(p["entity"], p["rid"]))
+        visit = {"view": p["entity"], "id": p["rid"]}
+        return await self._page(request, lambda v, _: v.detail(p["entity"], p["rid"]), visit)
 
     async def operation(self, request: Request) -> Response:
         p = request.path_params
-        return await self._page(request, lambda v, form: v.operation(p["op"], p.get("rid"), form))
+        visit = {"op": p["op"], "id": p.get("rid")}
+        return await self._page(
+            request, lambda v, form: v.operation(p["op"], p.get("rid"), form), visit
+        )
 
     def shutdown(self) -> None:
         self.server.should_exit = True
@@ -310,6 +338,8 @@ class View:
         self.scope = data.Scope(self.spec, conn)
         self.request = request
         self.base = f"/s/{session.token}"
+        #: what the page showed beyond its address, for the visit log (a refusal's rule)
+        self.note: dict[str, Any] = {}
 
     # ----- shared pieces -------------------------------------------------------------------
     def nav(self) -> list[dict[str, str]]:
@@ -580,6 +610,7 @@ class View:
             message = apply(self.spec, self.conn, op, record, inputs)
         except RuleViolation as exc:
             self.conn.rollback()
+            self.note = {"refused": str(exc)}
             return self.message(
                 self.v.label(op.label),
                 str(exc),

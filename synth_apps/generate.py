@@ -35,9 +35,12 @@ from palaestra.synth_apps.app import (
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Oracle, Task
+from palaestra.verifiers.app_state import table_digest
 
 ENV_ID = "palaestra/web-v0"
 MAX_TRIES = 40
+#: the other values of an info task's column its answer check names (must not be answered too)
+MAX_OTHERS = 80
 
 
 class GenerationError(ValueError):
@@ -136,6 +139,7 @@ class TaskGenerator:
         record, page = rng.choice(rows)
         answer = expr.show(record[t.field])
         others = {expr.show(r[t.field]) for r, _ in rows} - {answer}
+        column = {expr.show(r[t.field]) for r in self.scope.rows(entity)} - {answer, ""}
         plan = [
             *self._navigate(entity, record, page),
             {"op": "say", "text": answer},  # type: ignore[arg-type]
@@ -144,7 +148,12 @@ class TaskGenerator:
         verifier = {
             "kind": "all",
             "checks": [
-                {"kind": "answer", "value": answer, "normalize": t.normalize},
+                {
+                    "kind": "answer",
+                    "value": answer,
+                    "normalize": t.normalize,
+                    "others": sorted(column)[:MAX_OTHERS],
+                },
                 {"kind": "feasible", "gate": True},
             ],
         }
@@ -152,7 +161,13 @@ class TaskGenerator:
         mutations = [
             {"name": "a different value", "chat": [f"{ANSWER}{wrong}"]},
             {"name": "no answer", "chat": []},
+            {
+                "name": "every value listed",
+                "chat": [f"{ANSWER}{answer}, {', '.join(sorted(others))}"],
+            },
         ]
+        if not others:
+            mutations.pop()
         scope = {"record": record, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
 
@@ -199,11 +214,24 @@ class TaskGenerator:
         self, t: TaskTemplate, op: OperationSpec, draw: Draw, sim: sqlite3.Connection
     ) -> Generated:
         record, page, shown = draw.record, draw.page, draw.shown
+        touched = self._touched(sim)
         checks, mutations = self._diff(sim)
         if not checks:
             raise GenerationError("the operation changes nothing, so it cannot be verified")
+        if not all(_is_count(c) for c in checks):
+            # a row too many (the operation done twice, or on every row) is no near miss: the
+            # counts gate the score, the checks on what was decided earn it
+            checks = [{**c, "gate": True} if _is_count(c) else c for c in checks]
         plan = [*self._perform(op, record, page, shown), {"op": "done"}]
-        verifier = {"kind": "all", "checks": [*checks, {"kind": "feasible", "gate": True}]}
+        verifier = {
+            "kind": "all",
+            "checks": [
+                *checks,
+                *_gates(self._untouched({t: sorted(r) for t, r in touched.items()})),
+                {"kind": "feasible", "gate": True},
+            ],
+        }
+        mutations += self._spread(touched)
         mutations.append({"name": "nothing done", "restore": True})
         scope = {"record": record, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
@@ -218,12 +246,26 @@ class TaskGenerator:
             {"op": "infeasible", "reason": rule.message},
         ]
         keywords = rule.keywords or [rule.message]
+        name = t.operation
+        evidence: list[dict[str, Any]] = (
+            [{"view": op.entity, "id": record["id"]}, {"op": name, "id": record["id"]}]
+            if record is not None
+            else [{"op": name}]
+        )
         verifier = {
             "kind": "all",
-            "checks": [{"kind": "infeasible", "keywords": keywords}, *_gates(unchanged)],
+            "checks": [
+                {"kind": "infeasible", "keywords": keywords, "evidence": evidence},
+                *_gates([*unchanged, *self._untouched({})]),
+            ],
         }
         mutations = [
             {"name": "no report", "chat": []},
+            {
+                "name": "reported without looking",
+                "chat": [f"{INFEASIBLE}{rule.message}"],
+                "visits": [],
+            },
             {
                 "name": "a reason that names no cause",
                 "chat": [f"{INFEASIBLE}I would rather not."],
@@ -265,12 +307,21 @@ class TaskGenerator:
         verifier = {
             "kind": "all",
             "checks": [
-                {"kind": "infeasible", "keywords": list(missing.values())},
-                *_gates(self._counts_unchanged()),
+                {
+                    "kind": "infeasible",
+                    "keywords": list(missing.values()),
+                    "evidence": [{"list": self.spec.pages.index(page)}],
+                },
+                *_gates([*self._counts_unchanged(), *self._untouched({})]),
             ],
         }
         mutations = [
             {"name": "no report", "chat": []},
+            {
+                "name": "reported without looking",
+                "chat": [f"{INFEASIBLE}There is no {what} here."],
+                "visits": [],
+            },
             {
                 "name": "a reason that names no cause",
                 "chat": [f"{INFEASIBLE}I would rather not."],
@@ -523,6 +574,63 @@ class TaskGenerator:
         sim.close()
         return checks, mutations
 
+    def _touched(self, sim: sqlite3.Connection) -> dict[str, dict[int, dict[str, Any] | None]]:
+        """Per table, the seeded rows the simulated operation changed: the new values of the
+        columns it updated, or None for a row it deleted."""
+        out: dict[str, dict[int, dict[str, Any] | None]] = {}
+        for table in self.counts:
+            old = {r["id"]: dict(r) for r in self.base.execute(f"SELECT * FROM {table}")}
+            new = {r["id"]: dict(r) for r in sim.execute(f"SELECT * FROM {table}")}
+            out[table] = {
+                rid: (
+                    None
+                    if rid not in new
+                    else {k: v for k, v in new[rid].items() if row.get(k) != v}
+                )
+                for rid, row in old.items()
+                if new.get(rid) != row
+            }
+        return out
+
+    def _untouched(self, touched: dict[str, list[int]]) -> list[dict[str, Any]]:
+        """``unchanged`` checks: every seeded row the task does not touch stays as seeded."""
+        out = []
+        for table, n in self.counts.items():
+            if table not in self.spec.entities or not n:
+                continue
+            upto = self.base.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
+            skip = touched.get(table, [])
+            out.append(
+                {
+                    "kind": "unchanged",
+                    "table": table,
+                    "skip": skip,
+                    "upto": upto,
+                    "digest": table_digest(self.base, table, skip, upto),
+                }
+            )
+        return out
+
+    def _spread(self, touched: dict[str, dict[int, dict[str, Any] | None]]) -> list[dict]:
+        """Mutations where the operation's update or delete hit every row, not the one asked."""
+        out: list[dict[str, Any]] = []
+        for table, rows in touched.items():
+            if not rows or len(rows) >= self.counts[table]:
+                continue
+            change = next(iter(rows.values()))
+            if change is None:
+                out.append({"name": f"every {table} row deleted", "sql": [f"DELETE FROM {table}"]})
+            elif change:
+                sets = ", ".join(f"{k} = ?" for k in change)
+                out.append(
+                    {
+                        "name": f"every {table} row updated",
+                        "sql": [f"UPDATE {table} SET {sets}"],
+                        "params": [list(change.values())],
+                    }
+                )
+        return out
+
     def _asserted(self, table: str, row: dict[str, Any]) -> list[str]:
         """Columns a new row is checked on: the ones the task decides, not generated ones."""
         e = self.spec.entities[table]
@@ -627,6 +735,12 @@ class TaskGenerator:
             oracle=Oracle(policy="plan", data=plan),
         )
         return Generated(task, mutations, values)
+
+
+def _is_count(check: dict[str, Any]) -> bool:
+    return str(check.get("query", "")).startswith("SELECT count(*) FROM ") and "WHERE" not in str(
+        check.get("query", "")
+    )
 
 
 def _gates(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -40,8 +40,8 @@ from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenera
 from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.synth_apps.spec import SpecError, load_spec
 from palaestra.tasks import Task
-from palaestra.verifiers.app_state import mutated
-from palaestra.verifiers.validation import Run, ValidationReport, validate
+from palaestra.verifiers.app_state import mutated, visits_path
+from palaestra.verifiers.validation import Run, ValidationReport, digest, validate
 
 OVERSHOOT = 1.2  # candidates per wanted task: some are dropped by validation
 #: the env each family's tasks run on, and what validation observes of it
@@ -73,7 +73,12 @@ class SynthReport:
     tasks_per_minute: float = 0.0
     seconds_per_task: float = 0.0
     by_domain: dict[str, int] = field(default_factory=dict)
-    drops: list[dict[str, str]] = field(default_factory=list)
+    drops: list[dict[str, Any]] = field(default_factory=list)
+    #: per adversary: tasks it was played on, tasks it beat (each dropped), its highest reward
+    #: on a task that was kept
+    adversaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: per task checked: validated, and each adversary's result (success, score, reward)
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,6 +106,7 @@ def synthesize(
     on_progress: Callable[[Progress], None] | None = None,
     author: LLMAuthor | None = None,
     family: str = "web",
+    adversaries: bool = True,
 ) -> SynthReport:
     """Generate and validate ``tasks`` tasks over the domains, variants and layouts.
 
@@ -159,23 +165,13 @@ def synthesize(
     tasks_dir.mkdir(parents=True)
     kept: list[Task] = []
     dropped: Counter[str] = Counter()
-    lock = threading.Lock()
     stop = threading.Event()
-    local = threading.local()
-    envs: list[Any] = []
-
-    def env() -> Any:
-        if not hasattr(local, "env"):
-            env_id, observe = ENVS[family]
-            local.env = registry.make(env_id, observe=observe)
-            with lock:
-                envs.append(local.env)
-        return local.env
+    envs = EnvPool(family)
 
     def check(made: Generated) -> tuple[Generated, ValidationReport | None]:
         if stop.is_set():
             return made, None
-        return made, validate_task(env(), made)
+        return made, validate_task(envs.get(), made, adversaries=adversaries)
 
     done = 0
     try:
@@ -187,8 +183,11 @@ def synthesize(
                 if result is None or (result.validated and len(kept) >= tasks):
                     report.skipped += 1
                     continue
+                record_adversaries(report, made.task.id, result)
                 if result.validated:
-                    made.task.validation = result.to_json()
+                    # the mutations ride along (privileged, as the verifier), so the task can
+                    # be validated again from its file (``palaestra validate``)
+                    made.task.validation = {**result.to_json(), "mutations": made.mutations}
                     kept.append(made.task)
                     report.by_domain[made.task.metadata["app"]] = (
                         report.by_domain.get(made.task.metadata["app"], 0) + 1
@@ -197,13 +196,12 @@ def synthesize(
                         stop.set()
                 elif not result.validated:
                     dropped[drop_reason(result.reason or "")] += 1
-                    report.drops.append({"task": made.task.id, "reason": result.reason or ""})
+                    report.drops.append(drop_entry(made.task.id, result))
                 notify(
                     Progress("validate", done, len(candidates), len(kept), sum(dropped.values()))
                 )
     finally:
-        for e in envs:
-            e.close()
+        envs.close()
 
     kept.sort(key=lambda t: t.id)
     for task in kept:
@@ -222,6 +220,147 @@ def synthesize(
     return report
 
 
+class EnvPool:
+    """One env of a family per validating thread, on this process's Chromium, made through
+    the registry (no screenshots: the policies read the tree or the element list)."""
+
+    def __init__(self, family: str) -> None:
+        self.family = family
+        self.local = threading.local()
+        self.lock = threading.Lock()
+        self.envs: list[Any] = []
+
+    def get(self) -> Any:
+        if not hasattr(self.local, "env"):
+            env_id, observe = ENVS[self.family]
+            self.local.env = registry.make(env_id, observe=observe)
+            with self.lock:
+                self.envs.append(self.local.env)
+        return self.local.env
+
+    def close(self) -> None:
+        for env in self.envs:
+            env.close()
+
+
+def validate_web(tasks: list[Task] | None = None, *, adversaries: bool = True) -> dict[str, Any]:
+    """The web family's ``validate_suite`` (``Family.validation``): its synthesized tasks."""
+    return validate_suite(tasks, adversaries=adversaries, family="web")
+
+
+def validate_mobile(tasks: list[Task] | None = None, *, adversaries: bool = True) -> dict[str, Any]:
+    """The mobile family's ``validate_suite`` (``Family.validation``): its synthesized tasks."""
+    return validate_suite(tasks, adversaries=adversaries, family="mobile")
+
+
+def validate_suite(
+    tasks: list[Task] | None = None,
+    *,
+    adversaries: bool = True,
+    parallel: int = 2,
+    family: str | None = None,
+) -> dict[str, Any]:
+    """Execution-validate synthesized tasks again, from their files (``Family.validation`` of
+    the web and mobile families; ``palaestra validate SUITE`` calls it): each task's oracle,
+    do-nothing run, its mutants (kept in its validation report) and every adversary of its
+    family. ``tasks`` default to every synthesized task of the suites on the suite path. The
+    report has the shape ``ValidationRecord.run`` builds (per task: the validation report)."""
+    from palaestra.tasks import get_suite, suite_names
+
+    if tasks is None:
+        tasks = [
+            t
+            for name in suite_names()
+            for t in get_suite(name).tasks
+            if t.setup.get("driver") == "synth" and family in (None, t.family)
+        ]
+    started = time.perf_counter()
+    reports: dict[str, dict[str, Any]] = {}
+    by_family: dict[str, list[Task]] = {}
+    for task in tasks:
+        by_family.setdefault(task.family, []).append(task)
+    for family, chosen in by_family.items():
+        envs = EnvPool(family)
+
+        def check(task: Task, envs: EnvPool = envs) -> tuple[Task, ValidationReport]:
+            mutations = list((task.validation or {}).get("mutations", []))
+            fresh = task.model_copy(update={"validation": None})
+            return task, validate_task(
+                envs.get(), Generated(fresh, mutations), adversaries=adversaries
+            )
+
+        try:
+            with ThreadPoolExecutor(max(1, parallel), thread_name_prefix="validate") as pool:
+                for task, result in pool.map(check, chosen):
+                    reports[task.id] = {**result.to_json(), "key": digest(task.verifier)}
+        finally:
+            envs.close()
+    ok = sum(1 for r in reports.values() if r["validated"])
+    return {
+        "suite": ",".join(sorted({str(t.metadata.get("app", "")) for t in tasks})) or "synth",
+        "total": len(tasks),
+        "validated": ok,
+        "dropped": len(tasks) - ok,
+        "seconds": round(time.perf_counter() - started, 1),
+        "tasks": reports,
+    }
+
+
+class AdversaryAbstained(Exception):
+    """An adversary whose episode proves nothing about the verifier (see validate_task)."""
+
+
+def database_digest(db: Path) -> str:
+    """A digest of every table of an app database (two end states compared)."""
+    with data.opened(db, readonly=True) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+            )
+        ]
+        dumped = [
+            [t, [list(r) for r in conn.execute(f"SELECT * FROM {t} ORDER BY id")]]
+            for t in sorted(tables)
+        ]
+    return digest(dumped)
+
+
+def _leaves(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    kids = spec.get("checks")
+    if not kids:
+        return [spec]
+    return [leaf for kid in kids for leaf in _leaves(kid.get("check", kid))]
+
+
+def drop_entry(task_id: str, result: ValidationReport) -> dict[str, Any]:
+    """A dropped task in the report: its reason and, when adversaries beat it, their names
+    and trajectories."""
+    entry: dict[str, Any] = {"task": task_id, "reason": result.reason or ""}
+    won = {n: r["actions"] for n, r in result.adversaries.items() if "actions" in r}
+    if won:
+        entry["adversaries"] = won
+    return entry
+
+
+def record_adversaries(report: SynthReport, task_id: str, result: ValidationReport) -> None:
+    """Count each adversary's results in the suite's report (and the task's own row)."""
+    report.tasks[task_id] = {
+        "validated": result.validated,
+        "reason": result.reason,
+        "adversaries": {
+            n: {k: v for k, v in r.items() if k != "actions"} for n, r in result.adversaries.items()
+        },
+    }
+    for name, r in result.adversaries.items():
+        row = report.adversaries.setdefault(name, {"played": 0, "won": 0, "max_reward_kept": 0.0})
+        row["played"] += 1
+        if "actions" in r:
+            row["won"] += 1
+        elif result.validated:
+            row["max_reward_kept"] = max(row["max_reward_kept"], float(r.get("reward", 0.0)))
+
+
 def _interleave(items: list[Generated]) -> list[Generated]:
     """Round-robin over groups, so stopping early still covers every domain and variant."""
     by_group: dict[tuple, list[Generated]] = {}
@@ -237,31 +376,56 @@ def _interleave(items: list[Generated]) -> list[Generated]:
     return out
 
 
-def validate_task(env: Any, made: Generated, repeats: int = 3) -> ValidationReport:
+def validate_task(
+    env: Any, made: Generated, repeats: int = 3, adversaries: bool = True
+) -> ValidationReport:
     """Execution-validate one generated task on an env of its family in this process: the
-    family's ``oracle`` policy (which must never make an action fail) and its ``noop`` policy,
-    which does nothing and says it is finished at once."""
+    family's ``oracle`` policy (which must never make an action fail), its ``noop`` policy,
+    which does nothing and says it is finished at once, the mutants, and (``adversaries``)
+    every adversary of the family, played with ``strict=False`` (an action the env refuses is
+    their loss, not a broken run)."""
     task = made.task
     policies = family_of(task.family)
     folder = Path(tempfile.mkdtemp(prefix="palaestra-validate-"))
     seed_db = data.template(spec_for(task.setup["app"]), task.setup.get("data_seed", 0))
     runs = 0
+    reference: list[str] = []  # the digest of the oracle's end database
+    #: a write task's verdict reads the database only (its chat check is the feasible gate)
+    writes = not any(c["kind"] in ("answer", "infeasible") for c in _leaves(task.verifier))
 
     def run(kind: str) -> Run:
         nonlocal runs
         runs += 1
         if kind == "oracle":
             episode = run_episode(env, policies.policy("oracle"), task, seed=0, strict=True)
-        else:  # do nothing, then say "finished"
+        elif kind == "noop":  # do nothing, then say "finished"
             episode = run_episode(env, policies.policy("noop"), task, seed=0, max_steps=1)
-        result = env.last_verification
+        else:  # an adversary
+            episode = run_episode(env, policies.policy(kind), task, seed=0, strict=False)
+        result = env.last_verification or env.verify()
         state = dict(env.state_probe().read())
         snapshot = folder / f"run{runs}.sqlite"
         shutil.copyfile(state["app_db"], snapshot)
+        log = visits_path(state["app_db"])
+        if log.exists():
+            shutil.copyfile(log, visits_path(snapshot))
         state.update(app_db=str(snapshot), seed_db=str(seed_db))
+        if kind == "oracle" and not reference:
+            reference.append(database_digest(snapshot))
+        elif kind != "noop" and writes and result.success and reference:  # noqa: SIM102
+            if database_digest(snapshot) == reference[0]:
+                # its twist changed nothing (a repeat the app refused, an idempotent update):
+                # it ended where the oracle ends, which is the task done, not the verifier
+                # gamed; validation reports this as the adversary's error, not a win
+                raise AdversaryAbstained(
+                    f"{kind} ended in the oracle's own end state: its twist changed nothing"
+                )
         return Run(result, state, episode.total_reward, episode.actions)
 
+    names = policies.adversary_names() if adversaries else []
     try:
-        return validate(task.verifier, run, made.mutations, mutated, repeats=repeats)
+        return validate(
+            task.verifier, run, made.mutations, mutated, repeats=repeats, adversaries=names
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,15 +1,31 @@
 """Check kinds for app state: SQL on the app's database, the agent's answer, infeasibility.
 
 The probe's state carries ``app_db`` (a path on the worker, opened read-only here) and ``chat``
-(the conversation, where the agent's answers and infeasibility reports land). Answers are
-compared after normalization: case, spacing and punctuation do not matter, and a number matches
-in any format ("EUR 42.5" for 42.50), but an answer may hold at most a few numbers, so listing a
-whole page is not an answer. Dates are expected as the app shows them (ISO).
+(the conversation, where the agent's answers and infeasibility reports land). Beside the
+database, the app host keeps the session's *visit log* (:func:`visits_path`): one JSON line per
+page it served the session (a list page, a record, an operation's form, a refusal and the rule
+it named). The host writes it on the server; no route of the app reads or writes it, so the
+agent adds to it only by really opening pages.
+
+What each kind accepts, and the strategy it is built to refuse (docs/verifiers.md has the table):
+
+- ``answer``: ONE value of the expected type. Case, spacing and punctuation do not matter and a
+  number matches in any format ("EUR 42.5" for 42.50), but the answer must be short
+  (:data:`MAX_ANSWER_CHARS`), hold exactly one value of the expected's type (one ``HH:MM``, one
+  ISO date, one number), and name none of the ``others`` (the column's other values): a list of
+  candidates, all 1,440 times of day or a dump of the page is not an answer.
+- ``infeasible``: the reason names the cause (a keyword), is short, and, with ``evidence``, the
+  visit log shows the agent looked (opened the record, tried the operation, searched the list):
+  a reason stuffed with every rule's keywords, with nothing explored, scores 0.
+- ``unchanged``: the rows of a table the task does not touch are as seeded (acting on every
+  row instead of the one asked fails it).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import re
 import shutil
 import sqlite3
@@ -23,7 +39,37 @@ from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
-MAX_NUMBERS = 3  # an answer listing every number on the page is not an answer
+_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
+_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+#: distinct numbers a number answer may hold ("EUR 42.50 for 2 seats"); a page's worth is a dump
+MAX_NUMBERS = 2
+#: an answer is one value in a sentence at most: longer is a dump, whatever it contains
+MAX_ANSWER_CHARS = 160
+#: a reason names the cause in a sentence or two; a list of every rule's words is not a reason
+MAX_REASON_CHARS = 300
+#: the file beside an app database where the app host logs the pages a session was served
+VISITS_SUFFIX = ".visits"
+
+
+def visits_path(db: str | Path) -> Path:
+    """Where the app host logs the visits of the session whose database is ``db``."""
+    return Path(f"{db}{VISITS_SUFFIX}")
+
+
+def visits(state: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The session's visit log; FileNotFoundError (the check's ``error``) when there is none,
+    as a verifier that cannot see its evidence must never pass."""
+    text = visits_path(state["app_db"]).read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def seen(log: list[dict[str, Any]], evidence: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first visit that matches a piece of evidence (every field of one item equal)."""
+    for visit in log:
+        for item in evidence:
+            if all(visit.get(k) == v for k, v in item.items()):
+                return visit
+    return None
 
 
 def _chat(state: Any, prefix: str) -> list[str]:
@@ -63,41 +109,103 @@ def numbers(text: str) -> list[float]:
     return [float(n.replace(",", ".")) for n in _NUMBER.findall(text.replace(" ", ""))]
 
 
-def answer_matches(answer: str, expected: str, normalize: str) -> bool:
+def _times(text: str) -> set[tuple[int, int]]:
+    return {(int(h), int(m)) for h, m in _TIME.findall(text)}
+
+
+def _dates(text: str) -> set[tuple[str, ...]]:
+    return set(_DATE.findall(text))
+
+
+def _mentions(said: str, value: str) -> bool:
+    """``value`` (normalized) occurs in ``said`` (normalized, space-padded) as whole words."""
+    value = normalize_text(value)
+    return value != "" and f" {value} " in said
+
+
+def answer_problem(
+    answer: str, expected: str, normalize: str, others: list[str] | tuple[str, ...] = ()
+) -> str | None:
+    """Why ``answer`` is not the one value ``expected`` (None when it is): too long, not the
+    value, more than one value of its type, or another candidate named too."""
+    if len(answer) > max(MAX_ANSWER_CHARS, 2 * len(expected)):
+        return f"{len(answer)} characters: an answer is one value, not a list"
+    for kind, values in (("time", _times), ("date", _dates)):
+        want = values(expected)
+        if len(want) == 1:  # the expected is a time (a date): the answer holds exactly it
+            found = values(answer)
+            if found != want:
+                return f"{len(found)} {kind}(s), not the one asked" if found else f"no {kind}"
     if normalize == "number":
-        found = numbers(answer)
-        want = numbers(expected)
-        return (
-            bool(want)
-            and len(found) <= MAX_NUMBERS
-            and any(abs(n - want[0]) < 0.005 for n in found)
-        )
-    said, want_text = f" {normalize_text(answer)} ", f" {normalize_text(expected)} "
-    return want_text.strip() != "" and want_text in said
+        found_numbers = {round(n, 2) for n in numbers(answer)}
+        want_numbers = numbers(expected)
+        if not want_numbers or not any(abs(n - want_numbers[0]) < 0.005 for n in found_numbers):
+            return "not the value"
+        if len(found_numbers) > MAX_NUMBERS:
+            return f"{len(found_numbers)} numbers: an answer is one value"
+        want = round(want_numbers[0], 2)
+        listed = {round(n, 2) for o in others for n in numbers(o)[:1]} - {want}
+        if found_numbers & listed:
+            return "it names other candidates too"
+        return None
+    said = f" {normalize_text(answer)} "
+    if not _mentions(said, expected):
+        return "not the value"
+    want_text = normalize_text(expected)
+    rivals = [
+        o
+        for o in others
+        if normalize_text(o) not in want_text and want_text not in normalize_text(o)
+    ]
+    if any(_mentions(said, o) for o in rivals):
+        return "it names other candidates too"
+    return None
+
+
+def answer_matches(
+    answer: str, expected: str, normalize: str, others: list[str] | tuple[str, ...] = ()
+) -> bool:
+    return answer_problem(answer, expected, normalize, others) is None
 
 
 @check_kind("answer")
 def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    """``{"kind": "answer", "value": "14:05", "normalize": "text"|"number"|"date"}``: the agent's
-    last message to the user holds the value."""
+    """``{"kind": "answer", "value": "14:05", "normalize": "text"|"number"|"date",
+    "others": [...]}``: the agent's last message to the user is that one value (see
+    :func:`answer_problem`); ``others`` are the candidates it must not also name."""
     answers = _chat(probe.read(), ANSWER)
     if not answers:
         return CheckResult("answer", False, 0.0, "the agent sent no answer")
-    passed = answer_matches(answers[-1], str(spec["value"]), spec.get("normalize", "text"))
-    return CheckResult("answer", passed, float(passed), f"answer {answers[-1][:200]!r}")
+    problem = answer_problem(
+        answers[-1], str(spec["value"]), spec.get("normalize", "text"), spec.get("others", ())
+    )
+    detail = f"answer {answers[-1][:200]!r}" + (f": {problem}" if problem else "")
+    return CheckResult("answer", problem is None, float(problem is None), detail)
 
 
 @check_kind("infeasible")
 def _infeasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    """``{"kind": "infeasible", "keywords": [...]}``: the agent reported the task infeasible,
-    and its reason names the cause (any keyword, case-insensitive)."""
-    reasons = _chat(probe.read(), INFEASIBLE)
+    """``{"kind": "infeasible", "keywords": [...], "evidence": [{...}, ...]}``: the agent
+    reported the task infeasible, its reason is short and names the cause (any keyword,
+    case-insensitive), and, with ``evidence``, the session's visit log holds a visit matching
+    one item (e.g. ``{"view": "train", "id": 12}``, ``{"op": "book", "refused": "..."}``,
+    ``{"list": 0}``): a report counts only when the agent looked."""
+    state = probe.read()
+    reasons = _chat(state, INFEASIBLE)
     if not reasons:
         return CheckResult("infeasible", False, 0.0, "the agent did not report infeasibility")
-    said = normalize_text(reasons[-1])
+    reason = reasons[-1]
+    said = normalize_text(reason)
     keywords = [normalize_text(k) for k in spec.get("keywords", [])]
-    passed = not keywords or any(k in said for k in keywords)
-    return CheckResult("infeasible", passed, float(passed), f"reason {reasons[-1][:200]!r}")
+    problem = None
+    if len(reason) > MAX_REASON_CHARS:
+        problem = f"{len(reason)} characters: a reason names the cause, not every rule"
+    elif keywords and not any(k in said for k in keywords):
+        problem = "the reason does not name the cause"
+    elif spec.get("evidence") and seen(visits(state), spec["evidence"]) is None:
+        problem = "the agent never looked (no visit to what makes it infeasible)"
+    detail = f"reason {reason[:200]!r}" + (f": {problem}" if problem else "")
+    return CheckResult("infeasible", problem is None, float(problem is None), detail)
 
 
 @check_kind("feasible")
@@ -107,15 +215,46 @@ def _feasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     return CheckResult("feasible", not reasons, float(not reasons), f"{len(reasons)} report(s)")
 
 
+def table_digest(db: Any, table: str, skip: list[int] | tuple[int, ...], upto: int) -> str:
+    """A digest of ``table``'s rows with ids up to ``upto`` (the seeded ones) other than
+    ``skip``: ``db`` is a path (opened read-only) or an open connection."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True) if isinstance(db, str) else db
+    try:
+        rows = conn.execute(
+            f"SELECT * FROM {table} WHERE id <= ? AND id NOT IN ({','.join('?' * len(skip))}) "
+            "ORDER BY id",
+            (upto, *skip),
+        )
+        kept = [list(r) for r in rows]
+    finally:
+        if isinstance(db, str):
+            conn.close()
+    return hashlib.sha1(json.dumps(kept, default=str).encode()).hexdigest()
+
+
+@check_kind("unchanged")
+def _unchanged(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
+    """``{"kind": "unchanged", "table": "booking", "skip": [ids], "upto": n, "digest": ...}``:
+    the seeded rows of the table that the task does not touch are as seeded (none deleted,
+    none updated), so acting on every row instead of the one asked fails."""
+    got = table_digest(
+        probe.read()["app_db"], spec["table"], spec.get("skip", []), int(spec["upto"])
+    )
+    passed = got == spec["digest"]
+    what = f"the other {spec['table']} rows are {'unchanged' if passed else 'changed'}"
+    return CheckResult("unchanged", passed, float(passed), what)
+
+
 @contextlib.contextmanager
 def mutated(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
     """An app end state changed by a mutation: SQL run on a copy of the database (``sql`` with
-    ``params``), the chat replaced (``chat``), or the seeded database (``restore``)."""
+    ``params``), the chat replaced (``chat``), the seeded database (``restore``), or the visit
+    log replaced (``visits``: a list of visits, e.g. ``[]`` for "reported without looking")."""
     out = dict(state)
     if "chat" in mutation:
         out["chat"] = list(mutation["chat"])
     with tempfile.TemporaryDirectory(prefix="palaestra-mutant-") as folder:
-        if "sql" in mutation or mutation.get("restore"):
+        if "sql" in mutation or mutation.get("restore") or "visits" in mutation:
             copy = Path(folder) / "mutant.sqlite"
             source = state["seed_db"] if mutation.get("restore") else state["app_db"]
             shutil.copyfile(source, copy)
@@ -127,5 +266,11 @@ def mutated(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[d
                 conn.commit()
             finally:
                 conn.close()
+            log = visits_path(state["app_db"])
+            if "visits" in mutation:
+                lines = [json.dumps(v) + "\n" for v in mutation["visits"]]
+                visits_path(copy).write_text("".join(lines))
+            elif log.exists():
+                shutil.copyfile(log, visits_path(copy))
             out["app_db"] = str(copy)
         yield out

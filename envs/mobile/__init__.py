@@ -26,6 +26,8 @@ FAMILY = Family(
         ),
     ),
     policies="palaestra.envs.mobile.policies",
+    #: synthesized suites are validated again (adversaries included) from their task files
+    validation="palaestra.synth_apps.pipeline:validate_mobile",
     checks=("palaestra.verifiers.app_state",),
     requires=("playwright",),
     extra="web",

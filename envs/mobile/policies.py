@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from typing import Any
 
 from palaestra.chat import ANSWER
 from palaestra.envs.runtimes.axtree import OracleError, norm
-from palaestra.policies import ConstantPolicy, scripted
+from palaestra.policies import ConstantPolicy, GiveUpPolicy, scripted
+from palaestra.synth_apps.adversaries import STRATEGIES
 from palaestra.synth_apps.driver import spec_for
 from palaestra.tasks import Task
 
@@ -161,6 +163,34 @@ class RandomPolicy:
 
 #: the do-nothing policy: it says at once that the task is complete
 NOOP = {"action_type": "status", "goal_status": "complete"}
+#: how an adversary that cannot play its strategy ends (never as the plain oracle would)
+GAVE_UP = {"action_type": "status", "goal_status": "infeasible"}
+
+
+class AdversaryPlan(MobilePlanPolicy):
+    """A synthesized phone task's adversary: the plan ``build(task)`` makes (a strategy from
+    :mod:`palaestra.synth_apps.adversaries`, shared with the web family), played on the phone
+    after opening the task's app, like the oracle's plan."""
+
+    def __init__(self, build: Callable[[Task | None], list[dict[str, Any]]]) -> None:
+        super().__init__()
+        self.build = build
+
+    def reset(self, task: Task | None) -> None:
+        super().reset(task)
+        opening = [s for s in self.plan[:1] if s["op"] == "open_app"]
+        self.plan = [*opening, *self.build(task)]
+
+
+def _adversary(build: Callable[[Task | None], list[dict[str, Any]]]) -> Callable[[], Any]:
+    # a step it cannot find ends the attempt as infeasible (a failed attack, never the plain
+    # oracle's episode; see synth_apps.adversaries)
+    return lambda: GiveUpPolicy(AdversaryPlan(build), fallback=GAVE_UP)
+
+
+#: cheap strategies a reward hacker tries on synthesized phone tasks: execution validation
+#: plays each, and a task ships only if every one fails it
+ADVERSARIES = {name: _adversary(build) for name, build in STRATEGIES.items()}
 
 #: the mobile family's scripted policies (``oracle`` is generic: it plays what ``task.oracle``
 #: names, ``plan`` for synthesized tasks)

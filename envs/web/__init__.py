@@ -24,6 +24,8 @@ FAMILY = Family(
         ),
     ),
     policies="palaestra.envs.web.policies",
+    #: synthesized suites are validated again (adversaries included) from their task files
+    validation="palaestra.synth_apps.pipeline:validate_web",
     checks=("palaestra.verifiers.web", "palaestra.verifiers.app_state"),
     requires=("playwright", "miniwob"),
     extra="web",

@@ -45,7 +45,9 @@ from palaestra.envs.runtimes.axtree import (
     subtree,
     textboxes,
 )
-from palaestra.policies import ConstantPolicy, scripted
+from palaestra.policies import ConstantPolicy, GiveUpPolicy, scripted
+from palaestra.synth_apps.adversaries import GAVE_UP as ADVERSARY_GAVE_UP
+from palaestra.synth_apps.adversaries import STRATEGIES
 from palaestra.tasks import Task
 
 # ----- reading MiniWoB pages ------------------------------------------------------------------
@@ -1077,6 +1079,32 @@ class RandomPolicy:
 
 #: the do-nothing policy: it says at once that it is done (what execution validation runs)
 NOOP = "done()"
+#: how an adversary that cannot play its strategy ends (never as the plain oracle would)
+GAVE_UP = action("report_infeasible", ADVERSARY_GAVE_UP["reason"])
+
+
+class AdversaryPlan(PlanPolicy):
+    """A synthesized task's adversary: the plan ``build(task)`` makes (a cheap strategy from
+    :mod:`palaestra.synth_apps.adversaries`), played like an oracle's plan."""
+
+    def __init__(self, build: Callable[[Task | None], list[dict[str, Any]]]) -> None:
+        super().__init__()
+        self.build = build
+
+    def reset(self, task: Task | None) -> None:
+        super().reset(task)
+        self.plan = self.build(task)
+
+
+def _adversary(build: Callable[[Task | None], list[dict[str, Any]]]) -> Callable[[], Any]:
+    # a step it cannot find (the row is not there, the page has no such button) ends the
+    # attempt with an infeasibility report: a failed attack (see synth_apps.adversaries)
+    return lambda: GiveUpPolicy(AdversaryPlan(build), fallback=GAVE_UP)
+
+
+#: cheap strategies a reward hacker tries on synthesized app tasks (MiniWoB's verifier is its
+#: own): execution validation plays each, and a task ships only if every one fails it
+ADVERSARIES = {name: _adversary(build) for name, build in STRATEGIES.items()}
 
 #: the web family's scripted policies (``oracle`` is generic: it plays what ``task.oracle`` names)
 POLICIES = {

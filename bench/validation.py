@@ -1,0 +1,135 @@
+"""Execution validation with adversaries vs without: seconds per task, their ratio, tasks/minute.
+
+Playing every adversary of a family on every task is the price of trusting its verifiers; this
+benchmark says what it costs. For synthesized suites (``web``, ``mobile``) it runs the real
+pipeline twice in this process over the same candidates (same domains, variants and seed):
+once with the adversaries, once without, and reports seconds per validated task of each, their
+ratio, and validated tasks per minute with adversaries (the target: at least
+:data:`TARGET_PER_MINUTE` on 2 cores).
+
+Other families plug in through their descriptor: a family whose ``Family.validation`` names a
+``validate_suite(tasks=None, *, adversaries=True)`` is timed the same way on ``tasks`` of its
+shipped tasks (:func:`descriptor_run`). Families register a faster or more specific runner in
+:data:`RUNNERS`.
+
+Run: ``palaestra bench validation`` or ``python -m palaestra.bench.validation``.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from palaestra.bench import harness
+
+TARGET_PER_MINUTE = 40.0
+
+#: a family's runner: (adversaries on?, tasks wanted) -> {"tasks": n, "seconds": s, ...}
+Runner = Callable[[bool, int], dict[str, Any]]
+
+
+def synth_run(family: str, domains: list[str] | None = None, variants: int = 1) -> Runner:
+    """A synthesized suite of ``family`` (web or mobile), made and validated by the pipeline."""
+
+    def run(adversaries: bool, tasks: int) -> dict[str, Any]:
+        from palaestra.synth_apps.pipeline import synthesize
+        from palaestra.synth_apps.spec import domain_names
+
+        with tempfile.TemporaryDirectory(prefix="palaestra-bench-validation-") as out:
+            report = synthesize(
+                domains or domain_names(),
+                variants=variants,
+                tasks=tasks,
+                out=Path(out),
+                parallel=2,
+                family=family,
+                adversaries=adversaries,
+            )
+        beaten = {n: r["won"] for n, r in report.adversaries.items() if r["won"]}
+        return {
+            "tasks": report.validated,
+            "seconds": report.seconds,
+            "dropped": sum(report.dropped.values()),
+            "beaten": beaten,
+            "max_reward_kept": max(
+                (r["max_reward_kept"] for r in report.adversaries.values()), default=0.0
+            ),
+        }
+
+    return run
+
+
+def descriptor_run(family: str) -> Runner:
+    """Any family through ``Family.validation`` on its first ``tasks`` shipped tasks."""
+
+    def run(adversaries: bool, tasks: int) -> dict[str, Any]:
+        from palaestra.family import family as family_of
+        from palaestra.resolve import resolve
+
+        validate_suite = resolve(family_of(family).validation)
+        chosen = None
+        shipped = getattr(validate_suite, "default_tasks", None)
+        if callable(shipped):
+            chosen = list(shipped())[:tasks]
+        started = time.perf_counter()
+        report = validate_suite(chosen, adversaries=adversaries)
+        return {
+            "tasks": int(report.get("validated", 0)),
+            "seconds": round(time.perf_counter() - started, 2),
+            "dropped": int(report.get("dropped", 0)),
+        }
+
+    return run
+
+
+#: families with a runner of their own; any other is run through its descriptor
+RUNNERS: dict[str, Runner] = {"web": synth_run("web"), "mobile": synth_run("mobile")}
+
+
+def measure(family: str, tasks: int) -> dict[str, Any]:
+    runner = RUNNERS.get(family) or descriptor_run(family)
+    without = runner(False, tasks)
+    with_ = runner(True, tasks)
+    per = {
+        k: (r["seconds"] / r["tasks"] if r["tasks"] else None)
+        for k, r in (("without", without), ("with", with_))
+    }
+    return {
+        "family": family,
+        "without": without,
+        "with": with_,
+        "seconds_per_task": per,
+        "ratio": (per["with"] / per["without"]) if per["with"] and per["without"] else None,
+        "tasks_per_minute": 60 * with_["tasks"] / with_["seconds"] if with_["seconds"] else 0.0,
+    }
+
+
+def main(families: list[str] | None = None, tasks: int = 40) -> list[dict[str, Any]]:
+    results = [measure(f, tasks) for f in families or ["web"]]
+    rows = []
+    for r in results:
+        per = r["seconds_per_task"]
+        rows.append(
+            (
+                r["family"],
+                f"{per['without']:.2f} s" if per["without"] else "n/a",
+                f"{per['with']:.2f} s" if per["with"] else "n/a",
+                harness.ratio(per["with"], per["without"]),
+                f"{r['tasks_per_minute']:.1f} (target {TARGET_PER_MINUTE:g})",
+                f"{r['with']['tasks']} kept, {r['with']['dropped']} dropped "
+                f"(without adversaries: {r['without']['dropped']})",
+            )
+        )
+    harness.print_table(
+        f"Execution validation with adversaries vs without ({tasks} tasks per family, 2 threads)",
+        ("family", "s/task without", "s/task with", "ratio", "tasks/minute with", "outcome"),
+        rows,
+    )
+    return results
+
+
+if __name__ == "__main__":
+    main()
