@@ -2,38 +2,47 @@
 
 A job is a built-in agent (``oracle``, ``random``, ``noop``, or ``openai:MODEL`` on the
 operator's model endpoint) over a suite's tasks. The runner works as it does for ``palaestra
-eval``: it opens sessions on this very gateway over loopback, runs its episodes in a thread of
-its own (with its own event loop, so it never blocks the gateway's), appends each finished
-episode to ``results.jsonl`` under ``<evals_dir>/<job_id>/`` and writes the summary. Resuming an
-interrupted or cancelled job calls the runner again on the same folder: it skips the episodes
-already there.
+eval``, in a thread of its own (with its own event loop, so it never blocks the gateway's); it
+appends each finished episode to ``results.jsonl`` under ``<evals_dir>/<job_id>/`` and writes the
+summary. Resuming an interrupted or cancelled job calls the runner again on the same folder: it
+skips the episodes already there.
+
+Its sessions are this gateway's own (:class:`OwnSessions`): made by the session manager on the
+workers, like any client's, but handed to the runner directly rather than over HTTP, so a job
+neither needs an API key nor loses its sessions while the gateway shuts down (jobs stop first).
 
 Privilege: the scripted agents read the task's oracle, so they are played here, in the gateway
 process, and only their actions go to the sessions; those sessions belong to an owner private to
-the job (a random key the gateway accepts only while the job runs), are not recorded, and their
-ids are left out of the results, so the caller never sees, steps or replays an oracle's episode.
-A model agent's sessions belong to the caller (recorded into the caller's runs like any session),
-since a model sees only what any agent sees. The model endpoint and its key are the operator's
-(``llm_url``, ``llm_key``): a client names the model, never where it is served.
+the job (no API key stands for it), are not recorded, and their ids are left out of the results,
+so the caller never sees, steps or replays an oracle's episode. Env code still runs on the
+workers, never in the gateway process, so the Docker and Ray backends and the families that need
+a root worker behave as for any session. A model agent's sessions belong to the caller (recorded
+into the caller's runs like any session), since a model sees only what any agent sees. The model
+endpoint and its key are the operator's (``llm_url``, ``llm_key``): a client names the model,
+never where it is served.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
-import json
-import secrets
 import threading
+from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from palaestra import tasks
 from palaestra.errors import InvalidRequest, PalaestraError
+from palaestra.evals import EvalConfig, read_results, run_eval
 from palaestra.server.catalog import SuiteCatalog
 from palaestra.server.jobs import Job, JobFailed, JobManager, JobStore
-from palaestra.server.models import CreateEval
+from palaestra.server.models import CreateEval, CreateSession
+from palaestra.server.sessions import Session, SessionManager
 from palaestra.server.settings import Settings
+from palaestra.spaces import space_from_json
+from palaestra.steps import ResetReply, StepReply
+
+T = TypeVar("T")
 
 #: the agents a client may ask the gateway to run (plus ``openai:MODEL``)
 SCRIPTED = ("oracle", "random", "noop")
@@ -51,19 +60,17 @@ class EvalJobManager(JobManager):
     kind = "eval"
     noun = "evaluation jobs"
 
-    def __init__(self, settings: Settings, store: JobStore, suites: SuiteCatalog) -> None:
+    def __init__(
+        self, settings: Settings, store: JobStore, suites: SuiteCatalog, sessions: SessionManager
+    ) -> None:
         super().__init__(store, settings.eval_jobs)
         self.settings = settings
         self.suites = suites
-        #: sha256 of a running job's private key -> the owner its sessions get
-        self.internal_keys: dict[bytes, str] = {}
-        #: the gateway's loopback address, learnt from the first request (see ``create``)
-        self.base_url: str | None = None
+        self.sessions = sessions
 
     # ----- submission -----------------------------------------------------------------------
-    def create(self, owner: str, body: CreateEval, base_url: str) -> Job:
+    def create(self, owner: str, body: CreateEval) -> Job:
         """Start a job whose body :meth:`validate` accepted (in the event loop)."""
-        self.base_url = self.base_url or base_url
         return self.submit(owner, body.model_dump(), {})
 
     def validate(self, body: CreateEval) -> None:
@@ -120,10 +127,8 @@ class EvalJobManager(JobManager):
     def initial_progress(self) -> dict[str, Any]:
         return {"phase": "queued", "done": 0, "total": 0, "succeeded": 0, "errors": 0}
 
-    def config(self, job: Job, key: str) -> Any:
+    def config(self, job: Job) -> EvalConfig:
         """The runner's EvalConfig for this job: the client's choices plus the gateway's own."""
-        from palaestra.evals import EvalConfig
-
         body = CreateEval.model_validate(job.request)
         options: dict[str, Any] = dict(body.agent_options)
         scripted = body.agent in SCRIPTED
@@ -146,21 +151,15 @@ class EvalJobManager(JobManager):
             max_steps=body.max_steps,
             limit=body.limit,
             record=not scripted and self.settings.record,
-            url=self.base_url,
-            api_key=key,
             out=self.out_dir(job),
         )
 
     async def work(self, job: Job) -> dict[str, Any] | None:
-        from palaestra.evals import run_eval
-
-        if self.base_url is None:
-            raise JobFailed("the gateway's own address is unknown; resume the job")
         body = CreateEval.model_validate(job.request)
-        key = secrets.token_urlsafe(32)
-        digest = hashlib.sha256(key.encode()).digest()
         # a scripted agent's sessions are the job's own; a model agent's are the caller's
-        self.internal_keys[digest] = f"eval-{job.id}" if body.agent in SCRIPTED else job.owner
+        owner = f"eval:{job.id}" if body.agent in SCRIPTED else job.owner
+        loop = asyncio.get_running_loop()
+        sessions = OwnSessions(self, owner, loop)
         stop = threading.Event()
         loop = asyncio.get_running_loop()
 
@@ -183,9 +182,11 @@ class EvalJobManager(JobManager):
             loop.call_soon_threadsafe(lambda: self.update(job, phase="running", **figures))
 
         try:
-            config = self.config(job, key)
+            config = self.config(job)
             runner = asyncio.ensure_future(
-                asyncio.to_thread(run_eval, config, progress=progress, cancel=stop)
+                asyncio.to_thread(
+                    run_eval, config, progress=progress, cancel=stop, sessions=sessions
+                )
             )
             try:
                 summary = await asyncio.shield(runner)
@@ -197,33 +198,28 @@ class EvalJobManager(JobManager):
                     await asyncio.wait_for(runner, _STOP_WAIT_S)
                 raise
         except PalaestraError as exc:
-            raise JobFailed(exc.detail if hasattr(exc, "detail") else str(exc)) from None
-        finally:
-            self.internal_keys.pop(digest, None)
+            raise JobFailed(exc.detail) from None
         return dict(summary.model_dump(mode="json"))
 
     # ----- results --------------------------------------------------------------------------
     def results(self, job: Job, offset: int, limit: int) -> dict[str, Any]:
-        """The summary (None until the job ends) and a page of per-episode lines."""
-        path = self.out_dir(job) / "results.jsonl"
+        """The summary (None until the job ends) and a page of per-episode results (the last
+        result of each episode: one replayed after an error replaces it)."""
         private = CreateEval.model_validate(job.request).agent in SCRIPTED
-        lines: list[dict[str, Any]] = []
-        total = 0
-        with contextlib.suppress(FileNotFoundError), path.open() as fh:
-            for raw in fh:
-                if not raw.strip():
-                    continue
-                if offset <= total < offset + limit:
-                    with contextlib.suppress(ValueError):
-                        lines.append(_shown(json.loads(raw), private))
-                total += 1
+        try:
+            episodes = read_results(self.out_dir(job))
+        except InvalidRequest:  # nothing finished yet
+            episodes = []
+        page = [
+            _shown(e.model_dump(mode="json"), private) for e in episodes[offset : offset + limit]
+        ]
         return {
             "job_id": job.id,
             "status": job.status,
             "summary": job.result,
-            "total": total,
+            "total": len(episodes),
             "offset": offset,
-            "episodes": lines,
+            "episodes": page,
         }
 
 
@@ -232,3 +228,63 @@ def _shown(line: dict[str, Any], private: bool) -> dict[str, Any]:
         for name in _PRIVATE_FIELDS:
             line.pop(name, None)
     return line
+
+
+class OwnSessions:
+    """The runner's session factory (:class:`palaestra.evals.sessions.SessionFactory`) on this
+    gateway's own session manager: the runner calls from its thread, each call runs in the
+    gateway's event loop, and the replies are the JSON-ready dicts a client would receive."""
+
+    def __init__(self, jobs: EvalJobManager, owner: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.jobs = jobs
+        self.manager = jobs.sessions
+        self.owner = owner
+        self.loop = loop
+        self.opened: list[Session] = []
+
+    async def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` in the gateway's loop; cancelling the wait cancels it there too."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    async def tasks(self, suite: str) -> list[dict[str, Any]]:
+        found = await asyncio.to_thread(self.jobs.suites.load, suite)
+        return [t.agent_view() for t in found.tasks]
+
+    async def open(self, task: str, *, options: dict[str, Any], record: bool) -> OwnSession:
+        req = CreateSession(task=task, options=options, record=record)
+        (session,) = await self.call(self.manager.create(self.owner, req))
+        return OwnSession(self, session)
+
+    async def trajectory(self, session_id: str) -> str | None:
+        settings = self.jobs.settings
+        recorded = (settings.runs_dir / settings.run_id / session_id).exists()
+        return f"/v1/runs/{settings.run_id}/sessions/{session_id}" if recorded else None
+
+    async def aclose(self) -> None:
+        """Sessions are closed by the runner; anything left is for the idle reaper."""
+
+
+class OwnSession:
+    def __init__(self, factory: OwnSessions, session: Session) -> None:
+        self.factory = factory
+        self.session: Session | None = session
+        self.session_id: str | None = session.id
+        space = space_from_json(session.spaces["action"])
+        self.action_set = getattr(space, "action_set", None)
+
+    def _live(self) -> Session:
+        assert self.session is not None, "the session is closed"
+        return self.session
+
+    async def reset(self, seed: int | None) -> ResetReply:
+        manager = self.factory.manager
+        return await self.factory.call(manager.reset(self._live(), seed, None))
+
+    async def step(self, action: Any) -> StepReply:
+        return await self.factory.call(self.factory.manager.step(self._live(), action))
+
+    async def close(self) -> None:
+        if self.session is not None:
+            session, self.session = self.session, None
+            with contextlib.suppress(PalaestraError):  # gone either way
+                await self.factory.call(self.factory.manager.close(session))

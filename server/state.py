@@ -65,19 +65,14 @@ class Gateway:
             sessions=sessions,
             pools=PoolManager(sessions),
             synth_jobs=SynthJobManager(settings, jobs),
-            eval_jobs=EvalJobManager(settings, jobs, suites),
+            eval_jobs=EvalJobManager(settings, jobs, suites, sessions),
             jobs=jobs,
             # the owner is the digest's first 16 hex digits, as owner_of() gives for the key
             keys={_digest_bytes(d): d[7:23] for d in map(key_digest, settings.api_keys)},
         )
 
     def authenticate(self, key: str | None) -> str:
-        """The owner an API key stands for (``anonymous`` when authentication is off). A
-        running evaluation job's private key stands for the owner its sessions get."""
-        if key is not None and self.eval_jobs.internal_keys:
-            internal = self.eval_jobs.internal_keys.get(hashlib.sha256(key.encode()).digest())
-            if internal is not None:
-                return internal
+        """The owner an API key stands for (``anonymous`` when authentication is off)."""
         if not self.keys:
             return owner_of(None)
         found = None

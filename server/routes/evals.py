@@ -17,19 +17,11 @@ from palaestra.server.state import Owner, State
 router = APIRouter()
 
 
-def _own_url(request: Request) -> str:
-    """This gateway's address as the runner reaches it: the socket the request came in on."""
-    host, port = request.scope.get("server") or ("127.0.0.1", 8000)
-    if host in ("0.0.0.0", "::", ""):
-        host = "127.0.0.1"
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
 @router.post("/v1/evals", status_code=202, openapi_extra=body_schema(models.CreateEval))
 async def create_eval(request: Request, gw: State, who: str = Owner) -> Response:
     body = await read_body(request, models.CreateEval)
     await run_in_threadpool(gw.eval_jobs.validate, body)
-    job = gw.eval_jobs.create(who, body, _own_url(request))
+    job = gw.eval_jobs.create(who, body)
     headers = {"Location": f"/v1/evals/{job.id}"}
     return JSON(gw.eval_jobs.public(job), status_code=202, headers=headers)
 
@@ -63,7 +55,6 @@ async def cancel_eval(job_id: str, gw: State, who: str = Owner) -> Response:
 
 
 @router.post("/v1/evals/{job_id}/resume", status_code=202)
-async def resume_eval(job_id: str, request: Request, gw: State, who: str = Owner) -> Response:
-    gw.eval_jobs.base_url = gw.eval_jobs.base_url or _own_url(request)
+async def resume_eval(job_id: str, gw: State, who: str = Owner) -> Response:
     job = gw.eval_jobs.resume(who, job_id)
     return JSON(gw.eval_jobs.public(job), status_code=202)
