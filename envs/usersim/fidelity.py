@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts as A
+from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.runtimes.simuser.domain import Domain, same_value
 from palaestra.envs.runtimes.simuser.user import Goal
 from palaestra.envs.usersim import FAMILY
@@ -61,6 +62,7 @@ class Tally:
 def score_conversation(dom: Domain, goal: Goal, messages: list[dict[str, Any]]) -> Tally:
     """The four behaviours of one transcript."""
     t = Tally(conversations=1)
+    words = lexicon.of(dom)
     stated: dict[str, set[str]] = {}
     settled = False  # the assistant reported done or refused
     told: set[str] = set()
@@ -72,7 +74,9 @@ def score_conversation(dom: Domain, goal: Goal, messages: list[dict[str, Any]]) 
             for act in last_assistant:
                 settled |= act.kind in (A.DONE, A.REFUSE)
                 told |= {
-                    r for r in goal.requests if r in act.values and dom.slots[r].asked(act.text)
+                    r
+                    for r in goal.requests
+                    if r in act.values and (r in words.unique or words.names(r, act.text))
                 }
             continue
         t.user_turns += 1

@@ -13,10 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.runtimes.simuser.domain import Domain
 
 #: assistant acts
-REQUEST, CONFIRM, OFFER, DONE, REFUSE, ANYTHING_ELSE, BYE, INFORM = (
+REQUEST, CONFIRM, OFFER, DONE, REFUSE, ANYTHING_ELSE, BYE, INFORM, UNREAD = (
     "request",
     "confirm",
     "offer",
@@ -25,35 +26,79 @@ REQUEST, CONFIRM, OFFER, DONE, REFUSE, ANYTHING_ELSE, BYE, INFORM = (
     "anything_else",
     "bye",
     "inform",
+    "unread",
 )
 
-_SENTENCE = re.compile(r"(?<=[.?!])\s+|\n+")
-_CONSENT = re.compile(
-    r"\b(shall i|should i|do you want me to|would you like me to|may i|can i go ahead|"
-    r"go ahead|proceed|do you confirm|is that correct|confirm that)\b"
+_SENTENCE = re.compile(r"(?<=[.?!])[\"')]*\s+|\n+")
+_LEAD = r"^(?:(?:and|so|also|now|next|ok|okay|great|thanks|thank you|lastly|finally|then)[,:]?\s+)*"
+#: a sentence that asks, though it may not end in "?"
+_INTERROGATIVE = re.compile(
+    _LEAD + r"(?:what|which|when|where|who|whose|why|how|could|can|would|will|shall|should|do|"
+    r"does|did|is|are|may|might)\b"
 )
+#: asking for information: wh-words, and the verbs of requests and instructions
 _ASK = re.compile(
-    r"\b(what|which|when|where|how many|how much|could you (please )?(tell|give|provide|share|"
-    r"confirm)|can you (please )?(tell|give|provide|share)|may i (have|get|ask)|please (provide|"
-    r"share|give))\b"
+    r"\b(?:what|which|when|where|who|whose|why|how (?!about)\w+|"
+    r"(?:could|can|would|will) you (?:please |kindly )?(?:tell|give|provide|share|send|confirm|"
+    r"let me know|enter|type|state|spell|check|remind|specify|supply)|"
+    r"(?:may|can|could) i (?:please )?(?:have|get|ask|know|take|grab|see)|"
+    r"(?:please|kindly) (?:provide|share|give|tell|send|enter|type|state|confirm|let me know|"
+    r"specify|supply|include)|"
+    r"i(?:'ll| will|'d| would)? (?:also )?(?:need|require)|need (?:your|the)|"
+    r"let me know (?:your|the|which|what|how|when)|tell me|give me|send me|"
+    r"do you (?:have|know|need|want|prefer)|any (?:preference|particular)|"
+    r"(?:your|the) [\w' ]+\?$)"
+)
+#: asking for consent to a proposal, as a question, a tag or an instruction
+_CONSENT = re.compile(
+    r"\b(?:shall (?:i|we)|should (?:i|we)|(?:do you )?want me to|would you like me to|"
+    r"like me to|(?:may|can|could) i (?!(?:please )?(?:have|get|ask|know|take|grab|see)\b)|"
+    r"ok(?:ay)? (?:to|if)|is it ok(?:ay)?|(?:is )?(?:that|this) ok(?:ay)?|"
+    r"alright (?:to|if|with you)|"
+    r"all right (?:to|if|with you)|go ahead|proceed|confirm|sound(?:s)? (?:good|ok|okay|right)|"
+    r"does (?:that|this|it) (?:work|sound)|is (?:that|this|it) (?:alright|all right|fine|correct|"
+    r"right|what you(?:'d| would)? (?:want|like))|are you happy|happy (?:for me|with)|"
+    r"good to go|agreed|"
+    r"reply (?:with )?['\"\u2018\u201c]?yes|say ['\"\u2018\u201c]?yes|"
+    r"(?:your|the) (?:approval|permission|consent|go-ahead)|"
+    r"let me know if (?:i should|you(?:'d| would) like me to|you want me to|that(?:'s| is) (?:ok|"
+    r"okay|fine|alright)))\b"
+    r"|(?:\b(?:ok|okay|alright|all right|right|correct|yes|good|fine)\s*\?\s*$)"
 )
 _OFFER = re.compile(
-    r"\b(would (that|this|it|either|one of these) (work|suit)|does (that|this|it) (work|suit)|"
-    r"how about|would you like|works for you|is that (ok|okay|fine|alright)|which one)\b"
+    r"\b(?:how about|what about|i (?:found|recommend|suggest|would recommend|would suggest)|"
+    r"i'd (?:recommend|suggest)|there(?:'s| is) |would (?:that|this|it|either|one of these) "
+    r"(?:work|suit|do)|does (?:that|this|it) suit|works for you|would you like (?:it|that|this|"
+    r"one)|which one|interested|(?:tell|let) me (?:know )?if (?:it|that|this) works)\b"
 )
 _ANYTHING_ELSE = re.compile(
-    r"\b(anything else|something else|any other|help you with (anything|something))\b"
+    r"\b(?:anything else|something else|any other|what else|will that be all|is that all|"
+    r"further (?:assistance|help)|help (?:you )?with anything|else i can (?:do|help))\b"
 )
 _REFUSE = re.compile(
-    r"\b(cannot|can not|can't|unable|not (possible|eligible|allowed|permitted|able)|"
-    r"unfortunately|i'm afraid|i am afraid|no longer possible|does not allow|doesn't allow)\b"
+    r"\b(?:cannot|can not|can't|unable|not able|won't be able|(?:not|won't be|isn't|is not) "
+    r"possible|impossible|(?:not|isn't|aren't|is not|are not) (?:eligible|allowed|permitted)|"
+    r"ineligible|unfortunately|i'm afraid|i am afraid|no longer possible|"
+    r"(?:does not|doesn't|do not|don't|won't|will not) (?:allow|permit|let)|"
+    r"not something (?:i|we)(?:'m| am| are|'re)? (?:able|allowed)|(?:have to|must) decline|"
+    r"decline to|no can do|denied|refuse to|against (?:our|the) (?:policy|rules))\b"
+)
+_PARTICIPLE = (
+    r"(?:booked|cancell?ed|changed|updated|issued|processed|added|returned|exchanged|moved|"
+    r"refunded|confirmed|made|requested|reserved|charged|set|completed|modified|rebooked|placed|"
+    r"submitted|applied|credited|arranged|sorted|scheduled|switched|done)"
 )
 _DONE = re.compile(
-    r"\b(has been|have been|is now|are now|successfully|all set|done|completed|"
-    r"i've (booked|cancelled|changed|updated|issued|processed|added|returned|exchanged)|"
-    r"i have (booked|cancelled|changed|updated|issued|processed|added|returned|exchanged))\b"
+    r"\b(?:(?:has|have|had) (?:now |just |already |successfully )?been \w+|"
+    rf"(?:is|are|was|were|got|gets) (?:now |just |all |successfully |already )?{_PARTICIPLE}|"
+    rf"i(?:'ve| have)? (?:just |now |successfully |already )?{_PARTICIPLE}|"
+    r"all set|all done|successfully|went through|you(?:'re| are) (?:all )?(?:set|booked)|"
+    r"^done)\b"
 )
-_BYE = re.compile(r"\b(goodbye|good bye|bye|have a (nice|great|good|lovely) (day|trip|stay))\b")
+_BYE = re.compile(
+    r"\b(?:goodbye|good bye|bye|take care|have a (?:nice|great|good|lovely|safe) "
+    r"(?:day|trip|stay|evening|meal|flight|journey))\b"
+)
 
 
 @dataclass(frozen=True)
@@ -81,40 +126,68 @@ def read(domain: Domain, text: str) -> list[Act]:
 
     A proposal is often a statement followed by its question ("I will cancel ZFA04Y. Shall I
     proceed?"): a consent or offer question takes over the values of the statements just
-    before it, so the user checks what it is actually agreeing to.
+    before it, so the user checks what it is actually agreeing to. A message with a question
+    or an instruction in it that yields no act but informs is :data:`UNREAD` (the user asks
+    what is meant, and the fidelity report counts it).
     """
+    words = lexicon.of(domain)
     acts: list[Act] = []
     for sentence in sentences(text):
-        low = sentence.lower()
-        values = domain.slot_values(sentence)
-        question = sentence.rstrip().endswith("?")
-        asked = [
-            s.name for s in domain.slots.values() if s.asked(sentence) and s.name not in values
-        ]
-        if question and asked and (_ASK.search(low) or not _CONSENT.search(low)):
-            acts += [Act(REQUEST, slot, text=sentence) for slot in asked]
-        elif question and (_CONSENT.search(low) or _OFFER.search(low) or values):
-            kind = CONFIRM if _CONSENT.search(low) else OFFER
-            context = []
-            while acts and acts[-1].kind == INFORM:
-                context.insert(0, acts.pop())
-            merged: dict[str, list[str]] = {}
-            for part in [*context, Act(kind, values=values)]:
-                for slot, found in part.values.items():
-                    merged.setdefault(slot, []).extend(found)
-            full = " ".join([*(c.text for c in context), sentence])
-            acts.append(Act(kind, values=merged, text=full))
-        elif _ANYTHING_ELSE.search(low):
-            acts.append(Act(ANYTHING_ELSE, text=sentence))
-        elif _REFUSE.search(low):
-            acts.append(Act(REFUSE, values=values, text=sentence))
-        elif _DONE.search(low):
-            acts.append(Act(DONE, values=values, text=sentence))
-        elif _BYE.search(low):
-            acts.append(Act(BYE, text=sentence))
-        elif values:
-            acts.append(Act(INFORM, values=values, text=sentence))
+        acts += _sentence(domain, words, sentence, acts)
+    if not any(a.kind != INFORM for a in acts) and _expects(text):
+        acts.append(Act(UNREAD, text=text))
     return acts
+
+
+def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[Act]) -> list[Act]:
+    """The acts of one sentence; a proposal takes the informs at the end of ``acts``."""
+    low = sentence.lower().strip()
+    values = domain.slot_values(sentence)
+    question = low.endswith("?") or bool(_INTERROGATIVE.search(low))
+    ask, consent = bool(_ASK.search(low)), bool(_CONSENT.search(low))
+    asked, unknown = words.asked(sentence)
+    asked = [slot for slot in asked if slot not in values]
+    if asked and (
+        (ask and not consent) or (ask and not values) or (question and not consent and not values)
+    ):
+        return [Act(REQUEST, slot, text=sentence) for slot in asked]
+    if unknown and (ask or question):
+        return [Act(REQUEST, None, text=sentence)]
+    offer = bool(_OFFER.search(low))
+    refuse = bool(_REFUSE.search(low))
+    if consent or (question and (offer or values) and not refuse):
+        kind = CONFIRM if consent else OFFER
+        context = []
+        while acts and acts[-1].kind == INFORM:
+            context.insert(0, acts.pop())
+        merged: dict[str, list[str]] = {}
+        for part in [*context, Act(kind, values=values)]:
+            for slot, found in part.values.items():
+                merged.setdefault(slot, []).extend(found)
+        full = " ".join([*(c.text for c in context), sentence])
+        return [Act(kind, values=merged, text=full)]
+    if _ANYTHING_ELSE.search(low):
+        return [Act(ANYTHING_ELSE, text=sentence)]
+    if refuse:
+        return [Act(REFUSE, values=values, text=sentence)]
+    if _DONE.search(low):
+        return [Act(DONE, values=values, text=sentence)]
+    if _BYE.search(low):
+        return [Act(BYE, text=sentence)]
+    if values:
+        return [Act(INFORM, values=values, text=sentence)]
+    if question and acts and acts[-1].kind == INFORM:
+        # a bare question after a statement asks about the statement ("... . Good?")
+        context = acts.pop()
+        return [Act(CONFIRM, values=context.values, text=f"{context.text} {sentence}")]
+    return []
+
+
+def _expects(text: str) -> bool:
+    """Whether a message asks the user something (a question, or a request as an
+    instruction), so reading nothing in it is a misunderstanding."""
+    low = text.lower()
+    return "?" in low or bool(_ASK.search(low)) or bool(_CONSENT.search(low))
 
 
 _YES = re.compile(

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
+
+from palaestra.envs.runtimes.simuser import lexicon, values
 
 
 @dataclass(frozen=True)
@@ -50,15 +52,8 @@ def by_name(*slots: Slot) -> dict[str, Slot]:
     return {slot.name: slot for slot in slots}
 
 
-def same_value(a: Any, b: Any) -> bool:
-    """Values as people say them: case, spacing and a trailing '.00' do not matter."""
-    return _norm(a) == _norm(b)
-
-
-def _norm(value: Any) -> str:
-    text = str(value).strip().lower().replace(",", "")
-    text = re.sub(r"^\$|\s+", "", text)
-    return re.sub(r"\.0+$", "", text)
+#: values as people say them: "$968" is 968.00, "--12-31" any year's December 31
+same_value = values.same_value
 
 
 class Domain:
@@ -73,10 +68,6 @@ class Domain:
     phrases: ClassVar[dict[str, str]] = {}
 
     def slot_values(self, text: str) -> dict[str, list[str]]:
-        """Every slot value found in ``text``, by slot."""
-        out = {}
-        for slot in self.slots.values():
-            found = slot.find(text)
-            if found:
-                out[slot.name] = found
-        return out
+        """Every slot value found in ``text``, in any usual format, by slot (see
+        :meth:`palaestra.envs.runtimes.simuser.lexicon.Lexicon.slot_values`)."""
+        return lexicon.of(self).slot_values(text)

@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts as A
-from palaestra.envs.runtimes.simuser import wording
+from palaestra.envs.runtimes.simuser import lexicon, wording
 from palaestra.envs.runtimes.simuser.domain import Domain, same_value
 from palaestra.errors import PalaestraError
 
@@ -89,7 +90,12 @@ class UserState:
     closed: bool = False
 
 
-_CARRY_VALUES = ("inform", "say", "negate", "negate_say", "choose")
+_CARRY_VALUES = ("inform", "say", "negate", "negate_say", "choose", "missing", "missing_say")
+#: the verbs of a proposal to change something: only such a proposal can lack a fact
+_WRITE = re.compile(
+    r"\b(?:book|cancel|change|move|set|issue|return|exchange|update|modify|reserve|charge|"
+    r"rebook|switch|add|refund|place|process)\w*"
+)
 MAX_INSIST = 2  # after this many refusals of a grantable request the user gives up
 
 
@@ -119,15 +125,21 @@ class SimulatedUser:
         return wording.opening(self.persona, self.goal.phrase, self.rng)
 
     def reply(self, message: str) -> Turn:
-        """The user's answer to one assistant message."""
+        """The user's answer to one assistant message. A message it could not read at all is
+        logged ``unread`` (the fidelity report counts those)."""
         heard = self._understand(message)
         parts = self._respond(heard)
         text = self._word(parts)
         closed = bool(parts) and parts[-1][0] == "close"
         self.state.closed = closed
-        self.log.append(
-            {"heard": [a.to_json() for a in heard], "said": [p[0] for p in parts], "text": text}
-        )
+        entry: dict[str, Any] = {
+            "heard": [a.to_json() for a in heard],
+            "said": [p[0] for p in parts],
+            "text": text,
+        }
+        if any(a.kind == A.UNREAD for a in heard):
+            entry["unread"] = True
+        self.log.append(entry)
         return Turn(text, parts, closed)
 
     @property
@@ -145,13 +157,17 @@ class SimulatedUser:
         goal, st = self.goal, self.state
         for act in heard:
             wrong = self._conflict(act.values)
-            if act.kind == A.REQUEST and act.slot:
-                out.append(self._inform(act.slot))
+            missing = self._missing(act) if act.kind == A.CONFIRM and not wrong else None
+            if act.kind == A.REQUEST:
+                out.append(self._inform(act.slot) if act.slot else ("not_needed", {}))
             elif act.kind in (A.CONFIRM, A.OFFER, A.DONE, A.INFORM) and wrong:
                 kind, fields = self._inform(wrong)
                 out.append(("negate_say" if kind == "say" else "negate", fields))
                 if act.kind == A.DONE:
                     st.outcome = "pending"
+            elif missing:
+                kind, fields = self._inform(missing)
+                out.append(("missing_say" if kind == "say" else "missing", fields))
             elif act.kind == A.CONFIRM:
                 out.append(("affirm", {}))
             elif act.kind == A.OFFER:
@@ -173,6 +189,8 @@ class SimulatedUser:
         if out:
             return self._dedupe(out)
         missing = [r for r in goal.requests if r not in st.answered]
+        if any(a.kind == A.UNREAD for a in heard):  # asked something it could not read
+            return [("clarify", {})]
         if st.outcome == "pending":
             if any(a.kind in (A.ANYTHING_ELSE, A.BYE) for a in heard):
                 return [("wait", {"phrase": goal.phrase})]
@@ -205,6 +223,20 @@ class SimulatedUser:
                 return ("choose", {"value": self.goal.facts[slot]})
         return ("affirm", {})
 
+    def _missing(self, act: A.Act) -> str | None:
+        """The first fact a proposal to act lacks: one of the goal's that the user has not
+        said and the proposal does not name (a booking "for " a passenger never asked for).
+        Only a proposal to do something (a write verb) is checked: an offer of a restaurant
+        before the party size was asked lacks nothing yet."""
+        if not _WRITE.search(act.text.lower()):
+            return None
+        for slot, value in self.goal.facts.items():
+            if slot in self.state.said or slot not in self.domain.slots:
+                continue
+            if not any(same_value(v, value) for v in act.values.get(slot, ())):
+                return slot
+        return None
+
     def _conflict(self, values: dict[str, list[str]]) -> str | None:
         """The first goal slot that the assistant's values name, none of them the goal's."""
         for slot, found in values.items():
@@ -214,9 +246,11 @@ class SimulatedUser:
         return None
 
     def _note_answers(self, act: A.Act) -> None:
+        words = lexicon.of(self.domain)
         for request in self.goal.requests:
-            slot = self.domain.slots[request]
-            if request in act.values and slot.asked(act.text):
+            if request in act.values and (
+                request in words.unique or words.names(request, act.text)
+            ):
                 self.state.answered[request] = act.values[request][0]
 
     def _label(self, slot: str) -> str:
@@ -260,18 +294,16 @@ class SimulatedUser:
             want = self.goal.facts.get(slot)
             if want is None or not all(same_value(v, want) for v in found):
                 return False
-        needed = [
-            f["value"]
-            for kind, f in parts
-            if kind in ("inform", "say", "negate", "negate_say", "choose")
-        ]
+        needed = [f["value"] for kind, f in parts if kind in _CARRY_VALUES]
         if not all(v.lower() in text.lower() for v in needed):
             return False
         agrees = A.user_agrees(text)
         kinds = {k for k, _ in parts}
         if "affirm" in kinds and agrees is not True:
             return False
-        return not (kinds & {"negate", "negate_say"} and agrees is not False)
+        return not (
+            kinds & {"negate", "negate_say", "missing", "missing_say"} and agrees is not False
+        )
 
     def _llm_read(self, message: str) -> list[A.Act]:
         kinds = [A.REQUEST, A.CONFIRM, A.OFFER, A.DONE, A.REFUSE, A.ANYTHING_ELSE, A.BYE]

@@ -44,6 +44,12 @@ CORE = {
     "affirm": ("Yes, please go ahead.", "Yes, that's right, please do.", "Yes, go ahead."),
     "negate": ("No, that's not right: the {label} should be {value}.",),
     "negate_say": ("No, that's not right. {text}",),
+    "missing": ("No, not yet: you don't have my {label}. It's {value}.",),
+    "missing_say": ("No, not yet: you don't have that from me. {text}",),
+    "clarify": (
+        "Sorry, I'm not sure what you're asking. Could you put it another way?",
+        "Sorry, I didn't follow that. What do you need from me?",
+    ),
     "request": ("{question}",),
     "restate": ("I still need to {phrase}.", "What I need is to {phrase}."),
     "insist": ("Are you sure? I'd really like to {phrase}.",),
