@@ -412,7 +412,7 @@ def validate_task(
         state.update(app_db=str(snapshot), seed_db=str(seed_db))
         if kind == "oracle" and not reference:
             reference.append(database_digest(snapshot))
-        elif kind != "noop" and writes and result.success and reference:  # noqa: SIM102
+        elif kind not in ("oracle", "noop") and writes and result.success and reference:  # noqa: SIM102
             if database_digest(snapshot) == reference[0]:
                 # its twist changed nothing (a repeat the app refused, an idempotent update):
                 # it ended where the oracle ends, which is the task done, not the verifier
