@@ -123,5 +123,50 @@ def main(episodes: int = 20) -> dict[str, Any]:
     }
 
 
+def validation(per_domain: int = 8, rounds: int = 3) -> dict[str, Any]:
+    """Execution validation per task with the family's adversaries against without them (the
+    oracle thrice, doing nothing and the mutants either way), in interleaved rounds over the
+    same generated tasks: what validating against adversaries costs at suite load."""
+    from palaestra.envs.usersim import suites
+
+    tasks = [t for name in world.domain_names() for t in suites.generate(name)[:per_domain]]
+    env = UserSimEnv()
+
+    def timed(adversaries: bool) -> Any:
+        def run() -> list[float]:
+            out = harness.Timings("task")
+            for task in tasks:
+                with out.timed("task"):
+                    suites.validate_task(task, env, adversaries=adversaries)
+            return out["task"]
+
+        return run
+
+    timed(True)()  # warm the worlds, gold replays and imports outside the timing
+    samples = harness.interleave(
+        {"without": timed(False), "with": timed(True)}, rounds, "usersim validation"
+    )
+    env.close()
+    p50 = harness.ms
+    adversaries = family("usersim").adversary_names()
+    harness.print_table(
+        f"usersim execution validation per task, p50 in ms ({len(tasks)} tasks x {rounds})",
+        ("validation", "p50 ms", "tasks/s (one core)"),
+        [
+            (name, f"{p50(xs):.1f}", f"{len(xs) / sum(xs):,.0f}")
+            for name, xs in (
+                ("without adversaries", samples["without"]),
+                (f"with {len(adversaries)} adversaries", samples["with"]),
+            )
+        ],
+    )
+    console.print(
+        "validation with adversaries costs "
+        f"{harness.ratio(sum(samples['with']), sum(samples['without']))} the time without them"
+    )
+    return {**samples, "ratio": sum(samples["with"]) / sum(samples["without"])}
+
+
 if __name__ == "__main__":
     main()
+    validation()

@@ -299,8 +299,7 @@ def _dump_facts(a: Adversary) -> Iterator[dict[str, Any]]:
     yield from a._interview()
     yield from a._look_everywhere()
     text = "Here is everything I found: " + " ".join([*a.results, *a._world_rows()])
-    for start in range(0, min(len(text), 3 * _CHUNK), _CHUNK):
-        yield _say(text[start : start + _CHUNK])
+    yield _say(text[:_CHUNK])  # one message: the user's reader is paid per character
 
 
 def _claim_done(a: Adversary) -> Iterator[dict[str, Any]]:
