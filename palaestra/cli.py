@@ -645,6 +645,19 @@ def bench_synth(
     main(domains=domain, variants=variants, tasks=tasks, parallel=parallel)
 
 
+@bench_app.command("validation")
+def bench_validation(
+    family: Annotated[
+        list[str] | None, typer.Option(help="Families to measure (repeatable) [default: web]")
+    ] = None,
+    tasks: Annotated[int, typer.Option(help="Validated tasks wanted per run")] = 40,
+) -> None:
+    """Execution validation with adversaries vs without: s/task, ratio, tasks per minute."""
+    from palaestra.bench.validation import main
+
+    main(families=family, tasks=tasks)
+
+
 @bench_app.command("mobile")
 def bench_mobile(
     resets: Annotated[int, typer.Option(help="Timed resets (each followed by 4 steps)")] = 10,
