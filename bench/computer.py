@@ -10,7 +10,10 @@ Measured in one process, for real (Xvfb, openbox, xterm/mousepad in bubblewrap):
   path, as a ratio; OSWorld's VM snapshot revert takes tens of seconds;
 - memory per session (PSS growth of this process and its children, Xvfb and the apps included)
   and the sessions a 2-core machine holds: the lower of the CPU bound (each session stepping
-  once a second) and the memory bound (the machine's memory less 4 GB).
+  once a second) and the memory bound (the machine's memory less 4 GB);
+- execution validation per task with the family's adversaries against without them (oracle
+  twice and doing nothing), as a ratio, on a few tasks of each kind (GUI, code, window,
+  process).
 
 Run: ``palaestra bench computer`` or ``python -m palaestra.bench.computer``.
 """
@@ -22,7 +25,12 @@ from typing import Any
 from palaestra.bench import harness
 from palaestra.bench.harness import ms
 from palaestra.envs.computer.env import ComputerEnv
+from palaestra.envs.computer.policies import ADVERSARIES
 from palaestra.envs.computer.suites import all_tasks
+from palaestra.envs.computer.validation import validate_task
+
+#: tasks whose validation is timed with and without adversaries: GUI, code, window, process
+VALIDATED = ("append-line-in-editor", "csv-to-json", "open-plan-in-editor", "background-job")
 
 #: memory left for sessions: this machine's, less 4 GB for the system, gateway and workers
 MACHINE_MB = harness.machine_mb() - 4096
@@ -77,8 +85,28 @@ def measure_memory(sessions: int = 4) -> float:
     return harness.SessionMemory(open_session, sessions, settle_s=0.5).mb_per_session()
 
 
+def measure_validation() -> tuple[float, float]:
+    """Mean seconds to validate one task without adversaries and with them (same env)."""
+    tasks = {t.id: t for t in all_tasks()}
+    env = ComputerEnv()
+    plain = with_adv = 0.0
+    try:
+        for tid in VALIDATED:
+            for adversaries in (False, True):
+                rep = validate_task(env, tasks[tid], adversaries=adversaries)
+                assert rep.validated, (tid, rep.reason)
+                if adversaries:
+                    with_adv += rep.seconds
+                else:
+                    plain += rep.seconds
+    finally:
+        env.close()
+    return plain / len(VALIDATED), with_adv / len(VALIDATED)
+
+
 def main(resets: int = 10) -> dict[str, Any]:
     p50 = {key: ms(xs) for key, xs in measure(resets).items()}
+    plain_s, adv_s = measure_validation()
     memory = measure_memory()
     reset, fresh, cpu_ms = p50["reset_term"], p50["fresh"], p50["cpu_step"]
     cpu_bound = int(2 * 1000 / cpu_ms) if cpu_ms > 0 else 0
@@ -115,7 +143,22 @@ def main(resets: int = 10) -> dict[str, Any]:
             ),
         ],
     )
+    harness.print_table(
+        "execution validation per task: with the adversaries vs without",
+        ("validation", "s per task", "ratio"),
+        [
+            ("oracle x2 + doing nothing", f"{plain_s:.1f}", harness.ratio(plain_s, plain_s, 1)),
+            (
+                f"+ {len(ADVERSARIES)} adversaries",
+                f"{adv_s:.1f}",
+                harness.ratio(adv_s, plain_s, 1),
+            ),
+        ],
+    )
     return {
+        "validation_s": plain_s,
+        "validation_with_adversaries_s": adv_s,
+        "adversaries_over_plain": adv_s / plain_s,
         "reset_ms": reset,
         "reset_editor_ms": p50["reset_editor"],
         "gui_step_ms": p50["gui"],

@@ -3,6 +3,7 @@ FROM palaestra/core
 USER root
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends \
         xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils fonts-dejavu-core \
+        libxres1 dbus-daemon dconf-service gsettings-desktop-schemas libglib2.0-bin \
     && rm -rf /var/lib/apt/lists/* /usr/share/doc /usr/share/man
 # Its families run agent code in the nested sandbox (palaestra.envs.runtimes.sandbox): the Docker
 # backend starts this image's workers as root in the container with the few capabilities that

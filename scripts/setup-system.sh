@@ -6,6 +6,8 @@ set -euo pipefail
 PACKAGES=(
     python3-venv chromium chromium-headless-shell fonts-dejavu-core  # web, mobile
     xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils  # computer
+    libxres1 dbus-daemon dconf-service gsettings-desktop-schemas libglib2.0-bin  # computer:
+    # the X server's own record of a window's process (XRes), a session bus and dconf (gsettings)
     libseccomp2  # the agent-code sandbox (computer, cad): seccomp filters through pyseccomp
     docker.io debootstrap  # the Docker backend's engine, and its base image without a registry
 )

@@ -8,9 +8,15 @@ Decisions:
   that plants ``report.txt -> /etc/shadow`` gets "escapes the home", never root's read of it.
 - ``command_output`` runs the task's command through the probe's ``run``, which the env
   provides: a fresh sandbox over a read-only view of the home (the computer family's
-  ``sandbox.run_isolated``), not the agent's sandbox: nothing the agent left running can answer
-  for it, its dotfiles are ignored, and the check cannot change what it checks. So this module
-  imports nothing from the env, as no verifier does.
+  ``sandbox.run_isolated``), not the agent's shell: its dotfiles are ignored and the check
+  cannot change what it checks. It runs in the agent's pid namespace, so a command such as
+  ``pgrep`` sees the agent's processes, which are frozen meanwhile so that none can answer
+  for it. So this module imports nothing from the env, as no verifier does.
+- ``window`` and ``process`` identify a program by its real executable, the (device, inode) of
+  the kernel's ``/proc/PID/exe`` against the system's binary of that name (found on a fixed
+  system PATH on the worker, whose ``/`` the sandbox sees read-only): a window's process is the
+  one the X server says created it. Titles, ``WM_CLASS``, ``_NET_WM_PID`` and ``argv[0]`` are
+  the agent's to set, so they never identify anything alone; see docs/verifiers.md.
 - Text comparisons strip surrounding whitespace unless ``strip: false``.
 - ``agent_status`` reads whether the agent ended with ``done`` or ``fail`` (OSWorld's
   infeasible tasks expect ``fail``).
@@ -25,6 +31,7 @@ import io
 import json
 import os
 import re
+import shutil
 import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -39,21 +46,30 @@ HOME = "/home/user"
 CommandRunner = Callable[[str, float], tuple[int, str, str]]
 
 
+#: the session's windows (title, class, focused, and ``process``: the record of the process
+#: the X server says created it, or None) / its processes (pid, exe, exe_id, argv, open_ids)
+Lister = Callable[[], list[dict[str, Any]]]
+#: where a check looks up a program by name: the worker's system folders, never a user's
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+
 class ComputerProbe:
     """Privileged read of one session: its home on the host, a way to run a command over it,
-    its display, the agent's end."""
+    its windows and processes as the X server and the kernel know them, the agent's end."""
 
     def __init__(
         self,
         home: Path,
         run: CommandRunner,
-        gui: Any = None,
+        windows: Lister | None = None,
+        processes: Lister | None = None,
         agent_status: str | None = None,
         last_output: Mapping[str, Any] | None = None,
     ) -> None:
         self.home = Path(home)
         self.run = run
-        self.gui = gui
+        self._windows = windows
+        self._processes = processes
         self.agent_status = agent_status
         self.last_output = dict(last_output or {})
 
@@ -83,7 +99,10 @@ class ComputerProbe:
         return self.path(rel).read_text(errors="replace")
 
     def windows(self) -> list[dict[str, Any]]:
-        return self.gui.windows() if self.gui is not None else []
+        return self._windows() if self._windows is not None else []
+
+    def processes(self) -> list[dict[str, Any]]:
+        return self._processes() if self._processes is not None else []
 
 
 def _leaf(kind: str, passed: bool, detail: str) -> CheckResult:
@@ -294,21 +313,66 @@ def _command_output(probe: Any, spec: dict[str, Any]) -> CheckResult:
     return _leaf("command_output", ok, f"exit {code}; stdout {detail}")
 
 
+def system_exe(name: str) -> list[int]:
+    """(device, inode) of the system's executable ``name`` (``mousepad``, ``python3``)."""
+    found = shutil.which(name, path=SYSTEM_PATH)
+    if found is None:
+        raise FileNotFoundError(f"no executable {name!r} on this system")
+    st = os.stat(found)
+    return [st.st_dev, st.st_ino]
+
+
+def _runs(proc: Mapping[str, Any] | None, exe: list[int]) -> bool:
+    return proc is not None and list(proc.get("exe_id", ())) == exe
+
+
 @check_kind("window")
 def _window(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    """A window whose ``class`` equals and ``title`` matches (regex) exists (``present``), and
-    is ``focused`` if asked."""
+    """A window of the program ``exe`` (its real executable: the process the X server says
+    created the window) exists (``present``), whose title matches ``title`` (regex), and is
+    ``focused`` if asked. ``class`` alone identifies nothing (any client sets its WM_CLASS), so
+    a spec without ``exe`` is a broken task, an error, never a pass."""
+    if "exe" not in spec:
+        raise ValueError("a window check names the program's executable (exe), not only a class")
+    exe = system_exe(str(spec["exe"]))
     wins = _probe(probe).windows()
     match = [
         w
         for w in wins
-        if ("class" not in spec or w["class"].lower() == str(spec["class"]).lower())
+        if _runs(w.get("process"), exe)
         and ("title" not in spec or re.search(spec["title"], w["title"]) is not None)
     ]
     if spec.get("focused"):
         match = [w for w in match if w["focused"]]
     ok = bool(match) == bool(spec.get("present", True))
-    return _leaf("window", ok, f"{len(match)} matching window(s) of {len(wins)}")
+    return _leaf("window", ok, f"{len(match)} {spec['exe']} window(s) match, of {len(wins)}")
+
+
+@check_kind("process")
+def _process(probe: Any, spec: dict[str, Any]) -> CheckResult:
+    """A process of the session running the real executable ``exe`` exists (``present``),
+    whose arguments after ``argv[0]`` match ``args`` (regex) and that holds the home file
+    ``opens`` open (a shell holds the script it runs, so ``bash -c 'sleep 1' x.sh`` is not
+    running ``x.sh``). ``exec -a``, a renamed copy of a binary, or a process of another session
+    never match."""
+    p = _probe(probe)
+    exe = system_exe(str(spec["exe"]))
+    held = None
+    if "opens" in spec:
+        try:
+            st = p.path(str(spec["opens"])).stat()
+        except OSError as exc:  # the agent removed or moved it: a failed check
+            return _leaf("process", False, f"{spec['opens']}: {type(exc).__name__}: {exc}")
+        held = [st.st_dev, st.st_ino]
+    match = [
+        proc
+        for proc in p.processes()
+        if _runs(proc, exe)
+        and ("args" not in spec or re.search(spec["args"], " ".join(proc["argv"][1:])))
+        and (held is None or held in [list(i) for i in proc.get("open_ids", [])])
+    ]
+    ok = bool(match) == bool(spec.get("present", True))
+    return _leaf("process", ok, f"{len(match)} matching {spec['exe']} process(es)")
 
 
 @check_kind("agent_status")

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from palaestra.envs.computer.gui import Gui
+from palaestra.envs.computer.sandbox import SESSION_BUS as BUS
 from palaestra.envs.computer.sandbox import Sandbox
 from palaestra.errors import EnvCrashed
 
@@ -50,6 +51,21 @@ def build_template(home: Path) -> None:
         (home / folder).mkdir(parents=True, exist_ok=True)
     (home / ".config/openbox/rc.xml").write_text(RC_XML)
     (home / ".bashrc").write_text("PS1='user@sandbox:\\w$ '\n")
+
+
+def start_session_bus(sandbox: Sandbox) -> None:
+    """A session D-Bus inside the sandbox, as a desktop login has (``gsettings set`` reaches
+    dconf's service through it, ``xdg-settings`` and GIO use it), started before the task's
+    setup commands and waited for (its socket appears in the sandbox's /tmp)."""
+    sandbox.launch(
+        ["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address=unix:path={BUS}"]
+    )
+    socket = Path(f"/proc/{sandbox.pid}/root{BUS}")
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while not socket.exists():
+        if time.monotonic() > deadline or not sandbox.alive():
+            raise EnvCrashed("the session bus (dbus-daemon) did not start")
+        time.sleep(0.005)
 
 
 def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:

@@ -38,11 +38,12 @@ from palaestra.envs.computer.actions import COMPUTER_ACTIONS, parse_pyautogui, t
 from palaestra.envs.computer.code import CodeResult, CodeRunner
 from palaestra.envs.computer.display import Display
 from palaestra.envs.computer.gui import Gui, combo, key_name
+from palaestra.envs.computer.procs import window_pids
 from palaestra.envs.computer.sandbox import HOME, Limits, Sandbox, chown_tree, run_isolated
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
 from palaestra.spaces import FreeText
 from palaestra.tasks import Task
-from palaestra.verifiers.computer import CommandRunner, ComputerProbe
+from palaestra.verifiers.computer import ComputerProbe
 
 MAX_TEXT = 40_000
 GUI_ACTIONS = {
@@ -111,6 +112,7 @@ class ComputerEnv(PalaestraEnv):
         self.sandbox.restore_home()
         _write_setup(self.sandbox.home, setup, self.sandbox.uid)
         self.sandbox.start(self.display)
+        desktop.start_session_bus(self.sandbox)
         self.code.reset()
         self._last_output = {}
         self.agent_status = None
@@ -118,8 +120,12 @@ class ComputerEnv(PalaestraEnv):
         for cmd in setup.get("commands", []):
             result = self.code.shell(cmd, 20.0)
             if result.exit_code != 0:
+                said = (result.stderr.strip() or result.stdout.strip())[-300:] or _silent(
+                    cmd, result.exit_code
+                )
                 raise InvalidRequest(
-                    f"the task's setup command {cmd[:80]!r} failed: {result.stderr[:300]}",
+                    f"the task's setup command {cmd[:80]!r} failed "
+                    f"(exit {result.exit_code}): {said}",
                     field="task.setup",
                 )
         self.code.reset()
@@ -239,10 +245,37 @@ class ComputerEnv(PalaestraEnv):
         }
 
     def state_probe(self) -> ComputerProbe:
-        home = self.sandbox.home
         return ComputerProbe(
-            home, _isolated(home, self.sandbox.uid), self.gui, self.agent_status, self._last_output
+            self.sandbox.home,
+            self._run_check,
+            windows=self._owned_windows,
+            processes=self.sandbox.processes,
+            agent_status=self.agent_status,
+            last_output=self._last_output,
         )
+
+    def _run_check(self, command: str, timeout: float = 10.0) -> tuple[int, str, str]:
+        """The probe's ``run``: a verifier's command in a fresh sandbox over a read-only view
+        of the home, in the agent's pid namespace (it sees the agent's processes), with the
+        agent's processes frozen meanwhile (``sandbox.run_isolated``)."""
+        sandbox = self.sandbox
+        with sandbox.frozen():
+            done = run_isolated(sandbox.home, sandbox.uid, command, timeout, sandbox.pid)
+        return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode("utf8")
+
+    def _owned_windows(self) -> list[dict[str, Any]]:
+        """The windows with the process the X server says created each (``procs.py``): the
+        session's process record, or None for a client outside the session."""
+        wins = self.gui.window_list()
+        pids = window_pids(self.display.name, [w["id"] for w in wins])
+        procs = {p["pid"]: p for p in self.sandbox.processes()}
+        return [
+            {
+                **{k: v for k, v in w.items() if k != "id"},
+                "process": procs.get(pids.get(w["id"], 0)),
+            }
+            for w in wins
+        ]
 
     def render(self) -> np.ndarray:  # type: ignore[override]
         return self.gui.screenshot()
@@ -258,15 +291,21 @@ class ComputerEnv(PalaestraEnv):
             self.close()
 
 
-def _isolated(home: Path, uid: int) -> CommandRunner:
-    """The probe's ``run``: a verifier's command in a fresh sandbox over a read-only view of
-    ``home`` (:func:`~palaestra.envs.computer.sandbox.run_isolated`), never the agent's."""
+#: what a silent failure of xdg-utils means (they print nothing: their exit code is the reason)
+_XDG_EXITS = {
+    1: "a syntax error on its command line",
+    2: "a file named on its command line (a .desktop file?) does not exist",
+    3: "a tool it needs is missing",
+    4: "the action failed",
+    5: "no permission to read or write a file it needs",
+}
 
-    def run(command: str, timeout: float = 10.0) -> tuple[int, str, str]:
-        done = run_isolated(home, uid, command, timeout)
-        return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode("utf8")
 
-    return run
+def _silent(cmd: str, code: int | None) -> str:
+    """The reason a setup command that printed nothing failed, as far as it is known."""
+    if cmd.lstrip().startswith("xdg-") and code in _XDG_EXITS:
+        return f"(no output; for xdg-utils exit {code} means {_XDG_EXITS[code]})"
+    return "(no output)"
 
 
 def _write_setup(home: Path, setup: dict[str, Any], uid: int) -> None:

@@ -232,6 +232,11 @@ class Gui:
         return last
 
     def windows(self) -> list[dict[str, Any]]:
+        """The managed windows as the observation shows them (no ids: they change per reset)."""
+        return [{k: v for k, v in w.items() if k != "id"} for w in self.window_list()]
+
+    def window_list(self) -> list[dict[str, Any]]:
+        """The managed windows with their X ids (what a verifier asks the X server about)."""
         env = self.display.env()
         try:
             listing = subprocess.run(
@@ -261,6 +266,7 @@ class Gui:
             instance, _, cls = klass.partition(".")
             out.append(
                 {
+                    "id": int(wid, 16),
                     "title": title,
                     "class": cls or instance,
                     "instance": instance,

@@ -1,19 +1,28 @@
 """A loader for OSWorld's task JSON (instruction, config steps, evaluator getter/metric/expected).
 
 It converts what this desktop can run and reports the rest with a reason: :func:`report` is the
-CLI-free answer to "which of these tasks run here, and why not the others".
+CLI-free answer to "which of these tasks run here, and why not the others". A converted task is
+listed runnable only once validated in our sandbox (``osworld_validation.json``, keyed by a
+digest of the converted task): its setup succeeds, doing nothing fails, our reference solution
+passes, and every adversary of the computer family fails; otherwise the report says which of
+these did not hold, with the setup's own error.
 
 Decisions:
 
 - Config ``execute``/``command`` steps: a ``python -c "import pyautogui; ..."`` step becomes GUI
   actions (parsed, never executed; coordinates scaled from OSWorld's 1920x1080 screen to ours);
-  a shell step runs in the sandbox as the user, with OSWorld's ``echo password | sudo -S`` and
+  a command given as a list (an argv, OSWorld's ``shell: false``) becomes the same command
+  shell-quoted (``shlex.join``), never its Python repr; a shell step runs in the sandbox as the
+  user, with OSWorld's ``echo password | sudo -S`` and
   ``sudo`` prefixes removed (the sandbox user owns its home, which is all these steps touch).
   ``sleep`` is dropped (a reset waits until the screen is still). ``download`` cannot work with
   no network and makes a task unsupported, as does any step needing package installation,
   GNOME services, audio, systemd or root.
+- The sandbox has a session D-Bus and dconf, so ``gsettings`` and ``xdg-settings`` work in
+  config steps and evaluators as on OSWorld's Ubuntu (a check reads dconf's database file).
 - Evaluators: ``exact_match`` and ``check_include_exclude`` over ``vm_command_line`` become
-  ``command_output`` checks (run by the verifier in a fresh read-only sandbox); ``infeasible``
+  ``command_output`` checks (run by the verifier in a fresh read-only sandbox that sees the
+  agent's processes); ``infeasible``
   becomes ``agent_status == "fail"``. ``vm_terminal_output`` (GNOME Terminal's text through the
   accessibility tree), other metrics, and empty evaluators are reported as unsupported.
 - For an infeasible task the config only sets the scene: steps that cannot run are skipped
@@ -27,16 +36,23 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from palaestra.envs.computer.actions import parse_pyautogui
+from palaestra.envs.computer.suites import task_key
 from palaestra.errors import ActionError
 from palaestra.tasks import Task
+from palaestra.verifiers.validation import ValidationRecord
 
 ENV_ID = "palaestra/computer-v0"
 ORACLES = Path(__file__).with_name("osworld_oracles.json")
+#: the last validation run of the converted tasks (``validation.write_osworld_validation``)
+RECORD = ValidationRecord(
+    Path(__file__).with_name("osworld_validation.json"), "osworld-os", task_key
+)
 OSWORLD_SCREEN = (1920, 1080)
 SCREEN = (1024, 768)
 #: commands a step may use that this desktop cannot offer, and why
@@ -46,7 +62,6 @@ _NEEDS = {
     "aptget": "installs packages (needs the network and root)",
     "pip": "installs packages (needs the network)",
     "dpkg": "checks installed Debian packages (package management needs root)",
-    "gsettings": "reads GNOME settings (gsettings/dconf), which this desktop does not have",
     "pactl": "needs an audio server (PulseAudio)",
     "pulseaudio": "needs an audio server (PulseAudio)",
     "timedatectl": "needs systemd (timedatectl)",
@@ -92,9 +107,14 @@ def _shell(step: dict[str, Any]) -> str | list[str] | None:
     cmd = params.get("command")
     if isinstance(cmd, list) and len(cmd) >= 3 and cmd[0].startswith("python") and cmd[1] == "-c":
         return cmd  # a pyautogui script
+    return _argv(cmd)
+
+
+def _argv(cmd: Any) -> str:
+    """A command as a shell line: a list is an argv (quoted), anything else its text."""
     if isinstance(cmd, list):
-        return " ".join(cmd)
-    return cmd
+        return shlex.join(str(c) for c in cmd)
+    return str(cmd or "")
 
 
 def _scale(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -175,7 +195,7 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
         elif func not in ("exact_match", "check_include_exclude"):
             out.reasons.append(f"evaluator metric {func!r} is not implemented")
         else:
-            command = str(result.get("command", ""))
+            command = _argv(result.get("command", ""))
             needs = _commands_needing(command)
             outside = _OUTSIDE.findall(command)
             if needs:
@@ -228,25 +248,50 @@ def load_dir(folder: Path | None = None) -> list[Conversion]:
     return [convert(json.loads(p.read_text()), oracles) for p in sorted(folder.glob("*.json"))]
 
 
-def report(folder: Path | None = None) -> dict[str, Any]:
-    """Which tasks run here and, for the others, why not."""
-    conv = load_dir(folder)
+def candidates(folder: Path | None = None) -> list[Task]:
+    """The converted tasks that have a reference solution of ours: what validation runs."""
+    return [c.task for c in load_dir(folder) if c.task is not None and c.task.oracle is not None]
+
+
+def report(folder: Path | None = None, record: ValidationRecord | None = None) -> dict[str, Any]:
+    """Which tasks run here and, for the others, why not: ``unsupported`` could not be
+    converted; ``unvalidated`` were converted but are not (yet) proven sound in our sandbox
+    (no reference solution, never validated, or the validation's first failure). Only
+    ``runnable`` tasks are in the suite."""
+    record = record or RECORD
+    recorded = record.load().get("tasks", {})
+    runnable, unsupported, unvalidated = [], {}, {}
+    for c in load_dir(folder):
+        if c.task is None:
+            unsupported[c.task_id] = "; ".join(c.reasons)
+            continue
+        entry = recorded.get(c.task_id)
+        if c.task.oracle is None:
+            unvalidated[c.task_id] = f"no reference solution of ours ({ORACLES.name})"
+        elif entry is None or entry.get("key") != task_key(c.task):
+            unvalidated[c.task_id] = "not validated in this sandbox since it last changed"
+        elif not entry.get("validated"):
+            unvalidated[c.task_id] = f"validation failed: {entry.get('reason')}"
+        else:
+            runnable.append(c.task_id)
     return {
-        "total": len(conv),
-        "runnable": [c.task_id for c in conv if c.task is not None],
-        "unsupported": {c.task_id: "; ".join(c.reasons) for c in conv if c.task is None},
+        "total": len(runnable) + len(unsupported) + len(unvalidated),
+        "runnable": runnable,
+        "unsupported": unsupported,
+        "unvalidated": unvalidated,
     }
 
 
 def load_suite() -> list[Task]:
-    return [c.task for c in load_dir() if c.task is not None]
+    """The registered loader: the converted tasks the recorded validation run proved."""
+    return RECORD.validated(candidates())
 
 
 def main() -> None:
     """``python -m palaestra.envs.computer.osworld``: print the report."""
     rep = report()
     print(f"{len(rep['runnable'])} of {rep['total']} OSWorld tasks run on this desktop")
-    for tid, reason in rep["unsupported"].items():
+    for tid, reason in {**rep["unsupported"], **rep["unvalidated"]}.items():
         print(f"- {tid}: {reason}")
 
 

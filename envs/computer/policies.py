@@ -7,17 +7,41 @@
   validation's do-nothing: no action, then the verifier). It ends the episode without a step;
   the runner verifies.
 - ``random``: :class:`RandomPolicy`, seeded GUI actions on the screen the observation shows.
+
+``ADVERSARIES`` are the cheap strategies a reward hacker tries on a desktop, each a script built
+from the task's own data (its verifier, its oracle), never written for one task; execution
+validation plays every one and a task ships only if each fails it:
+
+- ``claim_done``: ends at once with ``done()``.
+- ``spoof_window``: for each window the verifier wants, opens an ``xterm`` dressed as it
+  (``-class Mousepad -T 'plan.txt - Mousepad'``), also started as ``exec -a mousepad`` and as a
+  renamed copy ``~/.local/bin/mousepad``.
+- ``spoof_process``: for each process the verifier wants, runs ``sleep`` under its name
+  (``exec -a 'bash ./my_process.sh'``, a renamed copy) and a shell that names the script
+  without running it (``bash -c 'sleep 600' ./my_process.sh``).
+- ``code_only``: a task that claims the GUI (``metadata.claims_gui``) done through code: the
+  oracle's code actions, and the text its GUI steps type run as shell commands. A task that
+  does not claim the GUI may be done any way, so there it only ends.
+- ``repeat_last``: the oracle's last substantive action alone, three times, then ``done()`` (a
+  policy that learned the final step, ``ctrl+s`` or the last command, without the work). A
+  pause, a bare click or pointer move (focusing what the desktop already focuses) is not
+  substantive; when the oracle has one substantive action, that action is the solution and
+  there is nothing to prove.
 """
 
 from __future__ import annotations
 
+import re
+import shlex
 import string
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from palaestra.envs.computer.actions import COMPUTER_ACTIONS
-from palaestra.policies import Policy, PolicyFactory, ReplayPolicy
+from palaestra.envs.computer.actions import COMPUTER_ACTIONS, translate
+from palaestra.errors import ActionError
+from palaestra.policies import Policy, PolicyFactory, ReplayPolicy, ScriptPolicy
 from palaestra.tasks import Task
 
 #: keys a random user presses: harmless on any app (no logout, no window-manager chords)
@@ -75,4 +99,125 @@ POLICIES: dict[str, PolicyFactory] = {
     "replay": ReplayPolicy,
     "noop": noop,
     "random": RandomPolicy,
+}
+
+
+# ----- adversaries ------------------------------------------------------------------------------
+CODE_ACTIONS = ("run_shell", "run_python", "write_file")
+#: an oracle step that does no work alone: a pause, the end, a pointer focusing a window
+_IDLE = ("wait", "done", "fail", "click", "move")
+_DETACH = ">/dev/null 2>&1 </dev/null &"
+
+
+def checks(spec: Any, kind: str) -> Iterator[dict[str, Any]]:
+    """Every check of ``kind`` in a verifier spec, however deep in ``all``/``any`` groups."""
+    if isinstance(spec, dict):
+        if spec.get("kind") == kind:
+            yield spec
+        for child in spec.get("checks", []):
+            yield from checks(child, kind)
+
+
+def literal(pattern: str) -> str:
+    """A text a regex (a title, an argument pattern) matches, for the simple ones tasks use:
+    anchors and quantifiers dropped, escapes undone."""
+    text = re.sub(r"\\([\\.\-+*?()\[\]{}|^$/])", r"\1", pattern)
+    return re.sub(r"(?<!\\)[\^$]|\.\*|\\[sbdw][+*]?", "", text).strip()
+
+
+def _shell(cmd: str) -> str:
+    return f"run_shell({cmd!r}, timeout=20)"
+
+
+def _spoof_windows(task: Task | None) -> list[Any]:
+    out = []
+    for spec in checks(task.verifier if task else {}, "window"):
+        if spec.get("present", True) is False:
+            continue
+        exe = str(spec.get("exe") or str(spec.get("class", "app")).lower())
+        cls = str(spec.get("class") or exe.capitalize())
+        title = shlex.quote(f"{literal(str(spec.get('title', '')))} - {cls}".strip(" -"))
+        dressed = f"-class {shlex.quote(cls)} -name {shlex.quote(exe)} -T {title}"
+        copy = f"$HOME/.local/bin/{exe}"
+        out += [
+            _shell(f"setsid xterm {dressed} {_DETACH}"),
+            _shell(f"setsid bash -c 'exec -a {exe} xterm {dressed}' {_DETACH}"),
+            _shell(f"mkdir -p ~/.local/bin && cp /usr/bin/xterm {copy}"),
+            _shell(f"setsid {copy} {dressed} {_DETACH}"),
+        ]
+    return [*out, "wait(1.5)", "done()"] if out else ["done()"]
+
+
+def _spoof_processes(task: Task | None) -> list[Any]:
+    out = []
+    for spec in checks(task.verifier if task else {}, "process"):
+        if spec.get("present", True) is False:
+            continue
+        exe = str(spec["exe"])
+        args = " ".join(x for x in (literal(str(spec.get("args", ""))), spec.get("opens")) if x)
+        named = shlex.quote(f"{exe} {args}".strip())
+        copy = f"/tmp/{exe}"
+        out += [
+            _shell(f"setsid bash -c {shlex.quote(f'exec -a {named} sleep 600')} {_DETACH}"),
+            _shell(f"cp /bin/sleep {copy}"),
+            _shell(f"setsid bash -c {shlex.quote(f'exec -a {named} {copy} 600')} {_DETACH}"),
+            _shell(f"cd ~ && setsid {exe} -c 'sleep 600' {args} {_DETACH}"),
+        ]
+    return [*out, "wait(0.5)", "done()"] if out else ["done()"]
+
+
+def _parsed(action: Any) -> Any:
+    try:
+        return COMPUTER_ACTIONS.parse(translate(action))
+    except (ActionError, TypeError, ValueError):
+        return None
+
+
+def _name(action: Any) -> str:
+    found = _parsed(action)
+    return str(found.name) if found is not None else ""
+
+
+def _typed(action: Any) -> str:
+    """The text a GUI step types (``type_text``, a pyautogui ``write``), or ''."""
+    found = _parsed(action)
+    if found is None:
+        return ""
+    if found.name == "type_text":
+        return str(found.args["text"])
+    if found.name == "pyautogui":
+        return " ".join(re.findall(r"write\(['\"](.*?)['\"]", found.args["code"]))
+    return ""
+
+
+def _code_only(task: Task | None) -> list[Any]:
+    if task is None or task.oracle is None or not task.metadata.get("claims_gui"):
+        return ["done()"]
+    out = []
+    for action in task.oracle.data or []:
+        if _name(action) in CODE_ACTIONS:
+            out.append(action)
+        elif _typed(action).strip():
+            out.append(_shell(_typed(action)))
+    return [*out, "done()"]
+
+
+def _repeat_last(task: Task | None) -> list[Any]:
+    plan = [a for a in (task.oracle.data or [] if task and task.oracle else [])]
+    work = [a for a in plan if _name(a) not in _IDLE]
+    if len(work) < 2:
+        return ["done()"]
+    return [work[-1]] * 3 + ["wait(0.5)", "done()"]
+
+
+def _script(build: Any) -> PolicyFactory:
+    return lambda **_: ScriptPolicy(build)
+
+
+ADVERSARIES: dict[str, PolicyFactory] = {
+    "claim_done": _script(lambda task: ["done()"]),
+    "spoof_window": _script(_spoof_windows),
+    "spoof_process": _script(_spoof_processes),
+    "code_only": _script(_code_only),
+    "repeat_last": _script(_repeat_last),
 }

@@ -18,15 +18,19 @@ needs on top:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import signal
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
 from palaestra.envs.computer.display import Display
+from palaestra.envs.computer.procs import session_processes
 from palaestra.envs.runtimes.sandbox import (
     HOME,
     Limits,
@@ -43,7 +47,10 @@ from palaestra.envs.runtimes.sandbox import (
 )
 from palaestra.errors import EnvCrashed
 
-__all__ = ["HOME", "Limits", "Sandbox", "chown_tree", "run_isolated"]
+__all__ = ["HOME", "SESSION_BUS", "Limits", "Sandbox", "chown_tree", "run_isolated"]
+
+#: the session D-Bus's socket inside the sandbox (its private /tmp): gsettings, dconf, GIO
+SESSION_BUS = "/tmp/.session-bus"
 
 
 class Sandbox:
@@ -121,6 +128,24 @@ class Sandbox:
             err = self.proc.stderr.read().decode(errors="replace") if self.proc.stderr else ""
             self.stop()
             raise EnvCrashed(f"the sandbox (bubblewrap) did not start: {err.strip()}") from None
+        self._wait_ready()
+
+    def _wait_ready(self, timeout_s: float = 10.0) -> None:
+        """Wait until bwrap has set the sandbox up and run its command (``sleep infinity``
+        is a child of its pid 1): bwrap names its pid 1 before the mounts are done, and a
+        process entered into them earlier finds no ``/usr`` (``nsenter: failed to execute
+        setpriv``)."""
+        children = Path(f"/proc/{self.pid}/task/{self.pid}/children")
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with contextlib.suppress(OSError):
+                for child in children.read_text().split():
+                    if os.readlink(f"/proc/{child}/exe").endswith("/sleep"):
+                        return
+            if time.monotonic() > deadline or not self.alive():
+                self.stop()
+                raise EnvCrashed("the sandbox (bubblewrap) did not run its init")
+            time.sleep(0.002)
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -142,6 +167,30 @@ class Sandbox:
         self._children = []
         self.pid = 0
 
+    def processes(self) -> list[dict[str, Any]]:
+        """The processes running in the sandbox, read from the host (see ``procs.py``)."""
+        return session_processes(self.pid) if self.alive() else []
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """Stop every process of the sandbox (SIGSTOP, until no new one appears) while a
+        verifier looks, and continue them after: none can act on what is being checked."""
+        stopped: set[int] = set()
+        try:
+            for _ in range(20):
+                fresh = {p["pid"] for p in self.processes()} - stopped
+                if not fresh:
+                    break
+                for pid in fresh:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGSTOP)
+                stopped |= fresh
+            yield
+        finally:
+            for pid in stopped:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGCONT)
+
     def user_env(self) -> list[str]:
         display = self.display.name if self.display else ":0"
         return [
@@ -159,6 +208,7 @@ class Sandbox:
             "NO_AT_BRIDGE=1",
             "GTK_A11Y=none",
             "XDG_RUNTIME_DIR=/tmp",
+            f"DBUS_SESSION_BUS_ADDRESS=unix:path={SESSION_BUS}",
         ]
 
     def command(self, argv: list[str], cpu_s: float | None = None) -> list[str]:
@@ -190,30 +240,43 @@ class Sandbox:
 
 
 def run_isolated(
-    home: Path, uid: int, script: str, timeout: float = 10.0
+    home: Path, uid: int, script: str, timeout: float = 10.0, pid_ns_of: int = 0
 ) -> subprocess.CompletedProcess:
     """Run a verifier's shell command in a fresh sandbox over a read-only view of ``home``.
 
-    It is not the agent's sandbox: no process the agent left running can answer in its place,
-    the home is read-only so the check cannot change what it checks, and ``bash --norc`` with a
-    fixed PATH ignores the agent's dotfiles.
+    It is not the agent's sandbox: the home is read-only so the check cannot change what it
+    checks, ``bash --norc`` with a fixed PATH ignores the agent's dotfiles, and nothing the
+    agent planted in its /tmp is there. With ``pid_ns_of`` (the live sandbox's pid 1) it joins
+    that sandbox's pid namespace (bwrap's ``--pidns``, with a /proc mounted for it), so
+    ``ps`` or ``pgrep`` see the agent's processes as they are; the caller freezes them meanwhile
+    (:meth:`Sandbox.frozen`), so none can write into the check's output
+    (``/proc/PID/fd/1`` of a same-uid process) or change the state under it.
     """
     limits = Limits(nproc=4096)  # the agent's own processes count against the uid's nproc
     seccomp = seccomp_fd()
+    fds = [seccomp]
     try:
         argv = bwrap_argv(limits, ro_binds=[(str(home), HOME)], seccomp=seccomp)
+        if pid_ns_of > 0:  # the agent's pid namespace instead of a new one
+            fds.append(os.open(f"/proc/{pid_ns_of}/ns/pid", os.O_RDONLY))
+            argv.remove("--unshare-pid")
+            argv[1:1] = ["--pidns", str(fds[-1])]
         argv += drop(uid)
         argv += ["env", "-i", f"HOME={HOME}", "USER=user", "PATH=/usr/bin:/bin", "LANG=C.UTF-8"]
+        # no bus: a check reads settings from their files (dconf's database), never through a
+        # service the agent's session runs, and gsettings must not wait to autolaunch one
+        argv += ["DBUS_SESSION_BUS_ADDRESS=disabled:", "XDG_RUNTIME_DIR=/tmp"]
         argv += ["bash", "--norc", "--noprofile", "-c", script]
         return subprocess.run(
             [*prlimit(limits), *argv],
             capture_output=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
-            pass_fds=(seccomp,),
+            pass_fds=tuple(fds),
         )
     finally:
-        os.close(seccomp)
+        for fd in fds:
+            os.close(fd)
 
 
 class _suppress:

@@ -12,6 +12,12 @@ Decisions:
 - Oracles are action lists, ``{"policy": "replay", "data": [...]}``. Where the task can be done
   with the GUI alone (typing in the terminal, editing in the editor, closing a window), the
   oracle uses only GUI actions, so the GUI path is proven too; elsewhere it is code.
+- No instruction demands the GUI ("using the terminal on screen", "with the editor"): nothing
+  the verifier can read tells keys typed from ``run_shell`` (the agent's code reaches the
+  X server too), so a task names the outcome and the app it may use, and any way that reaches
+  the outcome is right. :data:`GUI_CLAIM` finds such wording (a test keeps it out); a task
+  that claims the GUI must say so in ``metadata.claims_gui`` and verify it, and the
+  ``code_only`` adversary then plays it through code.
 - Only tasks that passed execution validation (oracle twice, agreeing; doing nothing fails) are
   emitted: ``validation.json`` beside this file records the last run
   (:func:`palaestra.envs.computer.validation.write_validation`), keyed by a hash of each task
@@ -21,6 +27,7 @@ Decisions:
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,8 +64,14 @@ def output(command: str, **how: Any) -> dict[str, Any]:
     return {"kind": "command_output", "command": command, **how}
 
 
-def window(cls: str, **how: Any) -> dict[str, Any]:
-    return {"kind": "window", "class": cls, **how}
+def window(exe: str, **how: Any) -> dict[str, Any]:
+    """A window of the program ``exe``: the process behind it runs that executable."""
+    return {"kind": "window", "exe": exe, **how}
+
+
+def process(exe: str, **how: Any) -> dict[str, Any]:
+    """A process of the session running the real executable ``exe``."""
+    return {"kind": "process", "exe": exe, **how}
 
 
 def gate(spec: dict[str, Any]) -> dict[str, Any]:
@@ -180,6 +193,14 @@ def chmod(tid: str, instruction: str, path: str, text: str, before: str, after: 
     )
 
 
+#: wording that demands the GUI as the means, which no check of this suite can verify
+GUI_CLAIM = re.compile(
+    r"\b(using|with|through|via) the (terminal|(text )?editor|GUI|mouse|keyboard)\b"
+    r"|\b(type|click)\b.*\b(in|on) the (terminal|(text )?editor|screen)\b",
+    re.IGNORECASE,
+)
+
+
 def _task(group: str, entry: Row) -> Task:
     gui = all(
         isinstance(a, str) and a.split("(", 1)[0] not in ("run_shell", "run_python", "write_file")
@@ -198,6 +219,7 @@ def _task(group: str, entry: Row) -> Task:
             "source": "palaestra.envs.computer.suites",
             "group": group,
             "oracle": "gui" if gui else "code",
+            "claims_gui": False,
             "tags": ["computer", group, *entry.tags],
         },
         oracle={"policy": "replay", "data": entry.oracle},
@@ -316,22 +338,24 @@ TABLE: dict[str, list[Row]] = {
     "text": [
         in_editor(
             "append-line-in-editor",
-            "In the text editor showing notes.txt, add a last line 'buy milk' and save.",
+            "Add a last line 'buy milk' to ~/notes.txt and save it (the text editor on screen "
+            "shows it).",
             "eggs\nbread",
             "eggs\nbread\nbuy milk",
             ["key('ctrl+End')", "type_text('\\nbuy milk')"],
         ),
         in_editor(
             "heading-in-editor",
-            "In the text editor showing notes.txt, insert '# Groceries' as a new first line "
-            "and save.",
+            "Insert '# Groceries' as a new first line of ~/notes.txt and save it (the text editor "
+            "on screen shows it).",
             "eggs",
             "# Groceries\neggs",
             ["key('ctrl+Home')", "type_text('# Groceries\\n')"],
         ),
         in_editor(
             "rewrite-in-editor",
-            "In the text editor showing notes.txt, delete the line 'DELETE ME' and save.",
+            "Delete the line 'DELETE ME' from ~/notes.txt and save it (the text editor on screen "
+            "shows it).",
             "first\nDELETE ME\nlast",
             "first\nlast",
             ["key('ctrl+Home')", "key('Down')", "key('shift+Down')", "key('Delete')"],
@@ -596,19 +620,19 @@ TABLE: dict[str, list[Row]] = {
     "mixed": [
         in_terminal(
             "terminal-year",
-            "Using the terminal on screen, write the current year (4 digits) to ~/year.txt.",
+            "Write the current year (4 digits) to ~/year.txt; a terminal is open on screen.",
             check("file_regex", "year.txt", pattern=r"\A20\d\d\s*\Z"),
             "date +%Y > ~/year.txt\n",
         ),
         in_terminal(
             "terminal-mkdir",
-            "Using the terminal on screen, create the folder ~/made_by_hand.",
+            "Create the folder ~/made_by_hand; a terminal is open on screen.",
             exists("made_by_hand", "dir"),
             "mkdir ~/made_by_hand\n",
         ),
         rewrite(
             "terminal-hotkey-clear",
-            "Using the terminal on screen, append the line 'done' to ~/status.txt.",
+            "Append the line 'done' to ~/status.txt; a terminal is open on screen.",
             "status.txt",
             "started\n",
             "started\ndone",
@@ -619,14 +643,14 @@ TABLE: dict[str, list[Row]] = {
         row(
             "open-plan-in-editor",
             "Open ~/Documents/plan.txt in the text editor and leave it open.",
-            window("Mousepad", title="plan\\.txt"),
+            window("mousepad", title="plan\\.txt"),
             ["run_shell('mousepad ~/Documents/plan.txt >/dev/null 2>&1 &')", "wait(1.5)"],
             files={"Documents/plan.txt": "1. plan\n"},
         ),
         row(
             "close-editor",
             "Close the text editor window.",
-            window("Mousepad", present=False),
+            window("mousepad", present=False),
             ["key('ctrl+q')", "wait(0.5)"],
             tags=("gui",),
             apps=editor("notes.txt"),
@@ -634,9 +658,9 @@ TABLE: dict[str, list[Row]] = {
         ),
         row(
             "code-then-editor",
-            "Create ~/log.txt containing the line 'start', then open it in the text editor, "
-            "add the line 'end' with the editor and save.",
-            _all(contents("log.txt", equals="start\nend"), window("Mousepad", title="log\\.txt")),
+            "Create ~/log.txt containing the line 'start', then add the line 'end' to it, save "
+            "it, and leave it open in the text editor.",
+            _all(contents("log.txt", equals="start\nend"), window("mousepad", title="log\\.txt")),
             [
                 "write_file('/home/user/log.txt', 'start\\n')",
                 "run_shell('mousepad ~/log.txt >/dev/null 2>&1 &')",
@@ -649,8 +673,8 @@ TABLE: dict[str, list[Row]] = {
         ),
         row(
             "editor-then-code",
-            "The editor shows ~/numbers.txt: type the numbers 1 to 3, one per line, save, and "
-            "write their sum (from the file) to ~/sum.txt.",
+            "Put the numbers 1 to 3 in ~/numbers.txt (the editor on screen shows it), one per "
+            "line, save it, and write their sum (from the file) to ~/sum.txt.",
             _all(contents("numbers.txt", equals="1\n2\n3"), contents("sum.txt", equals="6")),
             [
                 "type_text('1\\n2\\n3')",
@@ -671,7 +695,7 @@ TABLE: dict[str, list[Row]] = {
         ),
         row(
             "pyautogui-terminal",
-            "Using the terminal on screen, create an empty file ~/hello.txt.",
+            "Create an empty file ~/hello.txt; a terminal is open on screen.",
             exists("hello.txt", "file"),
             [
                 "import pyautogui\npyautogui.click(512, 400)\n"
@@ -680,6 +704,15 @@ TABLE: dict[str, list[Row]] = {
             ],
             tags=("gui", "pyautogui"),
             apps=TERMINAL,
+        ),
+        row(
+            "background-job",
+            "Start the script ~/my_process.sh so that it keeps running in the background after "
+            "your command returns.",
+            process("bash", opens="my_process.sh"),
+            sh(f"cd ~ && setsid ./my_process.sh {'>/dev/null 2>&1 </dev/null &'}"),
+            files={"my_process.sh": "#!/bin/bash\nwhile true; do sleep 1; done\n"},
+            modes={"my_process.sh": "755"},
         ),
         row(
             "refuse-bluetooth",

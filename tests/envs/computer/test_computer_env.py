@@ -23,13 +23,6 @@ pytestmark = pytest.mark.timeout(300)
 TASKS = {t.id: t for t in all_tasks()}
 
 
-@pytest.fixture(scope="module")
-def env():
-    e = ComputerEnv()
-    yield e
-    e.close()
-
-
 def out(obs):
     return json.loads(obs["last_output"])
 
@@ -210,11 +203,12 @@ def test_suite_is_validated():
     "tid", ["append-line-in-editor", "terminal-year", "csv-to-json", "tar-project"]
 )
 def test_oracles_pass_and_doing_nothing_fails(env, tid):
-    rep = validate_task(env, TASKS[tid])
+    rep = validate_task(env, TASKS[tid], adversaries=False)  # the record has them
     assert rep.validated, rep.reason
 
 
 def test_osworld_loader_reports_what_runs():
+    """Runnable means validated in our sandbox (the recorded run), nothing less."""
     rep = report()
     assert rep["total"] == 24
     assert sorted(rep["runnable"]) == [
@@ -223,16 +217,20 @@ def test_osworld_loader_reports_what_runs():
         "b3d4a89c-53f2-4d6b-8b6a-541fb5d205fa",
         "c288e301-e626-4b98-a1ab-159dcb162af5",
         "e0df059f-28a6-4169-924f-b9623e7184cc",
+        "f9be0997-4b7c-45c5-b05c-4612b44a6118",  # gsettings, through the session bus
     ]
+    assert sorted(t.id for t in get_suite("osworld-os").tasks) == sorted(rep["runnable"])
     why = rep["unsupported"]
     assert "no network" in why["37887e8c-da15-4192-923c-08fa390a176d"]
     assert "no evaluator" in why["4d2b519e-e872-4100-8ea3-fe71ab0f9133"]
-    assert "gsettings" in why["a4d98375-215b-4a4d-aee9-3d4370fccc41"]
+    # converts, but our dconf's default already is the answer: unsound here, and said why
+    unsound = rep["unvalidated"]["a4d98375-215b-4a4d-aee9-3d4370fccc41"]
+    assert "doing nothing scores 1.0" in unsound
 
 
 def test_osworld_tasks_run_with_oracles(env):
-    for task in get_suite("osworld-os").tasks:
-        rep = validate_task(env, task, repeats=1)
+    for task in get_suite("osworld-os").tasks[:2]:  # all of them: the recorded validation
+        rep = validate_task(env, task, repeats=1, adversaries=False)
         assert rep.validated, (task.id, rep.reason)
 
 
