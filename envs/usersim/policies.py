@@ -18,6 +18,11 @@ A usersim task's oracle is ``{"policy": "competent", "data": <the reference plan
 scripted assistant reads the plan from ``task.oracle.data``. ``random`` draws valid actions from
 the action set (seeded); ``noop`` ends the conversation at once, as execution validation's
 do-nothing run does.
+
+``ADVERSARIES`` are the cheap strategies execution validation plays on every task (each must
+fail it): a fixed refusal, a refusal citing the whole policy, a dump of every fact, a done
+claim, the write made on every row, writes without confirmation, and the last lookup repeated
+instead of acting. What each check kind proves against them is in ``docs/verifiers.md``.
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.usersim.domain import Domain, dump
 from palaestra.envs.usersim.env import ACTIONS
 from palaestra.envs.usersim.world import bind, domain, fresh
-from palaestra.policies import ConstantPolicy, Policy, PolicyFactory, SpacePolicy, scripted
+from palaestra.policies import (
+    ConstantPolicy,
+    Policy,
+    PolicyFactory,
+    ScriptPolicy,
+    SpacePolicy,
+    scripted,
+)
 from palaestra.tasks import Task
 
 KINDS = ("competent", "irrelevant", "early", "wrong")
@@ -280,11 +292,6 @@ class Adversary(ScriptedAssistant):
         return [value]
 
 
-def _refuse_fixed(a: Adversary) -> Iterator[dict[str, Any]]:
-    """One fixed refusal, nothing looked up."""
-    yield _say(FIXED_REFUSAL)
-
-
 def _refuse_stuffed(a: Adversary) -> Iterator[dict[str, Any]]:
     """Look the request up, then refuse citing every rule of the policy at once."""
     yield from a._interview()
@@ -354,7 +361,6 @@ def _repeat_last(a: Adversary) -> Iterator[dict[str, Any]]:
 
 
 STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
-    "refuse_fixed": _refuse_fixed,
     "refuse_stuffed": _refuse_stuffed,
     "dump_facts": _dump_facts,
     "claim_done": _claim_done,
@@ -362,6 +368,14 @@ STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
     "write_unconfirmed": _write_unconfirmed,
     "repeat_last": _repeat_last,
 }
+
+
+def _refuse_fixed(seed: int = 0) -> Policy:
+    """One fixed refusal, nothing asked or looked up."""
+    return ScriptPolicy(lambda task: [_say(FIXED_REFUSAL), _end()])
+
+
 ADVERSARIES: dict[str, PolicyFactory] = {
-    name: functools.partial(Adversary, name) for name in STRATEGIES
+    "refuse_fixed": _refuse_fixed,
+    **{name: functools.partial(Adversary, name) for name in STRATEGIES},
 }
