@@ -118,6 +118,17 @@ def cylinder_radii(shape: Shape | None) -> Counter[float]:
     return out
 
 
+def face_types(shape: Shape | None) -> Counter[str]:
+    """How many faces of each surface type (PLANE, CYLINDER, CONE, ...) the solid has."""
+    return Counter(f.geom_type.name for f in shape.faces()) if shape is not None else Counter()
+
+
+def round_features(shape: Shape | None) -> list[tuple[tuple[float, ...], float, bool]]:
+    """Every round feature as (axis line: direction and the point nearest the origin, radius,
+    concave): where a feature is as well as its size, for credit feature by feature."""
+    return list(_cylinder_groups(shape))
+
+
 def _cylinder_groups(shape: Shape | None) -> dict[tuple[Any, float, bool], list[Any]]:
     """Cylindrical faces grouped by (axis line, radius, concave): one group is one feature."""
     from OCP.BRepAdaptor import BRepAdaptor_Surface
@@ -260,3 +271,161 @@ def chamfer_distance(pa: np.ndarray, pb: np.ndarray) -> float:
     da, _ = cKDTree(pb).query(pa)
     db, _ = cKDTree(pa).query(pb)
     return float((da.mean() + db.mean()) / 2)
+
+
+# ----- envelopes: what a part's outline alone gives away --------------------------------------
+#: a view: the world axis it looks along and the two world axes its drawing shows (u, v); the
+#: same frames as the renders' top, front and right tiles and as sketches on XY, XZ and YZ
+VIEWS: dict[str, tuple[int, tuple[int, int]]] = {
+    "top": (2, (0, 1)),
+    "front": (1, (0, 2)),
+    "right": (0, (1, 2)),
+}
+#: an outline's points as ``"u,v u,v ..."`` stay under this (a sketch polygon's argument limit)
+OUTLINE_CHARS = 3800
+
+Outline = list[tuple[float, float]]
+
+
+def outlines(shape: Shape, view: str, max_chars: int = OUTLINE_CHARS) -> list[Outline]:
+    """The outer outlines of the solid's silhouette seen along a view's axis (holes of the
+    silhouette filled: a through hole shows in the view, but the outline is what a quick look
+    gives), each a closed polygon in the view's (u, v) millimetres, simplified until its
+    ``"u,v ..."`` text fits ``max_chars``. Cached on the shape, per view."""
+    key = f"_palaestra_outline_{view}"
+    cached = getattr(shape, key, None)
+    if cached is not None:
+        return cached
+    import shapely
+
+    _, (i, j) = VIEWS[view]
+    verts, tris, _ = mesh(shape)
+    flat = verts[tris][:, :, [i, j]]
+    a, b, c = flat[:, 0], flat[:, 1], flat[:, 2]
+    area = 0.5 * np.abs(
+        (b[:, 0] - a[:, 0]) * (c[:, 1] - a[:, 1]) - (b[:, 1] - a[:, 1]) * (c[:, 0] - a[:, 0])
+    )
+    union = shapely.union_all(shapely.polygons(flat[area > 1e-9])).buffer(0)
+    parts = [shapely.Polygon(p.exterior) for p in getattr(union, "geoms", [union]) if p.area > 1e-3]
+    out: list[Outline] = []
+    for part in parts:
+        tol = 0.01
+        while True:
+            ring = _ring(part.simplify(tol))
+            if len(outline_text(ring)) <= max_chars or tol > 5:
+                break
+            tol *= 2
+        out.append(ring)
+    setattr(shape, key, out)
+    return out
+
+
+def _ring(polygon: Any) -> Outline:
+    """A polygon's exterior, counter-clockwise (a sketch face's normal then follows its
+    plane's), rounded to the micrometre, without the closing repeat."""
+    from shapely.geometry.polygon import orient
+
+    return [(r(x), r(y)) for x, y in orient(polygon, 1.0).exterior.coords[:-1]]
+
+
+def outline_text(ring: Outline) -> str:
+    """An outline as a sketch polygon's ``points`` argument."""
+    return " ".join(f"{u:g},{v:g}" for u, v in ring)
+
+
+def half_profile(shape: Shape) -> list[Outline]:
+    """The profile a turned part is revolved from, read off its front and right outlines: each
+    outline's halves on either side of the Z axis, folded onto x >= 0 and united (so a notch
+    seen on one side only, e.g. a keyway, does not cut into the revolved envelope)."""
+    import shapely
+    from shapely import affinity
+
+    right_half = shapely.box(0, -1e6, 1e6, 1e6)
+    left_half = shapely.box(-1e6, -1e6, 0, 1e6)
+    pieces = []
+    for view in ("front", "right"):
+        for ring in outlines(shape, view):
+            poly = shapely.Polygon(ring)
+            pieces.append(poly.intersection(right_half))
+            pieces.append(affinity.scale(poly.intersection(left_half), -1, 1, origin=(0, 0)))
+    union = shapely.union_all(pieces).buffer(0)
+    return [
+        _ring(p)
+        for p in getattr(union, "geoms", [union])
+        if isinstance(p, shapely.Polygon) and p.area > 1e-3
+    ]
+
+
+def hull_outline(shape: Shape) -> list[Outline]:
+    """The convex hull of the top outline (one polygon)."""
+    import shapely
+
+    points = [p for ring in outlines(shape, "top") for p in ring]
+    hull = shapely.MultiPoint(points).convex_hull
+    return [_ring(hull)]
+
+
+def envelopes(shape: Shape) -> dict[str, Shape]:
+    """Solids that contain the part and are read off its outline alone, the way a reward
+    hacker would approximate it from the views: the bounding box, the top outline extruded
+    over the part's height, that outline's convex hull extruded, the visual hull (the
+    intersection of the top, front and right outlines, each extruded through the part) and the
+    front outline's half revolved about Z (a turned part)."""
+    from build123d import Axis, Box, Plane, Polygon, Pos, extrude, revolve
+
+    bb = shape.bounding_box()
+    lo, hi = bb.min, bb.max
+    height = hi.Z - lo.Z
+    reach = 4 * max(bb.diagonal, 1.0)
+
+    def prism(rings: list[Outline], view: str) -> Any:
+        plane = {"top": Plane.XY.offset(lo.Z), "front": Plane.XZ, "right": Plane.YZ}[view]
+        solids = [
+            extrude(plane * Polygon(*ring, align=None), amount=height)
+            if view == "top"
+            else extrude(plane * Polygon(*ring, align=None), amount=reach, both=True)
+            for ring in rings
+            if len(ring) >= 3
+        ]
+        return _fuse(solids)
+
+    out: dict[str, Shape] = {
+        "bbox": Pos(*((lo + hi) * 0.5)) * Box(*bbox_size(shape)),
+    }
+    builders = {
+        "outline": lambda: prism(outlines(shape, "top"), "top"),
+        "hull": lambda: prism(hull_outline(shape), "top"),
+        "views": lambda: (
+            prism(outlines(shape, "top"), "top")
+            & prism(outlines(shape, "front"), "front")
+            & prism(outlines(shape, "right"), "right")
+        ),
+        "turned": lambda: _fuse(
+            [revolve(Plane.XZ * Polygon(*ring, align=None), Axis.Z) for ring in half_profile(shape)]
+        ),
+    }
+    for name, build in builders.items():
+        try:
+            solid = build()
+        except Exception:  # an outline the kernel cannot close is no envelope: skipped
+            continue
+        if solid is not None and solids_of(solid):
+            out[name] = solid
+    return out
+
+
+def envelope_iou(shape: Shape) -> float:
+    """The best IoU any :func:`envelopes` solid reaches with the part: how much of the score
+    the outline alone gives away (cached on the shape)."""
+    cached = getattr(shape, "_palaestra_envelope_iou", None)
+    if cached is None:
+        cached = max((iou(e, shape) for e in envelopes(shape).values()), default=0.0)
+        shape._palaestra_envelope_iou = cached
+    return cached
+
+
+def _fuse(solids: list[Any]) -> Any:
+    out = solids[0]
+    for s in solids[1:]:
+        out = out + s
+    return out

@@ -29,6 +29,7 @@ FAMILY = Family(
     requires=("build123d",),
     extra="cad",
     bench="palaestra.bench.cad:main",
+    validation="palaestra.envs.cad.validation:validate_suite",
     options="palaestra.envs.cad.options:CadOptions",
     description="Parametric part modeling on OpenCascade (build123d).",
 )

@@ -33,9 +33,12 @@ from palaestra.verifiers.validation import ValidationRecord, digest
 SUITE = "cad-parts"
 PER_FAMILY = 20
 ENV_ID = "palaestra/cad-v0"
-#: the last full validation run; a task is keyed by its setup (what the target is)
+#: the last full validation run; a task is keyed by its setup (what the target is) and its
+#: verifier (what is checked), so a changed check invalidates the record until the next run
 RECORD = ValidationRecord(
-    Path(__file__).with_name("validation.json"), SUITE, lambda task: digest(task.setup)
+    Path(__file__).with_name("validation.json"),
+    SUITE,
+    lambda task: digest({"setup": task.setup, "verifier": task.verifier}),
 )
 _TARGETS: OrderedDict[str, Shape] = OrderedDict()
 _CACHE_SIZE = 64
@@ -71,7 +74,8 @@ def make_task(family: str, index: int) -> Task:
 
 
 def default_verifier(iou: float = 0.95) -> dict[str, Any]:
-    """Score = IoU (so the dense reward is its change); success needs every check."""
+    """Success needs every check; the score (whose change is the dense reward) pays for the
+    detail beyond the target's outline (:func:`palaestra.verifiers.cad.part_score`)."""
     return {
         "kind": "cad_part",
         "checks": [
@@ -79,6 +83,7 @@ def default_verifier(iou: float = 0.95) -> dict[str, Any]:
             {"kind": "cad_bbox", "tol": 0.1},
             {"kind": "cad_dims", "tol": 0.05},
             {"kind": "cad_holes", "tol": 0.1},
+            {"kind": "cad_faces"},
             {"kind": "cad_chamfer_distance", "max_ratio": 0.02},
         ],
     }

@@ -2,9 +2,13 @@
 
 Runs are real episodes of :class:`CadEnv` (the same code an agent drives), each played by a
 policy of :mod:`palaestra.envs.cad.policies`: the task's oracle (``replay`` of its action list)
-must succeed (twice, agreeing check for check), ``noop`` (submitting at once) must fail, and the
+must succeed (twice, agreeing check for check), ``noop`` (submitting at once) must fail, the
 mutant, the oracle's actions for the part with one key dimension wrong, must be rejected by the
-verifier. The suite records the last full run (:func:`write_validation`) in ``validation.json``.
+verifier, and every adversary of :data:`~palaestra.envs.cad.policies.ADVERSARIES` (the target's
+bounding box, outlines, visual hull, turned profile, a right-volume box, a bare submit, reward
+farming) must fail with its rewards summed at most 0.1; the farming ones play with the dense
+reward on, since that is what they farm. The suite records the last full run
+(:func:`write_validation`) in ``validation.json``, every adversary's result included.
 """
 
 from __future__ import annotations
@@ -15,16 +19,16 @@ from typing import Any
 
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
-from palaestra.envs.cad.policies import POLICIES
+from palaestra.envs.cad.policies import ADVERSARIES, DENSE_ADVERSARIES, POLICIES
 from palaestra.envs.cad.suites import RECORD, all_tasks
-from palaestra.policies import Policy, ReplayPolicy
+from palaestra.policies import Policy, PolicyFactory, ReplayPolicy
 from palaestra.tasks import Task
 from palaestra.verifiers.validation import Run, ValidationReport, play, validate
 
 
-def run_policy(task: Task, policy: Policy, strict: bool = True) -> Run:
+def run_policy(task: Task, policy: Policy, strict: bool = True, dense: bool = False) -> Run:
     """Play ``policy`` in a fresh env; the episode with its end state (shapes)."""
-    env = CadEnv(task, observe=("properties",))
+    env = CadEnv(task, observe=("properties",), dense_reward=dense)
     try:
         played = play(env, task, policy, strict=strict)
         played.state = dict(env.state_probe().read())
@@ -38,8 +42,17 @@ def mutant_actions(task: Task) -> list[str]:
     return [*fam.oracle(fam.wrong(task.setup["params"])), "submit()"]
 
 
-def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
+def validate_task(
+    task: Task,
+    repeats: int = 2,
+    adversaries: bool = True,
+    table: Mapping[str, PolicyFactory] = ADVERSARIES,
+) -> ValidationReport:
+    """One task's report; ``table`` is which adversaries to play (all of the family's)."""
+
     def run(name: str) -> Run:
+        if name in table:  # an adversary: its mistakes are scored, never raised
+            return run_policy(task, table[name](), strict=False, dense=name in DENSE_ADVERSARIES)
         if name == "oracle":  # the policy the task's oracle names, fed its data
             name = task.oracle.policy if task.oracle is not None else "replay"
         return run_policy(task, POLICIES[name]())
@@ -53,13 +66,17 @@ def validate_task(task: Task, repeats: int = 2) -> ValidationReport:
         end = run_policy(task, ReplayPolicy(mutation["actions"])).state
         yield {"part": end["part"], "target": state["target"]}
 
-    return validate(task.verifier, run, mutations, mutate, repeats=repeats)
+    names = list(table) if adversaries else []
+    return validate(task.verifier, run, mutations, mutate, repeats=repeats, adversaries=names)
 
 
-def validate_suite(tasks: list[Task] | None = None, repeats: int = 2) -> dict[str, Any]:
-    """Execution-validate tasks (all of the suite by default); no CLI, callable from tests."""
+def validate_suite(
+    tasks: list[Task] | None = None, *, adversaries: bool = True, repeats: int = 2
+) -> dict[str, Any]:
+    """Execution-validate tasks (all of the suite by default), with the adversaries unless
+    ``adversaries=False``; the report ``ValidationRecord.run`` builds (``palaestra validate``)."""
     chosen = all_tasks() if tasks is None else tasks
-    return RECORD.run(chosen, lambda t: validate_task(t, repeats))
+    return RECORD.run(chosen, lambda t: validate_task(t, repeats, adversaries))
 
 
 def write_validation() -> dict[str, Any]:

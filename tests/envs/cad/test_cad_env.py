@@ -158,7 +158,7 @@ def test_undo_fork_and_export(env):
         CadEnv(make_task("plate", 0)).reset(options={"history": ["extrude(5)"]})
 
 
-def test_dense_reward_is_the_change_of_iou():
+def test_dense_reward_sums_to_the_score():
     task = make_task("standoff", 0)
     env = CadEnv(task, dense_reward=True, observe=("feedback",))
     env.reset(seed=0)
@@ -173,7 +173,7 @@ def test_dense_reward_is_the_change_of_iou():
 
 def test_sample_of_every_family_validates():
     tasks = [make_task(f, 7) for f in FAMILIES]
-    report = validate_suite(tasks)
+    report = validate_suite(tasks, adversaries=False)  # adversaries: test_cad_adversaries.py
     assert report["validated"] == len(FAMILIES), {
         k: v["reason"] for k, v in report["tasks"].items() if not v["validated"]
     }
@@ -248,10 +248,13 @@ def test_oracle_through_the_gateway_and_fork_in_a_new_session(gateway):
         remote.close()
     forked = RemoteEnv(task="cad-parts/hinge-002", base_url=gateway)
     try:
-        obs, _ = forked.reset(options={"history": history, "upto": 3})
-        assert json.loads(obs["properties"])["volume"] > 0 and "forked at step 3" in obs["feedback"]
+        # the plate alone is the part's outline (worth 0); with the pin hole drilled, partial
+        upto = len(history) - 2
+        obs, _ = forked.reset(options={"history": history, "upto": upto})
+        assert json.loads(obs["properties"])["volume"] > 0
+        assert f"forked at step {upto}" in obs["feedback"]
         _, reward, terminated, _, info = forked.step("submit()")
-        assert terminated and not info["verifier"]["success"] and 0 < reward < 0.95
+        assert terminated and not info["verifier"]["success"] and 0.1 < reward < 0.9
     finally:
         forked.close()
 
