@@ -3,15 +3,18 @@
 A draft is a goal, a reference plan (questions, tool calls, confirmations, what to tell) and
 decoy values. From it come the task's verifier (the gold world is the reference plan's write
 calls replayed with the goal's values; the facts the plan tells; a refusal when the rules forbid
-the request; no rule broken) and its oracle (``{"policy": "competent", "data": <the plan>}``:
-the plan, played by the competent scripted assistant, which must learn each value from the
-simulated user). A task is kept only if that
-oracle passes three times under three personas, ending at once scores zero, and the verifier
-rejects three mutated end states (a rule broken, nothing said, a database off by one row).
+the request, with its evidence: the plan's last lookup and the rule its reason names; no rule
+broken) and its oracle (``{"policy": "competent", "data": <the plan>}``: the plan, played by
+the competent scripted assistant, which must learn each value from the simulated user). A task
+is kept only if that oracle passes three times under three personas, ending at once scores
+zero, the verifier rejects three mutated end states (a rule broken, nothing said, a database
+off by one row), and every adversary of the family fails it (``policies.ADVERSARIES``).
 
 The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
-loaded (about 4 s); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the tasks
-and by the code that plays and scores them, and kept on every task.
+loaded (about 15 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
+tasks, the adversary set and the code that plays and scores them, and kept on every task; a
+dropped task's report (the reason, the winning adversary's trajectory) is in
+:func:`validate_suite`'s report.
 """
 
 from __future__ import annotations
