@@ -144,18 +144,24 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
     low = sentence.lower().strip()
     values = domain.slot_values(sentence)
     question = low.endswith("?") or bool(_INTERROGATIVE.search(low))
-    ask, consent = bool(_ASK.search(low)), bool(_CONSENT.search(low))
     asked, unknown = words.asked(sentence)
     asked = [slot for slot in asked if slot not in values]
-    if asked and (
-        (ask and not consent) or (ask and not values) or (question and not consent and not values)
-    ):
-        return [Act(REQUEST, slot, text=sentence) for slot in asked]
-    if unknown and (ask or question):
-        return [Act(REQUEST, None, text=sentence)]
-    offer = bool(_OFFER.search(low))
+    consent = bool(_CONSENT.search(low))
+    if asked or unknown:
+        ask = bool(_ASK.search(low))
+        if asked and (
+            (ask and not (consent and values)) or (question and not consent and not values)
+        ):
+            return [Act(REQUEST, slot, text=sentence) for slot in asked]
+        if unknown and (ask or question):
+            return [Act(REQUEST, None, text=sentence)]
+    closing = any(w in low for w in ("else", "any", "all", "further")) and bool(
+        _ANYTHING_ELSE.search(low)
+    )
+    if closing and not values:
+        return [Act(ANYTHING_ELSE, text=sentence)]
     refuse = bool(_REFUSE.search(low))
-    if consent or (question and (offer or values) and not refuse):
+    if consent or (question and not refuse and (values or _OFFER.search(low))):
         kind = CONFIRM if consent else OFFER
         context = []
         while acts and acts[-1].kind == INFORM:
@@ -166,13 +172,13 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
                 merged.setdefault(slot, []).extend(found)
         full = " ".join([*(c.text for c in context), sentence])
         return [Act(kind, values=merged, text=full)]
-    if _ANYTHING_ELSE.search(low):
+    if closing:
         return [Act(ANYTHING_ELSE, text=sentence)]
     if refuse:
         return [Act(REFUSE, values=values, text=sentence)]
     if _DONE.search(low):
         return [Act(DONE, values=values, text=sentence)]
-    if _BYE.search(low):
+    if ("bye" in low or "have a" in low or "take care" in low) and _BYE.search(low):
         return [Act(BYE, text=sentence)]
     if values:
         return [Act(INFORM, values=values, text=sentence)]

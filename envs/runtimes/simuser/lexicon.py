@@ -192,6 +192,17 @@ class Lexicon:
         self.phrases = {p: tuple(s) for p, s in phrases.items()}
         alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
         self._find = re.compile(rf"(?<![\w'])(?:{alternatives})(?!\w)") if phrases else None
+        #: each slot's reader compiled once: :meth:`Slot.find` as one pass (its pattern, and
+        #: its listed values longest first, so "basic economy" hides "economy")
+        self._finders = []
+        for name, slot in domain.slots.items():
+            listed = None
+            if slot.values:
+                by_low = {v.lower(): v for v in slot.values}
+                alts = "|".join(re.escape(v) for v in sorted(by_low, key=len, reverse=True))
+                listed = (re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])"), by_low)
+            pattern = re.compile(slot.pattern) if slot.pattern else None
+            self._finders.append((name, pattern, listed))
         patterns = [s.pattern for s in domain.slots.values() if s.pattern]
         #: slots whose values no other slot reads: a value of theirs says which slot it is
         self.unique = {
@@ -258,9 +269,14 @@ class Lexicon:
         """Every slot value in ``text``, in any usual format, by slot (values in the slots'
         own forms; a date without a year as "--MM-DD", a code's ending as "…D7")."""
         canon = V.canonical(text)
+        low = canon.lower()
         out: dict[str, list[str]] = {}
-        for name, slot in self.domain.slots.items():
-            found = slot.find(canon)
+        for name, pattern, listed in self._finders:
+            found = []
+            if pattern is not None:
+                found = [m.group(1) if m.groups() else m.group(0) for m in pattern.finditer(canon)]
+            if listed is not None:
+                found += list(dict.fromkeys(listed[1][m.group(0)] for m in listed[0].finditer(low)))
             if self.kinds[name] == "date":
                 found += [m.group(0) for m in _YEARLESS.finditer(canon)]
             if found:
