@@ -12,6 +12,9 @@ import httpx
 import pytest
 
 from palaestra.client import Client
+from palaestra.server.runner import gateway_thread
+from palaestra.server.settings import Settings
+from tests.llm_stub import Stub
 
 PROBLEM = "application/problem+json"
 MINIWOB = ["click-button", "click-test"]
@@ -142,3 +145,42 @@ def test_unknown_jobs_are_404(http):
         assert "0123456789ab" in _problem(http.get(path), 404)["detail"]
     for verb in ("cancel", "resume"):
         _problem(http.post(f"/v1/evals/0123456789ab/{verb}"), 404)
+
+
+def test_a_model_agent_uses_the_operators_endpoint_and_key(tmp_path, runs_dir):
+    """``openai:MODEL`` talks to the operator's ``llm_url`` with the operator's key; the client
+    names only the model, and the key is written nowhere (job, results, the run's folder)."""
+    secret = "sk-operator-0123456789"
+    stub = Stub(lambda messages: "finish()")
+    settings = Settings(
+        workers=1,
+        runs_dir=runs_dir,
+        record=False,
+        llm_url=stub.url,
+        llm_key=secret,
+        outbound_allow=[stub.url.rsplit("/v1", 1)[0]],
+        jobs_db=tmp_path / "jobs.sqlite3",
+        evals_dir=tmp_path / "evals",
+    )
+    try:
+        with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=60) as http:
+            body = {"suite": "faulty", "agent": "openai:tiny-model", "seeds": [0, 1]}
+            body["agent_options"] = {"temperature": 0.5, "screenshots": False}
+            made = http.post("/v1/evals", json=body)
+            assert made.status_code == 202, made.text
+            job = _wait(http, made.json()["job_id"])
+            assert job["status"] == "succeeded", job
+            summary = job["summary"]
+            assert summary["episodes"] == 2 and summary["errors"] == 0
+            assert summary["success_rate"] == 0.0  # it finished at once: scored, and failed
+            results = http.get(f"/v1/evals/{job['job_id']}/results").text
+            assert stub.requests, "the model endpoint was never called"
+            for path, auth, request in stub.requests:
+                assert path == "/v1/chat/completions" and auth == f"Bearer {secret}"
+                assert request["model"] == "tiny-model" and request["temperature"] == 0.5
+            shown = [made.text, http.get(f"/v1/evals/{job['job_id']}").text, results]
+            files = (tmp_path / "evals").rglob("*")
+            written = [p.read_bytes().decode("latin-1") for p in files if p.is_file()]
+            assert written and not any(secret in text for text in shown + written)
+    finally:
+        stub.close()
