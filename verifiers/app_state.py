@@ -143,8 +143,8 @@ def answer_problem(
             return "not the value"
         if len(found_numbers) > MAX_NUMBERS:
             return f"{len(found_numbers)} numbers: an answer is one value"
-        want = round(want_numbers[0], 2)
-        listed = {round(n, 2) for o in others for n in numbers(o)[:1]} - {want}
+        value = round(want_numbers[0], 2)
+        listed = {round(n, 2) for o in others for n in numbers(o)[:1]} - {value}
         if found_numbers & listed:
             return "it names other candidates too"
         return None
