@@ -291,7 +291,7 @@ class JobManager:
                 f"{self.kind} job {job_id!r} is {job.status}; only an interrupted or a "
                 "cancelled job resumes",
                 job_id=job_id,
-                status=job.status,
+                job_status=job.status,
             )
         self._capacity()
         self.check(job, resuming=True)

@@ -332,3 +332,25 @@ def test_a_failing_job_reports_why_and_leaves_nothing(http, monkeypatch, synth_g
     assert job["error"] == "RuntimeError: the fake pipeline exploded"
     assert sorted(p.name for p in suites.iterdir()) == before
     assert "fake-fails" not in {s["name"] for s in http.get("/v1/suites").json()["suites"]}
+
+
+def test_cancel_then_resume_runs_the_job_again(http, monkeypatch, synth_gateway):
+    """Jobs live in the gateway's job store: a cancelled (or interrupted) job resumes under
+    its id and makes its suite; nothing is left of the cancelled run."""
+    _, suites = synth_gateway
+    monkeypatch.setenv("FAKE_SYNTH_DELAY", "0.2")
+    body = {"domains": ["train"], "variants": 1, "tasks": 30, "name": "fake-resumed"}
+    job_id = http.post("/v1/synth/jobs", json=body).json()["job_id"]
+    deadline = time.monotonic() + 30
+    while http.get(f"/v1/synth/jobs/{job_id}").json()["progress"].get("done", 0) < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    job = http.post(f"/v1/synth/jobs/{job_id}/cancel").json()
+    assert job["status"] == "cancelled" and job["suite"] is None, job
+    assert not any(p.name.startswith(".fake-resumed") for p in suites.iterdir())
+    monkeypatch.setenv("FAKE_SYNTH_DELAY", "0")
+    resumed = http.post(f"/v1/synth/jobs/{job_id}/resume")
+    assert resumed.status_code == 202 and resumed.json()["job_id"] == job_id
+    done = _wait(http, job_id)
+    assert done["status"] == "succeeded" and done["suite"] == "fake-resumed" and done["runs"] == 2
+    assert _problem(http.post(f"/v1/synth/jobs/{job_id}/resume"), 409)["status"] == 409
