@@ -8,7 +8,10 @@ Measured in one process on the built-in families (one task per family and reset,
 - reset-from-history (a fork replaying the oracle's semantic steps) against rebuilding the same
   part by ``run_code`` with its build123d script (warm sandbox child), as a ratio;
 - the oracle solutions' size in characters, semantic action sequence against the equivalent
-  build123d script, over the whole suite (DeciCAD reports 45-88% fewer output tokens).
+  build123d script, over the whole suite (DeciCAD reports 45-88% fewer output tokens);
+- execution validation per task with the adversaries against without them, as a ratio (one
+  task per family; targets and their envelopes built beforehand, as a worker caches them; the
+  envelopes' one-off cost per target is given beside).
 
 Run: ``palaestra bench cad`` or ``python -m palaestra.bench.cad``.
 """
@@ -25,6 +28,7 @@ from palaestra.envs.cad import render
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.suites import all_tasks, build_target, make_task, script_for
+from palaestra.envs.cad.validation import validate_task
 from palaestra.verifiers import geometry
 
 
@@ -101,11 +105,32 @@ def measure_chars() -> dict[str, Any]:
     return per
 
 
+def measure_validation(index: int = 11) -> dict[str, Any]:
+    """Seconds to validate one task of each family without and with the adversaries."""
+    out: dict[str, Any] = {"without": [], "with": [], "envelopes": [], "adversaries": {}}
+    for family in FAMILIES:
+        task = make_task(family, index)
+        target = build_target(task.setup)
+        started = time.perf_counter()
+        geometry.envelope_iou(target)  # once per target and worker, cached on the solid
+        out["envelopes"].append(time.perf_counter() - started)
+        for key, adversaries in (("without", False), ("with", True)):
+            started = time.perf_counter()
+            report = validate_task(task, adversaries=adversaries)
+            out[key].append(time.perf_counter() - started)
+            assert report.validated, (task.id, report.reason)
+        for name, entry in report.adversaries.items():
+            best = out["adversaries"].get(name, 0.0)
+            out["adversaries"][name] = max(best, entry.get("reward", 0.0))
+    return out
+
+
 def main(resets: int = 8) -> dict[str, Any]:
     steps = measure_steps(resets)
     rebuild = measure_rebuild(resets)
     memory = measure_memory()
     chars = measure_chars()
+    validation = measure_validation()
 
     harness.print_table(
         "palaestra/cad-v0 step p50 (ms), full observation incl. 2x2 render",
@@ -141,7 +166,30 @@ def main(resets: int = 8) -> dict[str, Any]:
         ("family", "semantic", "script", "semantic / script", "fewer"),
         rows,
     )
-    return {"steps": steps, "rebuild": rebuild, "memory_mb": memory, "chars": chars}
+    print_validation(validation)
+    return {
+        "steps": steps,
+        "rebuild": rebuild,
+        "memory_mb": memory,
+        "chars": chars,
+        "validation": validation,
+    }
+
+
+def print_validation(v: dict[str, Any]) -> None:
+    without, with_ = sum(v["without"]) / len(v["without"]), sum(v["with"]) / len(v["with"])
+    envelopes = sum(v["envelopes"]) / len(v["envelopes"])
+    highest = ", ".join(f"{k} {x:.3f}" for k, x in v["adversaries"].items())
+    harness.print_table(
+        f"execution validation per task ({len(v['with'])} tasks, one per family)",
+        ("run", "s / task", "note"),
+        [
+            ("without adversaries", f"{without:.2f}", "oracle x2, do-nothing, mutant"),
+            ("with adversaries", f"{with_:.2f}", f"ratio {ratio(with_, without)}"),
+            ("envelopes of a target", f"{envelopes:.2f}", "once per target and worker"),
+            ("highest adversary reward", "", highest),
+        ],
+    )
 
 
 if __name__ == "__main__":

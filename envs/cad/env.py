@@ -7,9 +7,10 @@ Decisions:
   with the ids selectors accept, the target's specification (the instruction) and renders, and
   the feedback of its last action as a sentence. The target solid and the oracle never leave
   the worker; the verifier reads them through :class:`CadProbe`.
-- Score = volumetric IoU with the target (``cad_part`` verifier), so with ``dense_reward=True``
-  the reward of a step is its change of IoU; success needs IoU >= 0.95 and the dimensions and
-  features right.
+- Success (``cad_part`` verifier) needs IoU >= 0.95 and the dimensions, holes and faces right;
+  the score pays for detail beyond the target's outline (an envelope read off the views scores
+  0), and with ``dense_reward=True`` the reward of a step is the change of the score, so an
+  episode's rewards sum to its end score (see :func:`palaestra.verifiers.cad.part_score`).
 - Forking: the session *is* its list of call strings (``obs["history"]`` shows them,
   ``inspect('history')`` gives them as JSON). ``reset(options={"history": [...], "upto": k})``
   starts a session from the first k of them, on any worker, e.g. a new ``RemoteEnv``; in
