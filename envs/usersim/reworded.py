@@ -40,7 +40,7 @@ STYLES = (
     "formats",
     "mixed",
 )
-BANKS = ("seen", "heldout")
+BANKS = ("seen", "heldout", "fresh")
 
 # ----- how an assistant names each slot, and asks for it directly ---------------------------
 NAMES: dict[str, dict[str, tuple[str, ...]]] = {
@@ -108,6 +108,36 @@ NAMES: dict[str, dict[str, tuple[str, ...]]] = {
         "seat_class": ("ticket class", "fare class"),
         "card": ("credit card", "card details"),
     },
+    "fresh": {
+        "reservation_id": ("reservation ID", "booking confirmation number"),
+        "user_id": ("user ID on your account", "account user ID"),
+        "flight_number": ("flight number you'd like to switch to", "new flight's number"),
+        "cabin": ("cabin you'd prefer", "cabin type"),
+        "passengers": ("number of people flying", "how many passengers"),
+        "bags": ("number of bags you'd like to check", "bag count"),
+        "area": ("area of the city", "part of the city"),
+        "food": ("cuisine you're looking for", "style of food"),
+        "pricerange": ("price range you have in mind", "budget you have in mind"),
+        "restaurant": ("name of the restaurant you'd like", "restaurant you want to book"),
+        "hotel": ("name of the hotel you'd like", "hotel you want to stay at"),
+        "stars": ("minimum star rating", "star level"),
+        "parking": ("parking preference",),
+        "people": ("number of diners", "size of your party"),
+        "day": ("date you'd like", "date for the reservation"),
+        "time": ("time you'd like", "preferred time slot"),
+        "nights": ("number of nights you'll stay", "length of the stay"),
+        "reference": ("booking reference number", "reference code"),
+        "email": ("email address linked to your account", "email associated with the account"),
+        "order_id": ("order number (it starts with #W)", "order ID from your confirmation email"),
+        "product": ("item you'd like to change", "product name"),
+        "option": ("colour or size you'd like instead", "variant you'd prefer"),
+        "reason": ("reason for the cancellation", "reason you'd like to cancel"),
+        "address": ("new address you'd like it shipped to", "full shipping address"),
+        "train": ("train code (for example IC 123)", "code of the train"),
+        "passenger": ("full name of the lead passenger", "lead traveller's full name"),
+        "seat_class": ("class you'd like to travel in", "seating class"),
+        "card": ("card number you'd like to use", "16-digit card number"),
+    },
 }
 
 QUESTIONS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -152,6 +182,27 @@ QUESTIONS: dict[str, dict[str, tuple[str, ...]]] = {
         "train": ("What train are you on?",),
         "passenger": ("Who will be travelling?", "Whose name should go on the ticket?"),
         "bags": ("How many suitcases will you check?",),
+    },
+    "fresh": {
+        "passengers": ("How many people will be flying?", "How many tickets do you need?"),
+        "people": ("How many people should I book for?", "How many will be dining?"),
+        "nights": ("How many nights would you like to stay?", "How many nights is the stay?"),
+        "day": ("Which date would you like to book?", "What date should I book it for?"),
+        "time": ("What time should I book it for?", "What time works best for you?"),
+        "card": ("Which card would you like to use?",),
+        "seat_class": ("Would you prefer standard or first class?",),
+        "cabin": ("What cabin would you like to fly in?",),
+        "area": ("What area would you like?",),
+        "food": ("What type of cuisine would you like?",),
+        "pricerange": ("What price range are you looking for?",),
+        "reason": ("Could you tell me why you'd like to cancel?",),
+        "product": ("Which item is this about?",),
+        "option": ("Which colour or size would you like?",),
+        "stars": ("How many stars should the hotel have?",),
+        "parking": ("Will you need parking?",),
+        "train": ("Which train are you travelling on?",),
+        "passenger": ("What is the lead passenger's full name?",),
+        "bags": ("How many bags would you like to check in total?",),
     },
 }
 
@@ -202,6 +253,26 @@ ASK: dict[str, dict[str, tuple[str, ...]]] = {
             "Next, the {list}, please.",
         ),
     },
+    "fresh": {
+        "base": ("Can you tell me the {name}?",),
+        "polite": (
+            "Could you kindly provide the {name}?",
+            "Would you please share the {name} with me?",
+            "Please could you let me know the {name}?",
+        ),
+        "terse": ("{Name}, please?", "What's the {name}?", "{Q}"),
+        "instructions": (
+            "Please send the {name}.",
+            "Please enter the {name}.",
+            "I'll need the {name} to look this up.",
+            "Provide the {name}, please.",
+        ),
+        "combined": (
+            "Could you please provide the {list}?",
+            "Please share the {list}.",
+            "What are your {list}?",
+        ),
+    },
 }
 
 CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
@@ -248,6 +319,26 @@ CONFIRM: dict[str, dict[str, tuple[str, ...]]] = {
             "Confirm and I'll {vp}.",
         ),
     },
+    "fresh": {
+        "polite": (
+            "I can {vp} for you. Would you like me to proceed?",
+            "Shall I go ahead and {vp}?",
+        ),
+        "confirmations": (
+            "Here's what I'll do: {vp}. Do I have your permission to proceed?",
+            "I'm about to {vp}. Can you confirm?",
+            "Before I {vp}, please confirm this is correct.",
+            "I'll {vp}. Is that OK with you?",
+            "Let me {vp}, is that all right?",
+            "Do I have your go-ahead to {vp}?",
+        ),
+        "terse": ("{Vp}, proceed?", "{Vp}. Go ahead?", "{Vp}. Yes?"),
+        "instructions": (
+            "Please confirm and I'll {vp}.",
+            "Reply 'yes' to {vp}.",
+            "To {vp}, please confirm.",
+        ),
+    },
 }
 
 OFFER: dict[str, dict[str, tuple[str, ...]]] = {
@@ -266,6 +357,12 @@ OFFER: dict[str, dict[str, tuple[str, ...]]] = {
         "terse": ("{Np}. Good?",),
         "instructions": ("Take a look at {np} and tell me if it works.",),
     },
+    "fresh": {
+        "polite": ("I found {np}. Would you like to go with that?", "May I suggest {np}?"),
+        "confirmations": ("{Np} is available. Does that work?",),
+        "terse": ("{Np}, OK?",),
+        "instructions": ("I recommend {np}; let me know if that works.",),
+    },
 }
 
 REFUSE: dict[str, tuple[str, ...]] = {
@@ -281,10 +378,17 @@ REFUSE: dict[str, tuple[str, ...]] = {
         "I'm not in a position to {vp}: {why}.",
         "Regrettably I must turn this down, {vp}: {why}.",
     ),
+    "fresh": (
+        "I'm not able to {vp}, because {why}.",
+        "Per our policy I can't {vp}: {why}.",
+        "That request can't be processed ({vp}): {why}.",
+        "Sorry, I'm unable to {vp}: {why}.",
+    ),
 }
 TERSE_REFUSE = {
     "seen": ("Not possible: {why}.", "No can do: {why}."),
     "heldout": ("Denied: {why}.",),
+    "fresh": ("Can't: {why}.", "Not allowed: {why}."),
 }
 
 #: report rewrites (pattern, replacements); "\1" etc. are the pattern's groups
@@ -323,6 +427,23 @@ REPORT: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         (r"and its address is", ("and it sits at",)),
         (r"departs at", ("sets off at",)),
     ],
+    "fresh": [
+        (r"has been (\w+ed)\b", (r"has been successfully \1", r"is now \1")),
+        (
+            r"(\$[\d,.]+) will be refunded(?: to your [\w ]+)?",
+            (r"a refund of \1 will be issued", r"you will be refunded \1"),
+        ),
+        (r"The total price is (\$[\d,.]+)", (r"The total comes to \1", r"Total charged: \1")),
+        (r"The fee charged is (\$[\d,.]+)", (r"A fee of \1 was charged",)),
+        (
+            r"Your booking reference is (HB-\d+)",
+            (r"Your confirmation number is \1", r"Booking reference: \1"),
+        ),
+        (r"Its phone number is", ("Phone:", "The phone number is")),
+        (r"The phone number of the hotel is", ("The hotel's phone number is",)),
+        (r"and its address is", ("and it's located at",)),
+        (r"departs at", ("is scheduled to depart at",)),
+    ],
 }
 
 CLOSE: dict[str, tuple[str, ...]] = {
@@ -339,8 +460,18 @@ CLOSE: dict[str, tuple[str, ...]] = {
         "Anything more I can do?",
         "Let me know if I can help further.",
     ),
+    "fresh": (
+        "Is there anything else you'd like help with?",
+        "Anything else I can do for you today?",
+        "Can I assist you with anything else?",
+        "Let me know if you need anything else!",
+    ),
 }
-TERSE_CLOSE = {"seen": ("Anything else?", "Done. Anything else?"), "heldout": ("More?", "That it?")}
+TERSE_CLOSE = {
+    "seen": ("Anything else?", "Done. Anything else?"),
+    "heldout": ("More?", "That it?"),
+    "fresh": ("Anything else?", "Else?"),
+}
 
 _NUM = [
     "zero",

@@ -38,6 +38,8 @@ _INTERROGATIVE = re.compile(
 )
 #: asking for information: wh-words, and the verbs of requests and instructions
 _ASK = re.compile(
+    _LEAD + r"(?:please |kindly )?(?:provide|send|enter|give|tell|share|type|state|specify|"
+    r"supply|spell)\b|"
     r"\b(?:what|which|when|where|who|whose|why|how (?!about)\w+|"
     r"(?:could|can|would|will) you (?:please |kindly )?(?:tell|give|provide|share|send|confirm|"
     r"let me know|enter|type|state|spell|check|remind|specify|supply)|"

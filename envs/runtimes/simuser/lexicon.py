@@ -190,7 +190,11 @@ class Lexicon:
                 if name not in phrases[phrase]:
                     phrases[phrase].append(name)
         self.phrases = {p: tuple(s) for p, s in phrases.items()}
-        alternatives = "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True))
+        # "length of stay" is also "length of the stay": a determiner may follow "of"
+        alternatives = "|".join(
+            re.escape(p).replace(r"\ of\ ", r" of (?:the |your |a )?")
+            for p in sorted(phrases, key=len, reverse=True)
+        )
         self._find = re.compile(rf"(?<![\w'])(?:{alternatives})(?!\w)") if phrases else None
         #: each slot's reader compiled once: :meth:`Slot.find` as one pass (its pattern, and
         #: its listed values longest first, so "basic economy" hides "economy")
@@ -237,8 +241,16 @@ class Lexicon:
         out = []
         for m in self._find.finditer(low):
             before = low[: m.start()]
-            modifier = bool(_MODIFIER.search(before)) and not _ID_HEAD.search(before)
-            out.append(Mention(self.phrases[m.group(0)], m.start(), m.end(), m.group(0), modifier))
+            prep = _MODIFIER.search(before)
+            modifier = prep is not None and not _ID_HEAD.search(before)
+            if prep is not None and modifier:
+                # "the name of the hotel" is the "hotel name": the compound names the slot
+                head = before[: prep.start()].split()[-1:]
+                modifier = not head or f"{m.group(0)} {head[0]}" not in self.phrases
+            phrase = m.group(0)
+            if phrase not in self.phrases:
+                phrase = _DETERMINER.sub(" of ", phrase)
+            out.append(Mention(self.phrases[phrase], m.start(), m.end(), phrase, modifier))
         return out
 
     def asked(self, sentence: str) -> tuple[list[str], bool]:
@@ -293,6 +305,7 @@ class Lexicon:
         return found[-1] if found else None
 
 
+_DETERMINER = re.compile(r" of (?:the |your |a )")
 _YEARLESS = re.compile(r"(?<![\w-])--\d\d-\d\d\b")
 
 
