@@ -113,6 +113,11 @@ def main(episodes: int = 20) -> dict[str, Any]:
         f"memory per extra session: {memory * 1024:.0f} KB (worker PSS over 60 sessions): "
         f"one worker holds ~{1024 / max(memory, 1e-3):,.0f} sessions per GiB"
     )
+    read = reader()
+    console.print(
+        f"the reader is {harness.ms(read['read']) / p50(local['message']):.0%} of an in-process "
+        "message step (p50)"
+    )
     return {
         "local": local,
         "rest": rest,
@@ -120,7 +125,42 @@ def main(episodes: int = 20) -> dict[str, Any]:
         "rebuild": rebuild,
         "memory_mb": memory,
         "steps_per_s": per_core,
+        "reader_per_s": read["messages_per_s"],
     }
+
+
+def reader(per_domain: int = 10, rounds: int = 3) -> dict[str, Any]:
+    """The simulated user's reader alone: every assistant message of reworded episodes (the
+    competent decisions in each style and phrasing bank, over ``per_domain`` tasks a domain),
+    read ``rounds`` times. Messages per second on one core, and the p50 per message."""
+    from palaestra.envs.runtimes.simuser import acts
+    from palaestra.envs.usersim import suites
+    from palaestra.envs.usersim.reworded import BANKS, STYLES, RewordedAssistant
+    from palaestra.policies import run_episode
+
+    tasks = [t for name in world.domain_names() for t in suites.generate(name)[:per_domain]]
+    env = UserSimEnv()
+    messages: list[tuple[Any, str]] = []
+    for task in tasks:
+        dom = world.domain(task.setup["domain"])
+        for style in STYLES:
+            for bank in BANKS:
+                run_episode(env, RewordedAssistant(style, "competent", 0, bank), task, seed=0)
+                assert env.episode is not None
+                said = [m["content"] for m in env.episode.messages if m["role"] == "assistant"]
+                messages += [(dom, text) for text in said]
+    env.close()
+    out = harness.Timings("read")
+    for _ in range(rounds):
+        for dom, text in messages:
+            with out.timed("read"):
+                acts.read(dom, text)
+    per_s = len(out["read"]) / sum(out["read"])
+    console.print(
+        f"reader: {per_s:,.0f} messages/s on one core, p50 {harness.ms(out['read']) * 1000:.0f} "
+        f"us per message ({len(messages)} reworded assistant messages x {rounds})"
+    )
+    return {"read": out["read"], "messages_per_s": per_s}
 
 
 def validation(per_domain: int = 8, rounds: int = 3) -> dict[str, Any]:
