@@ -132,15 +132,15 @@ class EvalJobManager(JobManager):
         body = CreateEval.model_validate(job.request)
         options: dict[str, Any] = dict(body.agent_options)
         scripted = body.agent in SCRIPTED
-        secret: dict[str, Any] = {}
+        key = None
         if not scripted:
             llm = self.settings.operator()
             options["base_url"] = llm.llm_url
-            if llm.llm_key is not None and "model_api_key" in EvalConfig.model_fields:
-                # excluded from every dump: never in config.json, results or a response
-                secret["model_api_key"] = llm.llm_key.get_secret_value()
+            if llm.llm_key is not None:
+                key = llm.llm_key.get_secret_value()
         return EvalConfig(
-            **secret,
+            # excluded from every dump: never in config.json, the results or a response
+            model_api_key=key,
             suite=body.suite,
             tasks=body.tasks,
             agent=body.agent,
@@ -161,24 +161,9 @@ class EvalJobManager(JobManager):
         loop = asyncio.get_running_loop()
         sessions = OwnSessions(self, owner, loop)
         stop = threading.Event()
-        loop = asyncio.get_running_loop()
 
-        def progress(event: Any) -> None:
-            figures = {
-                k: getattr(event, k)
-                for k in (
-                    "done",
-                    "total",
-                    "succeeded",
-                    "scored",
-                    "errors",
-                    "skipped",
-                    "in_flight",
-                    "episodes_per_min",
-                    "elapsed_s",
-                )
-                if hasattr(event, k)
-            }
+        def progress(event: Any) -> None:  # in the runner's thread
+            figures = {k: v for k, v in vars(event).items() if k != "last"}
             loop.call_soon_threadsafe(lambda: self.update(job, phase="running", **figures))
 
         try:
