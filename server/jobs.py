@@ -11,9 +11,10 @@ Life cycle: ``queued -> running -> succeeded | failed | cancelled``. A job still
 itself, after a crash by the next gateway that opens the store. To tell a crashed gateway's jobs
 from those of a live gateway sharing the same home (tests run several), each store holds an
 exclusive ``flock`` on a lock file of its own for as long as it is open; a job whose holder's lock
-can be taken has no living holder. An interrupted job can be resumed (``POST .../resume``): it
-runs again under the same id, and each kind decides what resuming means (a synthesis job starts
-over from its fixed seed; an evaluation continues from the episodes it had finished).
+can be taken has no living holder. An interrupted (or cancelled) job can be resumed
+(``POST .../resume``): it runs again under the same id, and each kind decides what resuming
+means (a synthesis job starts over from its fixed seed; an evaluation continues from the
+episodes it had finished).
 
 :class:`JobStore` is the storage; :class:`JobManager` runs one kind of job in the gateway's event
 loop (capacity, cancel, resume, shutdown) and leaves the work itself to a subclass's
@@ -38,7 +39,6 @@ from typing import Any
 from palaestra.errors import CapacityExceeded, Conflict, JobNotFound
 
 ACTIVE = ("queued", "running")
-FINISHED = ("succeeded", "failed", "cancelled", "interrupted")
 #: the states a job may be resumed from
 RESUMABLE = ("interrupted", "cancelled")
 

@@ -105,7 +105,7 @@ def _wait(http: httpx.Client, job_id: str, until, timeout: float = 60) -> dict:
 
 def test_a_job_survives_a_restart_and_resumes(tmp_path, runs_dir):
     settings = _settings(tmp_path, runs_dir)
-    seeds = list(range(40))
+    seeds = list(range(60))  # enough that the job is still running when its gateway stops
     body = {"suite": "faulty", "agent": "oracle", "seeds": seeds, "parallel": 1}
     with gateway_thread(settings) as url, _client(url, KEY_A) as http:
         made = http.post("/v1/evals", json=body)
