@@ -9,12 +9,13 @@ EXTRAS := dev,bench,web,synth,usersim,mobile,cad,ray,docker
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh
+$(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh scripts/setup-openenv.sh
 	bash scripts/setup-system.sh
 	bash scripts/setup-appium.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	PYTHON=$(PYTHON) bash scripts/setup-openenv.sh  # .venv-openenv: OpenEnv's own clients, tests/openenv
 	touch $(STAMP)
 
 demo: setup
