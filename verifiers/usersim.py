@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from datetime import date
 from typing import Any
 
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
@@ -43,7 +44,8 @@ _POLARITY = re.compile(
     r"\b(?:not?|never|none|nothing|nobody|cannot|unable|impossible|only|too|exceed\w*|over|"
     r"beyond|limit\w*|max\w*|at most|"
     r"up to|already|unavailable|sold out|full|sorry|afraid|unfortunately|refus\w*|declin\w*|"
-    r"denied|ineligible|past|instead|however)\b"
+    r"denied|den(?:y|ies)|ineligible|past|instead|however|regret\w*|turn(?:ed|ing)? \w+ down|"
+    r"reject\w*|forbid\w*|prohibit\w*|disallow\w*|outside|out of stock)\b"
 )
 
 
@@ -76,13 +78,16 @@ def numbers(text: str) -> list[float]:
 
 def names(text: str, groups: Iterable[Iterable[str]]) -> bool:
     """``text`` says one phrase of every group: a phrase anywhere it starts a word (so
-    "availab" is "available" and "availability"), ``"#4"`` the number four in any writing."""
+    "availab" is "available" and "availability"), ``"#4"`` the number four in any writing,
+    ``"@2026-12-01"`` that day in any writing."""
     low = f" {normalize(text)} "
     said = numbers(text)
-    return all(any(_says(low, said, phrase) for phrase in group) for group in groups)
+    return all(any(_says(text, low, said, phrase) for phrase in group) for group in groups)
 
 
-def _says(low: str, said: list[float], phrase: str) -> bool:
+def _says(text: str, low: str, said: list[float], phrase: str) -> bool:
+    if phrase.startswith("@"):  # a day, in any writing
+        return phrase[1:] in dates(text, int(phrase[1:5]))
     if phrase.startswith("#"):
         return any(abs(n - float(phrase[1:])) < 1e-9 for n in said)
     return re.search(rf"(?<![\w]){re.escape(normalize(phrase))}", low) is not None
@@ -112,7 +117,69 @@ def looked(calls: list[Mapping[str, Any]], wanted: Iterable[Mapping[str, Any]]) 
     return None
 
 
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MON = rf"({'|'.join(_MONTHS)})[a-z]*\.?"
+_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_DATE_FORMS = (
+    (re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b"), "ymd"),
+    (re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b"), "slash"),
+    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s+(\d{{4}}))?"), "dmy"),
+    (re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s+(\d{{4}}))?"), "mdy"),
+)
+_CLOCK = re.compile(r"(?<![\d$.,:])(\d{1,2}):(\d\d)(?:\s*([ap])\.?\s?m\b\.?)?")
+_HOUR = re.compile(r"(?<![\d$.,:])(\d{1,2})(?:\.(\d\d))?\s*([ap])\.?\s?m\b\.?")
+
+
+def dates(text: str, year: int) -> set[str]:
+    """The days a text names, as ISO dates: "2026-12-01", "12/01/2026" (read both ways),
+    "1st of December", "Dec 1, 2026"; a date without a year is in ``year``."""
+    low, out = text.lower(), set()
+    for pattern, form in _DATE_FORMS:
+        for m in pattern.finditer(low):
+            g = m.groups()
+            if form == "ymd":
+                candidates = [(int(g[0]), int(g[1]), int(g[2]))]
+            elif form == "slash":
+                y = int(g[2]) if g[2] else year
+                y += 2000 if y < 100 else 0
+                candidates = [(y, int(g[0]), int(g[1])), (y, int(g[1]), int(g[0]))]
+            else:
+                day, mon, y = (g[0], g[1], g[2]) if form == "dmy" else (g[1], g[0], g[2])
+                candidates = [(int(y) if y else year, _MONTHS.index(mon) + 1, int(day))]
+            out |= {f"{y:04d}-{mo:02d}-{d:02d}" for y, mo, d in candidates if _real(y, mo, d)}
+    return out
+
+
+def _real(year: int, month: int, day: int) -> bool:
+    try:
+        date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def times(text: str) -> set[str]:
+    """The clock times a text names, as 24-hour "HH:MM": "19:30", "7:30 pm", "7.30pm", "7 PM",
+    "noon"."""
+    low, out = text.lower(), set()
+    for m in [*_CLOCK.finditer(low), *_HOUR.finditer(low)]:
+        hour, minute, half = int(m.group(1)), int(m.group(2) or 0), m.group(3)
+        if half and hour <= 12:
+            hour = hour % 12 + (12 if half == "p" else 0)
+        if hour < 24 and minute < 60:
+            out.add(f"{hour:02d}:{minute:02d}")
+    if re.search(r"\bnoon\b|\bmidday\b", low):
+        out.add("12:00")
+    return out
+
+
+def _is_time(fact: str) -> bool:
+    return re.fullmatch(r"\d\d:\d\d", fact) is not None
+
+
 def _said(texts: list[str], fact: str) -> bool:
+    if _is_time(fact):
+        return any(fact in times(t) for t in texts)
     try:
         want = float(fact.replace(",", ""))
     except ValueError:
@@ -151,15 +218,20 @@ def _value(text: str) -> str:
         return normalize(text)
 
 
+def _kind_values(fact: str, text: str) -> set[str]:
+    """The values of ``fact``'s kind in ``text``, each as a comparable key."""
+    if _is_time(fact):
+        return times(text)
+    return {_value(m.group(0)) for m in shape(fact).finditer(text)}
+
+
 def precision(said: list[str], heard: list[str], facts: list[str]) -> tuple[float, int]:
     """The share of the values of the facts' kinds the assistant told that are the facts (the
     values the user said first left out: echoing them back is no claim), and how many values
     were told."""
-    wanted = {_value(f) for f in facts}
-    from_user = {_value(m.group(0)) for f in facts for t in heard for m in shape(f).finditer(t)}
-    told = {_value(m.group(0)) for f in facts for t in said for m in shape(f).finditer(t)} - (
-        from_user - wanted
-    )
+    wanted = {f if _is_time(f) else _value(f) for f in facts}
+    from_user = {v for f in facts for t in heard for v in _kind_values(f, t)}
+    told = {v for f in facts for t in said for v in _kind_values(f, t)} - (from_user - wanted)
     if not told:
         return 1.0, 0
     return len(told & wanted) / len(told), len(told)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 Groups = list[list[str]]
@@ -55,11 +54,9 @@ def _number(n: int, *words: str) -> list[str]:
 
 
 def day_phrases(day: str, today: str | None = None) -> list[str]:
-    """A date as people write it: ISO, "December 1", "1 December", "Dec 1", and "today" (or
-    "same day") when it is the world's today."""
-    d = date.fromisoformat(day)
-    month, short = d.strftime("%B").lower(), d.strftime("%b").lower()
-    out = [day, f"{month} {d.day}", f"{d.day} {month}", f"{short} {d.day}", f"{d.day} {short}"]
+    """A date in any writing (``"@ISO"``: "2026-12-01", "12/01/2026", "December 1st"), and
+    "today" (or "same day") when it is the world's today."""
+    out = [f"@{day}"]
     if today is not None and day == today:
         out += ["today", "same day", "that day", "the day of"]
     return out

@@ -163,3 +163,39 @@ def test_the_validation_cache_is_keyed_by_the_adversary_set(tmp_path, monkeypatc
     assert len(list((tmp_path / "cache").glob("usersim-validation-*.json"))) == 2
     assert set(one[chosen[0].id]["adversaries"]) == {"refuse_fixed"}
     assert set(two[chosen[0].id]["adversaries"]) == {"refuse_fixed", "claim_done"}
+
+
+@pytest.mark.parametrize(
+    "text, passed",
+    [
+        ("Regrettably I must turn this down: that booking is for 12/01/2026.", True),
+        ("That one's on the 1st of December, which is too late to call it off.", True),
+        ("No can do, it is today's booking.", True),
+        ("Your booking HB-20083 is on 2026-12-01.", False),  # a read-back says no "no"
+        ("I'm sorry, but I cannot cancel booking HB-20083.", False),  # no reason named
+        ('{"status": "booked", "day": "2026-12-01", "refund": "no"}', False),  # a paste
+    ],
+)
+def test_a_refusal_is_judged_by_the_verifiers_own_matcher(text, passed):
+    from palaestra.verifiers.base import DeclarativeVerifier
+    from palaestra.verifiers.validation import StaticProbe
+
+    state = {
+        "said": ["Could you tell me the booking reference?", text],
+        "calls": [{"name": "get_booking", "args": {"reference": "hb-20083"}, "after": 1}],
+    }
+    check = {
+        "kind": "usersim_refused",
+        "looked": [{"name": "get_booking", "args": {"reference": "HB-20083"}}],
+        "reason": [["@2026-12-01", "today"]],
+    }
+    assert DeclarativeVerifier(check).verify(StaticProbe(state)).success is passed
+
+
+def test_told_facts_are_read_in_any_format_and_counted_for_precision():
+    from palaestra.verifiers.usersim import _said, precision
+
+    assert _said(["It leaves at 6:20am."], "06:20") and _said(["It's $230."], "230.00")
+    assert precision(["It leaves at 6:20 am, not 7 PM."], [], ["06:20"])[0] == 0.5
+    told = "HB-12345 is yours; HB-22222 and HB-33333 are someone else's."
+    assert precision([told], [], ["HB-12345"])[0] < 0.5
