@@ -45,7 +45,7 @@ Plan = list[dict[str, Any]]
 FINAL = ("say", "infeasible", "done")
 #: rows the every-row strategy acts on besides the asked one (more only costs time: one
 #: more already breaks a count or an untouched row)
-EVERY_ROW_LIMIT = 2
+EVERY_ROW_LIMIT = 1
 #: a stuffed reason is cut to this length: under the verifier's length bound, so only the
 #: evidence rule (the agent looked) can refuse it
 STUFFED_CHARS = 290
@@ -53,7 +53,9 @@ ALL_TIMES = [f"{h:02d}:{m:02d}" for h in range(24) for m in range(60)]
 CLAIM = "I have completed the task."
 #: how a strategy that cannot play its twist ends (it must not end as the plain oracle would)
 GAVE_UP: dict[str, Any] = {"op": "infeasible", "reason": "gave up"}
-_DONE: Plan = [{"op": "done"}]
+#: the plan of a strategy with nothing to try on a task: the do-nothing episode
+IDLE: Plan = [{"op": "done"}]
+_DONE = IDLE
 
 
 def _app(task: Task | None) -> tuple[AppSpec, Variant] | None:
@@ -165,11 +167,24 @@ def every_row(task: Task | None) -> Plan:
     rows = _rows(spec, page, int(task.setup.get("data_seed", 0)))
     shown = [expr.show(r[e.display]) for r in rows]
     asked = plan[opened]["name"]
-    others = [n for n in dict.fromkeys(shown) if shown.count(n) == 1 and n != asked]
+    button = rest[0].get("name")  # the operation's button on the row's page
+    op = next((o for o in spec.operations.values() if variant.label(o.label) == button), None)
+    others = [
+        name
+        for name, row in zip(shown, rows, strict=True)
+        if shown.count(name) == 1 and name != asked and _offered(spec, op, row)
+    ]
     out: Plan = []
     for name in [asked, *others[:EVERY_ROW_LIMIT]]:
         out += [plan[0], {**plan[opened], "name": name}, *rest]
     return [*out, *_DONE]
+
+
+def _offered(spec: AppSpec, op: Any, row: dict[str, Any]) -> bool:
+    """The row's page offers the operation (as its button shows), as far as the spec says."""
+    if op is None or not op.when:
+        return True
+    return bool(expr.evaluate(op.when, {"record": row, "today": spec.today}))
 
 
 def repeat_last(task: Task | None) -> Plan:

@@ -35,6 +35,7 @@ from palaestra import registry
 from palaestra.family import family as family_of
 from palaestra.policies import run_episode
 from palaestra.synth_apps import data
+from palaestra.synth_apps.adversaries import IDLE, STRATEGIES
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
 from palaestra.synth_apps.llm import LLMAuthor
@@ -390,12 +391,15 @@ def validate_task(
     seed_db = data.template(spec_for(task.setup["app"]), task.setup.get("data_seed", 0))
     runs = 0
     reference: list[str] = []  # the digest of the oracle's end database
+    idle: list[Run] = []  # the do-nothing run
     #: a write task's verdict reads the database only (its chat check is the feasible gate)
     writes = not any(c["kind"] in ("answer", "infeasible") for c in _leaves(task.verifier))
 
     def run(kind: str) -> Run:
         nonlocal runs
         runs += 1
+        if idle and kind in STRATEGIES and STRATEGIES[kind](task) == IDLE:
+            return idle[0]  # nothing to try on this task: its episode is the do-nothing one
         if kind == "oracle":
             episode = run_episode(env, policies.policy("oracle"), task, seed=0, strict=True)
         elif kind == "noop":  # do nothing, then say "finished"
@@ -412,6 +416,8 @@ def validate_task(
         state.update(app_db=str(snapshot), seed_db=str(seed_db))
         if kind == "oracle" and not reference:
             reference.append(database_digest(snapshot))
+        elif kind == "noop":
+            idle.append(Run(result, state, episode.total_reward, episode.actions))
         elif kind not in ("oracle", "noop") and writes and result.success and reference:  # noqa: SIM102
             if database_digest(snapshot) == reference[0]:
                 # its twist changed nothing (a repeat the app refused, an idempotent update):
