@@ -27,7 +27,7 @@ _SEATS = ["seat", "space", "place", "room", "table", "availab", "left", "remain"
 _SEATS += ["capacity", "people", "guests", "passengers", "more", "full", "sold out"]
 _GONE = ["out of stock", "sold out", "unavailable", "not available", "isn't available"]
 _GONE += ["not in stock", "no stock", "none left", "no longer available", "no longer in stock"]
-_GONE += ["not stocked", "none in stock", "zero in stock", "0 in stock"]
+_GONE += ["not stocked", "none in stock", "zero in stock", "0 in stock", "run out", "ran out"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ RULES: tuple[Rule, ...] = (
         "cancel_window",
         r"booked more than 24 hours ago",
         _fixed(
-            [["24 hour", "twenty four hour", "a day ago", "within a day", "insurance", "insured"]]
+            [["24 hour", "twenty four hour", "a day ago", "within a day", "yesterday", "insur"]]
         ),
     ),
     Rule(
@@ -80,7 +80,17 @@ RULES: tuple[Rule, ...] = (
         "departed",
         r"already departed",
         _fixed(
-            [["departed", "already left", "has left", "took off", "already flown", "in the past"]]
+            [
+                [
+                    "depart",
+                    "already left",
+                    "has left",
+                    "left already",
+                    "took off",
+                    "flown",
+                    "in the past",
+                ]
+            ]
         ),
     ),
     Rule(
@@ -101,7 +111,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "already_cancelled",
         r"(?:already|has been) cancelled",
-        _fixed([["cancel"], ["already", "previously", "earlier", "no longer", "been cancel"]]),
+        _fixed(
+            [
+                ["cancel"],
+                ["already", "previously", "earlier", "no longer", "been cancel", "was cancel"],
+            ]
+        ),
     ),
     Rule(
         "out_of_stock",
