@@ -275,6 +275,11 @@ def validate_suite(
             for t in get_suite(name).tasks
             if t.setup.get("driver") == "synth" and family in (None, t.family)
         ]
+    foreign = [t.id for t in tasks if t.setup.get("driver") != "synth"]
+    if foreign:  # MiniWoB's verifier is MiniWoB's own; others are their family's to validate
+        raise ValueError(
+            f"only synthesized tasks (setup.driver 'synth') are validated here, not {foreign[:5]}"
+        )
     started = time.perf_counter()
     reports: dict[str, dict[str, Any]] = {}
     by_family: dict[str, list[Task]] = {}
