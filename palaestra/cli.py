@@ -235,7 +235,11 @@ def validate(
         if not fam.validation:
             err_console.print(f"[red]family {name!r} has no validation (Family.validation)[/]")
             raise typer.Exit(2)
-        results.update(resolve(fam.validation)(group, adversaries=adversaries)["tasks"])
+        try:
+            results.update(resolve(fam.validation)(group, adversaries=adversaries)["tasks"])
+        except ValueError as exc:  # tasks this family's validation does not cover
+            err_console.print(f"[red]{name}: {exc}[/]")
+            raise typer.Exit(2) from None
     shown = sorted({a for r in results.values() for a in r.get("adversaries", {})})
     table = Table("task", "oracle", "noop", "mutants", *shown, "verdict", title=suite)
     for tid, r in sorted(results.items()):
