@@ -7,7 +7,15 @@ from palaestra.envs.computer.env import ComputerEnv
 
 
 @pytest.fixture(scope="session")
-def env():
+def desktop():
     e = ComputerEnv()
     yield e
     e.close()
+
+
+@pytest.fixture
+def env(desktop):
+    """The shared desktop with no task of an earlier test: ``reset()`` without a task option
+    starts the default desktop (a terminal), as on a fresh env."""
+    desktop.task = None
+    return desktop

@@ -148,6 +148,7 @@ def test_escape_attempts_fail(env, tmp_path):
             "/root:",
             "/tmp:",
             ".X11-unix",
+            ".session-bus",  # the session D-Bus's socket
             "/work:",
         ]
         assert "Read-only" in shell(env, "touch /etc/evil")["stderr"]
