@@ -29,8 +29,9 @@ _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
 MIN_PRECISION = 0.5
 #: a JSON object or list (a tool's answer pasted), innermost first
 _JSON = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]")
-#: a refusal that restates this many of the policy's written rules is stuffing, not a reason
-STUFFED = 2
+#: a refusal that restates or names this many other rules (the policy's written rules, the
+#: other refusal rules' words) is stuffing, not a reason
+STUFFED = 3
 #: the longest a refusing message may be: a reason found only inside a dump is not a refusal
 REFUSAL_WORDS = 150
 _WORDS = [
@@ -289,7 +290,8 @@ def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     tool-call log shows it looked the request up (``looked``: calls, any one of them), and a
     later message says no in any words and names the blocking rule or value (one phrase of
     each of ``reason``'s groups), in at most :data:`REFUSAL_WORDS` words (not a dump) and
-    without restating :data:`STUFFED` of the written rules (``policy``: each rule's words)."""
+    without restating or naming :data:`STUFFED` other rules (``policy``: the written rules'
+    content words; ``others``: the other refusal rules' own words)."""
     state = probe.read()
     after = looked(state["calls"], spec.get("looked", []))
     if after is None and spec.get("looked"):
@@ -302,8 +304,12 @@ def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
             continue
         if len(low.split()) > REFUSAL_WORDS:
             why = f"the reason is said only inside a dump (over {REFUSAL_WORDS} words)"
-        elif restated(low, spec.get("policy", [])) >= STUFFED:
-            why = "the refusal restates the written rules, not the reason"
+        elif (
+            restated(low, spec.get("policy", []))
+            + sum(names(text, words) for words in spec.get("others", []))
+            >= STUFFED
+        ):
+            why = "the refusal names many rules (stuffing), not the reason"
         else:
             return CheckResult("usersim_refused", True, 1.0, "refused, naming the reason")
     return CheckResult("usersim_refused", False, 0.0, why)

@@ -20,9 +20,9 @@ the action set (seeded); ``noop`` ends the conversation at once, as execution va
 do-nothing run does.
 
 ``ADVERSARIES`` are the cheap strategies execution validation plays on every task (each must
-fail it): a fixed refusal, a refusal citing the whole policy, a dump of every fact, a done
-claim, the write made on every row, writes without confirmation, and the last lookup repeated
-instead of acting. What each check kind proves against them is in ``docs/verifiers.md``.
+fail it): a fixed refusal, a refusal citing the whole policy or every rule's keywords, a dump
+of every fact, a done claim, the write made on every row, writes without confirmation, and the
+last lookup repeated instead of acting. What each check kind proves against them is in ``docs/verifiers.md``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts as A
+from palaestra.envs.usersim import reasons
 from palaestra.envs.usersim.domain import Domain, dump
 from palaestra.envs.usersim.env import ACTIONS
 from palaestra.envs.usersim.world import bind, domain, fresh
@@ -299,6 +300,15 @@ def _refuse_stuffed(a: Adversary) -> Iterator[dict[str, Any]]:
     yield _say(f"I'm sorry, but I cannot do that, as the policy says: {rules}"[:_CHUNK])
 
 
+def _refuse_keywords(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Look the request up, then refuse in one short sentence naming every rule a refusal can
+    be judged by (the verifier's own keywords): right whichever rule applies, if words were
+    all that counted."""
+    yield from a._interview()
+    words = ", ".join(" ".join(group[0] for group in rule) for rule in reasons.WORDS.values())
+    yield _say(f"I'm sorry, but no, that is not possible: {words}.")
+
+
 def _dump_facts(a: Adversary) -> Iterator[dict[str, Any]]:
     """Look everything up and tell the user all of it (every tool answer, and every row of
     the tables the user's values are in: each train's departure, each venue's phone),
@@ -362,6 +372,7 @@ def _repeat_last(a: Adversary) -> Iterator[dict[str, Any]]:
 
 STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
     "refuse_stuffed": _refuse_stuffed,
+    "refuse_keywords": _refuse_keywords,
     "dump_facts": _dump_facts,
     "claim_done": _claim_done,
     "act_on_all": _act_on_all,

@@ -139,14 +139,33 @@ RULES: tuple[Rule, ...] = (
 )
 
 
+#: each rule's own words, the fewest that name it: a refusal that names several other rules
+#: too is keyword stuffing (a legitimate one names at most one in passing)
+WORDS: dict[str, Groups] = {
+    "cancel_window": [["24 hour", "insur"]],
+    "certificate_eligibility": [["gold"]],
+    "basic_economy": [["basic economy"]],
+    "departed": [["depart"]],
+    "seats_left": [["seat", "space"], ["left", "remain"]],
+    "party_limit": [["at most", "up to", "maximum", "max"], ["people", "guests", "party"]],
+    "cancel_before_day": [["before"], ["day"]],
+    "already_cancelled": [["already cancel", "been cancel", "was cancel"]],
+    "out_of_stock": [["out of stock", "sold out"]],
+    "return_pending": [["return", "exchange"], ["requested", "pending"]],
+    "delivered": [["deliver"]],
+    "train_full": [["not enough"], ["seat"]],
+}
+
+
 def reason(text: str, today: str | None = None) -> dict[str, Any]:
     """What a refusal of ``text`` (the reference plan's, its reason after the last colon)
-    must name: ``{"rule": name, "reason": [groups]}``."""
+    must name: ``{"rule": name, "reason": [groups], "others": [other rules' WORDS]}``."""
     why = text.rsplit(": ", 1)[-1]
     for rule in RULES:
         found = re.search(rule.pattern, why, re.IGNORECASE)
         if found:
-            return {"rule": rule.name, "reason": rule(found, today)}
+            others = [words for name, words in WORDS.items() if name != rule.name]
+            return {"rule": rule.name, "reason": rule(found, today), "others": others}
     raise ValueError(f"no refusal rule matches the reason {why!r}: add it to reasons.RULES")
 
 
