@@ -289,6 +289,101 @@ def _adversary_cell(result: dict[str, Any] | None) -> str:
     return f"{result.get('reward', 0):.2f}"
 
 
+@app.command(name="eval")
+def eval_(
+    targets: Annotated[
+        list[str],
+        typer.Argument(
+            help="SUITE, or SUITE/TASK ... of one suite; or `compare A B` (two --out folders)"
+        ),
+    ],
+    agent: Annotated[
+        str,
+        typer.Option(
+            help="oracle | random | noop | a family policy | openai:MODEL | module:Class | "
+            "http://HOST:PORT/PATH"
+        ),
+    ] = "oracle",
+    parallel: Annotated[int, typer.Option(help="Episodes in flight")] = 4,
+    attempts: Annotated[int, typer.Option(help="Episodes per (task, seed): pass@k, pass^k")] = 1,
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds")] = "0",
+    url: Annotated[
+        str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Results folder [default: runs/evals/SUITE-AGENT]")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="openai agents: the OpenAI-compatible endpoint")
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="Agent option key=value (repeatable)"),
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Lower each task's step budget")] = None,
+    limit: Annotated[int | None, typer.Option(help="The first N tasks only")] = None,
+    infra_retries: Annotated[int, typer.Option(help="Retries of infrastructure errors")] = 2,
+    record: Annotated[bool, typer.Option(help="Record each episode's trajectory")] = True,
+    workers: Annotated[int, typer.Option(help="Worker processes of the local gateway")] = 2,
+) -> None:
+    """Evaluate an agent on a suite; `palaestra eval compare A B` compares two runs.
+
+    Results are appended per episode to OUT/results.jsonl (rerun to resume; Ctrl-C keeps what
+    finished), with OUT/summary.json, OUT/report.md and a plot.
+    """
+    from pydantic import ValidationError
+
+    from palaestra.errors import PalaestraError
+    from palaestra.evals import EvalConfig, terminal
+
+    try:
+        if targets[0] == "compare":
+            if len(targets) != 3:
+                raise typer.BadParameter("compare takes two results folders: compare A B")
+            terminal.compare_runs(Path(targets[1]), Path(targets[2]), console)
+            return
+        suite, task_ids = terminal.targets(targets)
+        options = terminal.parse_options(option or [])
+        if base_url:
+            options["base_url"] = base_url
+        config = EvalConfig(
+            suite=suite,
+            tasks=task_ids,
+            agent=agent,
+            agent_options=options,
+            parallel=parallel,
+            attempts=attempts,
+            seeds=[int(s) for s in seeds.split(",") if s.strip()],
+            max_steps=max_steps,
+            limit=limit,
+            infra_retries=infra_retries,
+            record=record,
+            url=url,
+            api_key=api_key,
+            out=out,
+        )
+        if url is None:
+            from palaestra.server.runner import gateway_thread
+            from palaestra.server.settings import Settings
+
+            err_console.print(f"starting a local gateway with {workers} workers ...")
+            with gateway_thread(Settings(workers=workers)) as local:
+                config = config.model_copy(update={"url": local})
+                summary = terminal.run_with_progress(config, err_console)
+        else:
+            summary = terminal.run_with_progress(config, err_console)
+    except (PalaestraError, ValidationError, ValueError) as exc:
+        detail = getattr(exc, "detail", None) or str(exc)
+        err_console.print(f"[red]error:[/] {detail}")
+        raise typer.Exit(2) from None
+    terminal.print_summary(summary, console)
+    if summary.errors:
+        raise typer.Exit(1)
+
+
 class Layout(StrEnum):
     desktop = "desktop"
     mobile = "mobile"
@@ -548,9 +643,13 @@ def usersim_fidelity(
     llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
     out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the report as a PNG here")] = None,
+    styles: Annotated[
+        bool, typer.Option(help="Also play reworded assistants: success per wording style")
+    ] = False,
 ) -> None:
     """Score the simulated user over scripted assistants: adherence, consistency, invented
-    details, premature endings, and each assistant's task success."""
+    details, premature endings, and each assistant's task success; with ``--styles``, the
+    competent and wrong decisions reworded in each style and phrasing bank."""
     from rich.progress import Progress
 
     from palaestra.envs.usersim import fidelity
@@ -581,8 +680,19 @@ def usersim_fidelity(
     for kind, rate in report.success.items():
         table.add_row(f"task success with the {kind} assistant", f"{rate:.3f}")
     console.print(table)
+    data = report.to_json()
+    if styles:
+        reworded = fidelity.measure_styles(chosen, env_kwargs=kwargs)
+        table = Table(
+            *reworded.header(),
+            title=f"Success per wording style ({reworded.episodes} conversations)",
+        )
+        for row in reworded.table():
+            table.add_row(*row)
+        console.print(table)
+        data["styles"] = reworded.to_json()
     if out is not None:
-        out.write_text(json.dumps(report.to_json(), indent=1))
+        out.write_text(json.dumps(data, indent=1))
     if plot is not None:
         fidelity.plot(report, plot)
 

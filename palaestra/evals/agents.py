@@ -109,7 +109,13 @@ def _policy_names(fam: Family) -> list[str]:
         return list(BUILTIN)
 
 
-def parse_agent(spec: str, family: str, options: dict[str, Any] | None = None) -> AgentSpec:
+def parse_agent(
+    spec: str,
+    family: str,
+    options: dict[str, Any] | None = None,
+    *,
+    model_api_key: str | None = None,
+) -> AgentSpec:
     """``EvalConfig.agent`` -> :class:`AgentSpec`; an unknown name lists what exists."""
     options = dict(options or {})
     spec = spec.strip()
@@ -125,7 +131,7 @@ def parse_agent(spec: str, family: str, options: dict[str, Any] | None = None) -
     if spec.startswith("openai:"):
         from palaestra.evals.openai_agent import OpenAIAgent, OpenAISettings
 
-        settings = OpenAISettings.from_options(spec.removeprefix("openai:"), options)
+        settings = OpenAISettings.from_options(spec.removeprefix("openai:"), options, model_api_key)
         shared: dict[str, Any] = {}
         return AgentSpec(
             spec,

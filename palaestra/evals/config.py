@@ -53,6 +53,9 @@ class EvalConfig(BaseModel):
     record: bool = Field(default=True, description="record each episode's trajectory")
     url: str | None = Field(default=None, description="the gateway (None: the caller starts one)")
     api_key: str | None = Field(default=None, exclude=True, repr=False)
+    #: the model endpoint's key for openai agents (else the environment's OPENAI_API_KEY, or
+    #: agent_options.api_key_env); never written anywhere
+    model_api_key: str | None = Field(default=None, exclude=True, repr=False)
     out: Path | None = Field(default=None, description="folder of results.jsonl/summary/report")
 
     @field_validator("seeds")

@@ -22,7 +22,7 @@ import asyncio
 import json
 import os
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import openai
@@ -50,23 +50,27 @@ class OpenAISettings:
     backoff_s: float = 1.0
     timeout_s: float = 120.0
     max_obs_chars: int = 12_000
+    #: a key given by the caller (EvalConfig.model_api_key), never an option a user writes
+    key: str | None = field(default=None, repr=False)
 
     @classmethod
-    def from_options(cls, model: str, options: dict[str, Any]) -> OpenAISettings:
+    def from_options(
+        cls, model: str, options: dict[str, Any], key: str | None = None
+    ) -> OpenAISettings:
         if not model:
             raise InvalidRequest("an openai agent names its model: openai:MODEL", field="agent")
-        known = set(cls.__dataclass_fields__) - {"model"}
+        known = set(cls.__dataclass_fields__) - {"model", "key"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise InvalidRequest(
                 f"unknown openai agent option(s) {unknown}; options: {sorted(known)}",
                 field="agent_options",
             )
-        return cls(model=model, **options)
+        return cls(model=model, key=key, **options)
 
     def api_key(self) -> str:
         # local servers need no key, but the client insists on one
-        return os.environ.get(self.api_key_env) or "unused"
+        return self.key or os.environ.get(self.api_key_env) or "unused"
 
 
 class OpenAIAgent:

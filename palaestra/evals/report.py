@@ -147,8 +147,9 @@ def plot(path: Path, s: EvalSummary) -> bool:
         return False
     names = list(table)
     rates = [table[n]["success_rate"] for n in names]
-    low = [r - table[n]["ci95"][0] for n, r in zip(names, rates, strict=True)]
-    high = [table[n]["ci95"][1] - r for n, r in zip(names, rates, strict=True)]
+    # rounded bounds may sit a hair inside the rate; matplotlib refuses negative error bars
+    low = [max(0.0, r - table[n]["ci95"][0]) for n, r in zip(names, rates, strict=True)]
+    high = [max(0.0, table[n]["ci95"][1] - r) for n, r in zip(names, rates, strict=True)]
     fig, ax = plt.subplots(figsize=(max(4, 1.2 * len(names) + 2), 3.2), dpi=100)
     ax.bar(names, rates, yerr=[low, high], capsize=4, color="#4c72b0")
     ax.set_ylim(0, 1.05)

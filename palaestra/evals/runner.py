@@ -164,7 +164,7 @@ class Runner:
         if not views:
             raise InvalidRequest(f"suite {c.suite!r} has no tasks", field="suite")
         family = views[0].get("family", "")
-        spec = parse_agent(c.agent, family, c.agent_options)
+        spec = parse_agent(c.agent, family, c.agent_options, model_api_key=c.model_api_key)
         full: dict[str, Task] = {}
         if spec.privileged:
             try:

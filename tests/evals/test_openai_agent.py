@@ -1,0 +1,124 @@
+"""The ``openai:MODEL`` agent, with the real ``openai`` client, against an OpenAI-compatible
+server on loopback (tests/evals/fake_openai.py) that answers with scripted tool calls, plain text,
+malformed JSON, a 429 with Retry-After and a 500, through a real gateway."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palaestra.evals import EvalConfig, read_results, run_eval
+from tests.evals.fake_openai import FakeOpenAI, click_the_button, status, text, tool
+
+
+def _run(gateway: str, out: Path, fake: FakeOpenAI, suite: str, task: str, **options):
+    config = EvalConfig(
+        suite=suite,
+        tasks=[task],
+        agent="openai:fake-model",
+        agent_options={"base_url": fake.url, "backoff_s": 0.01, **options},
+        parallel=1,
+        max_steps=6,
+        url=gateway,
+        out=out,
+    )
+    summary = run_eval(config)
+    (result,) = read_results(out)
+    return summary, result
+
+
+@pytest.mark.browser
+def test_web_tool_calls_text_malformed_json_429_and_500(gateway, tmp_path, fake_openai):
+    """MiniWoB click-test: two malformed answers become last_action_errors the model is shown,
+    a 429 (Retry-After honoured) and a 500 are retried, then a tool call wins the episode."""
+    fake_openai.reset(
+        [
+            tool("click", '{"bid": '),  # malformed JSON arguments
+            text("I would click the button."),  # plain text, no tool call
+            status(429, **{"Retry-After": "0.3"}),
+            status(500),
+        ],
+        fallback=click_the_button,
+    )
+    summary, r = _run(gateway, tmp_path, fake_openai, "miniwob", "click-test")
+    assert r.status == "ok" and r.success, r
+    assert r.steps == 3 and r.action_errors == 2
+    assert r.model_calls == 3 and r.tokens == {"prompt": 300, "completion": 30, "total": 330}
+    times = [t for t, _ in fake_openai.requests]
+    assert len(times) == 5 and times[3] - times[2] >= 0.3  # Retry-After: 0.3 was waited
+    bodies = [b for _, b in fake_openai.requests]
+    assert {t["function"]["name"] for t in bodies[0]["tools"]} >= {"click", "fill", "noop"}
+    # the malformed call came back as the env's error, and the model was shown it
+    second = str(bodies[1]["messages"])
+    assert "not valid JSON" in second
+    third = str(bodies[2]["messages"])
+    assert "cannot parse action" in third or "an action is one call" in third
+    # the screenshot travels as an image part of the newest observation
+    last_user = [m for m in bodies[-1]["messages"] if m["role"] == "user"][-1]
+    assert any(p["type"] == "image_url" for p in last_user["content"])
+    assert summary.success_rate == 1.0 and summary.tokens["total"] == 330
+
+
+def test_usersim_conversation_with_tools(gateway, tmp_path, fake_openai):
+    """usersim: messages and tool calls, one unknown tool (the env's error), then the end."""
+    fake_openai.reset(
+        [
+            tool("send_message", {"text": "Hello, how can I help you today?"}),
+            tool("teleport", {}),  # not an action of the env
+            tool("end_conversation", {}),
+        ]
+    )
+    summary, r = _run(
+        gateway, tmp_path, fake_openai, "usersim", "airline-cancel-54683c", screenshots=False
+    )
+    assert r.status == "ok" and r.terminated and r.steps == 3
+    assert r.action_errors == 1 and not r.success
+    bodies = [b for _, b in fake_openai.requests]
+    names = {t["function"]["name"] for t in bodies[0]["tools"]}
+    assert names == {"send_message", "call_tool", "end_conversation"}
+    first = bodies[0]["messages"]
+    assert first[0]["role"] == "system" and "customer-service" in first[0]["content"]
+    assert "policy" in first[1]["content"]  # the domain policy and tool list come once
+    assert "unknown action 'teleport'" in str(bodies[2]["messages"])
+    assert summary.errors == 0 and summary.scored == 1
+
+
+def test_unreachable_model_is_an_error_not_a_failure(gateway, tmp_path):
+    """A model endpoint nobody listens on: the episode is an error (model), reported apart."""
+    from palaestra.server.runner import free_port
+
+    config = EvalConfig(
+        suite="usersim",
+        tasks=["airline-cancel-54683c"],
+        agent="openai:m",
+        agent_options={
+            "base_url": f"http://127.0.0.1:{free_port()}/v1",
+            "max_retries": 1,
+            "backoff_s": 0.01,
+        },
+        url=gateway,
+        out=tmp_path,
+    )
+    summary = run_eval(config)
+    (r,) = read_results(tmp_path)
+    assert r.status == "error" and r.error_kind == "model" and "failed after 2 tries" in r.error
+    assert summary.errors == 1 and summary.scored == 0 and summary.error_kinds == {"model": 1}
+    assert "errors (not failures)" in (tmp_path / "report.md").read_text()
+
+
+def test_server_errors_past_the_retry_bound(gateway, tmp_path, fake_openai):
+    fake_openai.reset([status(500), status(503), status(500)])
+    _, r = _run(gateway, tmp_path, fake_openai, "usersim", "airline-cancel-54683c", max_retries=2)
+    assert r.status == "error" and r.error_kind == "model" and "InternalServerError" in r.error
+
+
+def test_bad_agent_options_name_the_known_ones(gateway, tmp_path):
+    from palaestra.errors import InvalidRequest
+
+    config = EvalConfig(
+        suite="usersim", agent="openai:m", agent_options={"temperatur": 0}, url=gateway,
+        out=tmp_path,
+    )  # fmt: skip
+    with pytest.raises(InvalidRequest, match=r"temperatur.*temperature"):
+        run_eval(config)

@@ -1,0 +1,244 @@
+"""The runner through a real gateway: scripted agents (oracle ~1, noop ~0), resume, refusal
+of another run's folder, compare, an HTTP agent, a module:Class agent, infrastructure retries,
+and the errors that list what exists. The test family's ``faulty`` suite keeps most of them fast;
+MiniWoB shows the oracle and noop on a real browser."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from fastapi import FastAPI, Request
+
+from palaestra.errors import InvalidRequest, TaskNotFound, WorkerCrashed
+from palaestra.evals import EvalConfig, read_results, run_eval, stats
+from palaestra.evals.sessions import GatewaySessions
+from palaestra.server.runner import free_port
+from tests.evals.fake_openai import wait_for_port
+
+MINIWOB = ["click-button", "click-link", "enter-text"]
+
+
+def config(gateway: str, out: Path, **kw: Any) -> EvalConfig:
+    return EvalConfig(**{"suite": "faulty", "agent": "oracle", "url": gateway, "out": out, **kw})
+
+
+@pytest.mark.browser
+def test_miniwob_oracle_and_noop(gateway, tmp_path):
+    oracle = run_eval(
+        EvalConfig(
+            suite="miniwob", tasks=MINIWOB, agent="oracle", parallel=3, url=gateway,
+            out=tmp_path / "oracle", max_steps=10,
+        )
+    )  # fmt: skip
+    assert oracle.scored == 3 and oracle.success_rate >= 0.95
+    noop = run_eval(
+        EvalConfig(
+            suite="miniwob", tasks=MINIWOB, agent="noop", parallel=3, url=gateway,
+            out=tmp_path / "noop", max_steps=10,
+        )
+    )  # fmt: skip
+    assert noop.scored == 3 and noop.success_rate == 0.0
+    result = stats.compare(read_results(tmp_path / "oracle"), read_results(tmp_path / "noop"))
+    assert result["only_a"] == 3 and result["only_b"] == 0
+    # every episode links to its recording, and the gateway serves it
+    (first, *_) = read_results(tmp_path / "oracle")
+    assert first.trajectory and first.trajectory.startswith("/v1/runs/")
+
+
+def test_oracle_noop_pass_k_report_and_files(gateway, tmp_path):
+    summary = run_eval(config(gateway, tmp_path, seeds=[0, 1], attempts=2, parallel=4))
+    assert summary.episodes == 4 and summary.success_rate == 1.0
+    assert summary.pass_at_k == {"1": 1.0, "2": 1.0} and summary.pass_hat_k["2"] == 1.0
+    assert summary.tables["family"]["test"]["n"] == 4
+    for name in ("results.jsonl", "summary.json", "report.md", "config.json", "success.png"):
+        assert (tmp_path / name).exists(), name
+    assert json.loads((tmp_path / "summary.json").read_text())["scored"] == 4
+    rows = read_results(tmp_path)
+    assert {r.key for r in rows} == {("count-3", s, a) for s in (0, 1) for a in (0, 1)}
+    assert all(r.steps == 4 and r.ended == "terminated" for r in rows)
+    assert "api_key" not in (tmp_path / "config.json").read_text()
+
+
+def test_resume_plays_only_what_is_missing_and_refuses_another_run(gateway, tmp_path):
+    cfg = config(gateway, tmp_path, agent="noop", seeds=[0, 1, 2])
+    run_eval(cfg)
+    lines = (tmp_path / "results.jsonl").read_text().splitlines()
+    # a crash mid-write: the last episode lost, a torn line left behind
+    (tmp_path / "results.jsonl").write_text("\n".join(lines[:2]) + '\n{"v": 1, "sui')
+    seen: list[Any] = []
+    summary = run_eval(cfg, progress=lambda e: seen.append(e.last))
+    assert [e.seed for e in seen if e is not None] == [int(json.loads(lines[2])["seed"])]
+    assert summary.episodes == 3 and summary.success_rate == 0.0
+    with pytest.raises(InvalidRequest, match=r"agent: 'noop' there, 'oracle' now"):
+        run_eval(config(gateway, tmp_path, seeds=[0, 1, 2]))
+    with pytest.raises(InvalidRequest, match="another evaluation"):
+        run_eval(config(gateway, tmp_path, agent="noop", seeds=[0, 1, 2], max_steps=3))
+
+
+def test_compare_cli(gateway, tmp_path):
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+
+    run_eval(config(gateway, tmp_path / "a", agent="noop", seeds=[0, 1, 2, 3]))
+    run_eval(config(gateway, tmp_path / "b", seeds=[0, 1, 2, 3]))
+    out = CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert out.exit_code == 0, out.output
+    assert "exact McNemar p = 0.125" in out.output.replace("\n", " ")
+
+
+def test_cli_eval_against_a_gateway(gateway, tmp_path):
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+
+    args = ["eval", "faulty/count-3", "--agent", "oracle", "--url", gateway]
+    out = CliRunner().invoke(app, [*args, "--out", str(tmp_path), "--seeds", "0,1"])
+    assert out.exit_code == 0, out.output
+    assert "100.0%" in out.output and "95% CI" in out.output
+    bad = CliRunner().invoke(app, ["eval", "faulty", "--agent", "bogus", "--url", gateway])
+    assert bad.exit_code == 2 and "unknown agent 'bogus'" in bad.output
+    assert "noop" in bad.output and "openai:MODEL" in bad.output
+
+
+def test_unknown_suite_task_and_agent_list_what_exists(gateway, tmp_path):
+    with pytest.raises(TaskNotFound, match=r"unknown suite 'nope'.*faulty"):
+        run_eval(config(gateway, tmp_path, suite="nope"))
+    with pytest.raises(TaskNotFound, match=r"no task\(s\) \['count-9'\].*count-3"):
+        run_eval(config(gateway, tmp_path, tasks=["count-9"]))
+    with pytest.raises(InvalidRequest, match=r"unknown agent 'nobody'.*random.*module:Class"):
+        run_eval(config(gateway, tmp_path, agent="nobody"))
+    with pytest.raises(InvalidRequest, match="cannot import"):
+        run_eval(config(gateway, tmp_path, agent="tests.evals.nowhere:Agent"))
+
+
+class CountingAgent:
+    """A user's agent (``module:Class``): ok() ``times`` times, then finish()."""
+
+    def __init__(self, times: int = 3) -> None:
+        self.times = times
+        self.seen: list[str] = []
+
+    def reset(self, task_view: dict[str, Any]) -> None:
+        assert "oracle" not in task_view and "verifier" not in task_view  # agents see the view
+        self.left = self.times
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        self.left -= 1
+        return "ok()" if self.left >= 0 else "finish()"
+
+
+class CrashingAgent(CountingAgent):
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        raise ValueError("my bug")
+
+
+def test_module_class_agents(gateway, tmp_path):
+    good = run_eval(
+        config(gateway, tmp_path / "good", agent="tests.evals.test_runner:CountingAgent")
+    )
+    assert good.success_rate == 1.0
+    weak = run_eval(
+        config(
+            gateway,
+            tmp_path / "weak",
+            agent="tests.evals.test_runner:CountingAgent",
+            agent_options={"times": 1},
+        )
+    )
+    assert weak.success_rate == 0.0 and weak.errors == 0
+    crash = run_eval(config(gateway, tmp_path / "c", agent="tests.evals.test_runner:CrashingAgent"))
+    (r,) = read_results(tmp_path / "c")
+    # the agent's own bug is its failure, not an infrastructure error
+    assert crash.errors == 0 and r.status == "ok" and r.error_kind == "agent"
+    assert "ValueError: my bug" in (r.error or "")
+
+
+@pytest.fixture(scope="module")
+def http_agent():
+    """An agent in 'another language': an HTTP endpoint that plays ok() x3 then finish(), or
+    answers garbage for the first step when the task view asks for it."""
+    app = FastAPI()
+    state: dict[str, Any] = {"n": 0, "log": []}
+
+    @app.post("/agent")
+    async def agent(request: Request) -> Any:
+        body = await request.json()
+        state["log"].append(body["type"])
+        if body["type"] == "reset":
+            state["n"] = 0
+            return {}
+        state["n"] += 1
+        if state.get("garbage") and state["n"] == 1:
+            return {"nothing": "here"}
+        return {"action": "ok()" if state["n"] <= 3 else {"name": "finish", "args": {}}}
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_for_port(port)
+    yield f"http://127.0.0.1:{port}/agent", state
+    server.should_exit = True
+    thread.join(10)
+
+
+def test_http_agent(gateway, tmp_path, http_agent):
+    url, state = http_agent
+    summary = run_eval(config(gateway, tmp_path / "ok", agent=url, parallel=1))
+    assert summary.success_rate == 1.0 and state["log"][:2] == ["reset", "act"]
+    state["garbage"] = True
+    run_eval(config(gateway, tmp_path / "garbage", agent=url, parallel=1))
+    (r,) = read_results(tmp_path / "garbage")
+    assert r.action_errors == 1 and r.status == "ok"  # the env said why it was no action
+    dead = run_eval(config(gateway, tmp_path / "dead", agent=f"http://127.0.0.1:{free_port()}/"))
+    assert dead.errors == 1 and dead.error_kinds == {"model": 1}
+
+
+class FlakySessions(GatewaySessions):
+    """The gateway, whose first ``fail`` session openings die as a crashed worker would."""
+
+    def __init__(self, url: str, fail: int) -> None:
+        super().__init__(url)
+        self.fail = fail
+
+    async def open(self, task: str, *, options: dict[str, Any], record: bool) -> Any:
+        if self.fail > 0:
+            self.fail -= 1
+            raise WorkerCrashed("worker w0 died")
+        return await super().open(task, options=options, record=record)
+
+
+def test_infrastructure_errors_are_retried_then_reported_apart(gateway, tmp_path):
+    summary = run_eval(config(gateway, tmp_path / "a"), sessions=FlakySessions(gateway, 1))
+    (r,) = read_results(tmp_path / "a")
+    assert r.status == "ok" and r.success and r.retries == 1
+    cfg = config(gateway, tmp_path / "b", infra_retries=1)
+    summary = run_eval(cfg, sessions=FlakySessions(gateway, 5))
+    (r,) = read_results(tmp_path / "b")
+    assert r.status == "error" and r.error_kind == "infra" and "worker w0 died" in (r.error or "")
+    assert summary.errors == 1 and summary.scored == 0 and not summary.complete
+    # a rerun plays the errored episode again
+    summary = run_eval(cfg)
+    assert summary.errors == 0 and summary.success_rate == 1.0
+
+
+def test_cancel_keeps_what_finished(gateway, tmp_path):
+    stop = threading.Event()
+    done: list[Any] = []
+
+    def progress(event: Any) -> None:
+        if event.last is not None:
+            done.append(event.last)
+            stop.set()
+
+    summary = run_eval(
+        config(gateway, tmp_path, seeds=list(range(6)), parallel=1), progress=progress, cancel=stop
+    )
+    assert summary.cancelled and 1 <= summary.episodes < 6
+    assert len(read_results(tmp_path)) == summary.episodes
