@@ -21,6 +21,7 @@ Wire shapes live in :mod:`palaestra.server.openenv_protocol`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import secrets
@@ -232,37 +233,50 @@ def _dumps(reply: dict[str, Any]) -> str:
 @router.websocket(PREFIX + "/{target:path}/ws")
 async def openenv_ws(websocket: WebSocket, target: str, gw: State) -> None:
     """One OpenEnv connection, one palaestra session: made on connect, closed on disconnect.
-    A refusal (key, unknown target, capacity) is an error frame, then the socket closes."""
+    A refusal (key, unknown target, capacity) is the answer to the first message, an error
+    frame, and then the socket closes.
+
+    The session is opened in a task while the socket is read: a cold suite or env can take
+    longer than the keepalive ping, and a socket whose reader waits with a message queued
+    stops reading, so the pongs would go unread and the connection would be dropped.
+    """
     await websocket.accept()
-    owns = False
+    opening = asyncio.ensure_future(_open(gw, websocket, target))
     try:
-        who = _owner(gw, websocket)
-        found = await resolve(gw, target)
-        attach = websocket.query_params.get("session_id")
-        if attach:
-            session = gw.sessions.get(who, attach)
-            episode = _episodes(websocket).get(attach) or Episode.of(session)
-        else:
-            session = await _new_session(gw, websocket, who, found)
-            owns = True
-            episode = Episode.of(session)
-    except PalaestraError as exc:
-        with contextlib.suppress(Exception):
-            await websocket.send_text(_dumps(oe.error_from(conceal(exc, log))))
-            await websocket.close(code=1008)
-        return
-    try:
-        await _serve(websocket, gw, episode, target)
+        await _serve(websocket, gw, opening)
     finally:
-        if owns:
-            await _close(gw, session, "its OpenEnv connection closed")
+        with contextlib.suppress(Exception):  # a refusal was answered already
+            episode, owns = await opening
+            if owns:
+                await _close(gw, episode.session, "its OpenEnv connection closed")
 
 
-async def _serve(websocket: WebSocket, gw: Gateway, episode: Episode, target: str) -> None:
+async def _open(gw: Gateway, websocket: WebSocket, target: str) -> tuple[Episode, bool]:
+    """The connection's episode: a new session, or ``?session_id=`` (made by
+    ``openenv/session/create``), which the connection then does not own."""
+    who = _owner(gw, websocket)
+    found = await resolve(gw, target)
+    attach = websocket.query_params.get("session_id")
+    if attach:
+        session = gw.sessions.get(who, attach)
+        return _episodes(websocket).get(attach) or Episode.of(session), False
+    return Episode.of(await _new_session(gw, websocket, who, found)), True
+
+
+async def _serve(websocket: WebSocket, gw: Gateway, opening: asyncio.Future[Any]) -> None:
     while True:
         try:
             raw = await websocket.receive_text()
         except WebSocketDisconnect:
+            return
+        try:
+            episode, _ = await asyncio.shield(opening)
+        except Exception as exc:
+            failed = exc if isinstance(exc, PalaestraError) else unexpected(exc, str(websocket.url))
+            reply: dict[str, Any] | None = oe.error_from(conceal(failed, log))
+            with contextlib.suppress(Exception):
+                await websocket.send_text(_dumps(reply))
+                await websocket.close(code=1008)
             return
         reply = await _answer(gw, episode, raw, websocket.url.path)
         if reply is None:  # close
