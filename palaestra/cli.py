@@ -719,6 +719,10 @@ def bench_all() -> None:
         resolve(fam.bench)()
     synth()
     scale()
+    console.rule("eval runner benchmark")
+    from palaestra.bench.eval import main as evals
+
+    evals()
 
 
 @bench_app.command("http")
@@ -731,6 +735,19 @@ def bench_http(
     from palaestra.bench.http import main
 
     main(steps=steps, rounds=rounds, openenv=openenv)
+
+
+@bench_app.command("eval")
+def bench_eval(
+    workers: Annotated[int, typer.Option(help="Worker processes of the gateway")] = 2,
+    rounds: Annotated[int, typer.Option(help="Rounds per measurement (best kept)")] = 3,
+    model_s: Annotated[float, typer.Option(help="Seconds per call of the model stub")] = 1.0,
+) -> None:
+    """The eval runner: MiniWoB oracle episodes/min at N = 1..8, overhead against a bare
+    RemoteEnv loop, episodes in flight at N = 32 with a slow model."""
+    from palaestra.bench.eval import main
+
+    main(workers=workers, rounds=rounds, model_s=model_s)
 
 
 @bench_app.command("web")
