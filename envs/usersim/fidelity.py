@@ -194,17 +194,21 @@ class StyleReport:
         return asdict(self)
 
     def table(self) -> list[tuple[str, ...]]:
-        """Rows (style, success per bank..., wrong per bank...) for printing."""
+        """Rows (style, competent success per bank..., the wrong assistant's highest success,
+        unread messages over all banks) for printing, under :meth:`header`."""
         banks = list(self.success)
         return [
             (
                 style,
                 *(f"{self.success[b][style]:.2f}" for b in banks),
-                *(f"{self.wrong[b].get(style, 0.0):.2f}" for b in banks),
-                *(str(self.unread[b][style]) for b in banks),
+                f"{max(self.wrong[b].get(style, 0.0) for b in banks):.2f}",
+                str(sum(self.unread[b][style] for b in banks)),
             )
             for style in self.success[banks[0]]
         ]
+
+    def header(self) -> tuple[str, ...]:
+        return ("style", *self.success, "wrong", "unread")
 
 
 def measure_styles(

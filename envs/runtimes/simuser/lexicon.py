@@ -246,7 +246,11 @@ class Lexicon:
             if prep is not None and modifier:
                 # "the name of the hotel" is the "hotel name": the compound names the slot
                 head = before[: prep.start()].split()[-1:]
-                modifier = not head or f"{m.group(0)} {head[0]}" not in self.phrases
+                slots = self.phrases.get(m.group(0), ())
+                modifier = not head or not (
+                    f"{m.group(0)} {head[0]}" in self.phrases  # "the name of the hotel"
+                    or set(self.phrases.get(head[0], ())) & set(slots)  # "name of the passenger"
+                )
             phrase = m.group(0)
             if phrase not in self.phrases:
                 phrase = _DETERMINER.sub(" of ", phrase)

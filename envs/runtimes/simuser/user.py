@@ -157,7 +157,8 @@ class SimulatedUser:
         goal, st = self.goal, self.state
         for act in heard:
             wrong = self._conflict(act.values)
-            missing = self._missing(act) if act.kind == A.CONFIRM and not wrong else None
+            proposal = act.kind in (A.CONFIRM, A.OFFER)
+            missing = self._missing(act) if proposal and not wrong else None
             if act.kind == A.REQUEST:
                 out.append(self._inform(act.slot) if act.slot else ("not_needed", {}))
             elif act.kind in (A.CONFIRM, A.OFFER, A.DONE, A.INFORM) and wrong:

@@ -98,3 +98,11 @@ def test_fidelity_cli_prints_the_report(tmp_path):
     assert Image.open(png).size[0] > 400
     bad = CliRunner().invoke(app, ["usersim", "fidelity", "-d", "space"])
     assert bad.exit_code != 0 and "unknown domain" in bad.output
+
+
+def test_fidelity_cli_prints_success_per_wording_style():
+    result = CliRunner().invoke(
+        app, ["usersim", "fidelity", "-d", "train", "--tasks", "1", "--seeds", "1", "--styles"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "Success per wording style" in result.output and "instructions" in result.output
