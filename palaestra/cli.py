@@ -235,7 +235,11 @@ def validate(
         if not fam.validation:
             err_console.print(f"[red]family {name!r} has no validation (Family.validation)[/]")
             raise typer.Exit(2)
-        results.update(resolve(fam.validation)(group, adversaries=adversaries)["tasks"])
+        try:
+            results.update(resolve(fam.validation)(group, adversaries=adversaries)["tasks"])
+        except ValueError as exc:  # tasks this family's validation does not cover
+            err_console.print(f"[red]{name}: {exc}[/]")
+            raise typer.Exit(2) from None
     shown = sorted({a for r in results.values() for a in r.get("adversaries", {})})
     table = Table("task", "oracle", "noop", "mutants", *shown, "verdict", title=suite)
     for tid, r in sorted(results.items()):
@@ -283,6 +287,101 @@ def _adversary_cell(result: dict[str, Any] | None) -> str:
         abstained = str(result.get("error", "")).startswith("AdversaryAbstained")
         return "abstained" if abstained else "[yellow]error[/]"
     return f"{result.get('reward', 0):.2f}"
+
+
+@app.command(name="eval")
+def eval_(
+    targets: Annotated[
+        list[str],
+        typer.Argument(
+            help="SUITE, or SUITE/TASK ... of one suite; or `compare A B` (two --out folders)"
+        ),
+    ],
+    agent: Annotated[
+        str,
+        typer.Option(
+            help="oracle | random | noop | a family policy | openai:MODEL | module:Class | "
+            "http://HOST:PORT/PATH"
+        ),
+    ] = "oracle",
+    parallel: Annotated[int, typer.Option(help="Episodes in flight")] = 4,
+    attempts: Annotated[int, typer.Option(help="Episodes per (task, seed): pass@k, pass^k")] = 1,
+    seeds: Annotated[str, typer.Option(help="Comma-separated seeds")] = "0",
+    url: Annotated[
+        str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Results folder [default: runs/evals/SUITE-AGENT]")
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="openai agents: the OpenAI-compatible endpoint")
+    ] = None,
+    option: Annotated[
+        list[str] | None,
+        typer.Option("--option", "-o", help="Agent option key=value (repeatable)"),
+    ] = None,
+    max_steps: Annotated[int | None, typer.Option(help="Lower each task's step budget")] = None,
+    limit: Annotated[int | None, typer.Option(help="The first N tasks only")] = None,
+    infra_retries: Annotated[int, typer.Option(help="Retries of infrastructure errors")] = 2,
+    record: Annotated[bool, typer.Option(help="Record each episode's trajectory")] = True,
+    workers: Annotated[int, typer.Option(help="Worker processes of the local gateway")] = 2,
+) -> None:
+    """Evaluate an agent on a suite; `palaestra eval compare A B` compares two runs.
+
+    Results are appended per episode to OUT/results.jsonl (rerun to resume; Ctrl-C keeps what
+    finished), with OUT/summary.json, OUT/report.md and a plot.
+    """
+    from pydantic import ValidationError
+
+    from palaestra.errors import PalaestraError
+    from palaestra.evals import EvalConfig, terminal
+
+    try:
+        if targets[0] == "compare":
+            if len(targets) != 3:
+                raise typer.BadParameter("compare takes two results folders: compare A B")
+            terminal.compare_runs(Path(targets[1]), Path(targets[2]), console)
+            return
+        suite, task_ids = terminal.targets(targets)
+        options = terminal.parse_options(option or [])
+        if base_url:
+            options["base_url"] = base_url
+        config = EvalConfig(
+            suite=suite,
+            tasks=task_ids,
+            agent=agent,
+            agent_options=options,
+            parallel=parallel,
+            attempts=attempts,
+            seeds=[int(s) for s in seeds.split(",") if s.strip()],
+            max_steps=max_steps,
+            limit=limit,
+            infra_retries=infra_retries,
+            record=record,
+            url=url,
+            api_key=api_key,
+            out=out,
+        )
+        if url is None:
+            from palaestra.server.runner import gateway_thread
+            from palaestra.server.settings import Settings
+
+            err_console.print(f"starting a local gateway with {workers} workers ...")
+            with gateway_thread(Settings(workers=workers)) as local:
+                config = config.model_copy(update={"url": local})
+                summary = terminal.run_with_progress(config, err_console)
+        else:
+            summary = terminal.run_with_progress(config, err_console)
+    except (PalaestraError, ValidationError, ValueError) as exc:
+        detail = getattr(exc, "detail", None) or str(exc)
+        err_console.print(f"[red]error:[/] {detail}")
+        raise typer.Exit(2) from None
+    terminal.print_summary(summary, console)
+    if summary.errors:
+        raise typer.Exit(1)
 
 
 class Layout(StrEnum):
@@ -620,6 +719,10 @@ def bench_all() -> None:
         resolve(fam.bench)()
     synth()
     scale()
+    console.rule("eval runner benchmark")
+    from palaestra.bench.eval import main as evals
+
+    evals()
 
 
 @bench_app.command("http")
@@ -632,6 +735,19 @@ def bench_http(
     from palaestra.bench.http import main
 
     main(steps=steps, rounds=rounds, openenv=openenv)
+
+
+@bench_app.command("eval")
+def bench_eval(
+    workers: Annotated[int, typer.Option(help="Worker processes of the gateway")] = 2,
+    rounds: Annotated[int, typer.Option(help="Rounds per measurement (best kept)")] = 3,
+    model_s: Annotated[float, typer.Option(help="Seconds per call of the model stub")] = 1.0,
+) -> None:
+    """The eval runner: MiniWoB oracle episodes/min at N = 1..8, overhead against a bare
+    RemoteEnv loop, episodes in flight at N = 32 with a slow model."""
+    from palaestra.bench.eval import main
+
+    main(workers=workers, rounds=rounds, model_s=model_s)
 
 
 @bench_app.command("web")
