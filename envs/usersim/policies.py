@@ -22,7 +22,8 @@ do-nothing run does.
 ``ADVERSARIES`` are the cheap strategies execution validation plays on every task (each must
 fail it): a fixed refusal, a refusal citing the whole policy or every rule's keywords, a dump
 of every fact, a done claim, the write made on every row, writes without confirmation, and the
-last lookup repeated instead of acting. What each check kind proves against them is in ``docs/verifiers.md``.
+last lookup repeated instead of acting. What each check kind proves against them is in
+``docs/verifiers.md``.
 """
 
 from __future__ import annotations
@@ -251,16 +252,20 @@ class Adversary(ScriptedAssistant):
             if not tool.parameters.get("required"):
                 yield _call(tool.name, {})
 
-    def _world_rows(self) -> list[str]:
-        """Every row, as JSON, of each table of the task's seeded world that holds a value the
-        user said: the whole column of candidate answers."""
+    def _world_rows(self, chars: int = _CHUNK) -> list[str]:
+        """Rows, as JSON, of each table of the task's seeded world that holds a value the user
+        said (the whole column of candidate answers), up to ``chars`` characters."""
         said = {str(v).lower() for v in self.heard.values() if v}
         conn = fresh(self.setup["domain"], int(self.setup.get("seed", 0)))
         try:
-            out = []
+            out: list[str] = []
             for rows in dump(conn).values():
                 if any(str(v).lower() in said for row in rows for v in row):
-                    out += [json.dumps(row) for row in rows]
+                    for row in rows:
+                        out.append(json.dumps(row))
+                        chars -= len(out[-1]) + 1
+                        if chars < 0:
+                            return out
             return out
         finally:
             conn.close()
