@@ -26,11 +26,9 @@ if TYPE_CHECKING:
 
 _CODE = (
     "booking number",
-    "booking code",
     "booking ref",
     "booking reference",
     "reservation number",
-    "reservation code",
     "confirmation code",
     "confirmation number",
     "reference number",
@@ -51,11 +49,9 @@ _PEOPLE = (
     "number of guests",
     "number of travellers",
     "number of tickets",
-    "number of seats",
     "passenger count",
     "guest count",
     "party size",
-    "size of your party",
     "people",
     "guests",
     "tickets",
@@ -92,7 +88,6 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "card": (
         "card",
         "card number",
-        "credit card",
         "debit card",
         "payment card",
         "payment",

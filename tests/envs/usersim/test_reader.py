@@ -166,3 +166,25 @@ def test_every_style_with_the_competent_decisions(sample):
     for style in STYLES:
         assert report.success["seen"][style] >= 0.9, (style, report.failures)
         assert report.wrong["seen"][style] == 0.0, style
+
+
+def test_the_hand_written_lexicon_holds_no_held_out_phrasing():
+    """The held-out and fresh phrasing banks measure words nobody tuned the reader for: none
+    of their slot names or questions is in the reader's hand-written synonym tables, unless the
+    seen bank or a domain's own slot words have it too."""
+    from palaestra.envs.runtimes.simuser import lexicon
+    from palaestra.envs.usersim import reworded
+    from palaestra.envs.usersim.world import domain_names
+
+    def phrases(bank):
+        names = {n.lower() for v in reworded.NAMES[bank].values() for n in v}
+        return names | {q.lower().rstrip("?") for v in reworded.QUESTIONS[bank].values() for q in v}
+
+    tables = [*lexicon.SYNONYMS.values(), *lexicon.KIND_WORDS.values()]
+    hand = {p for table in tables for p in table}
+    own = phrases("seen")
+    for name in domain_names():
+        for slot in domain(name).slots.values():
+            own |= {w.lower() for w in slot.words} | {slot.label.lower()}
+    for bank in ("heldout", "fresh"):
+        assert (phrases(bank) & hand) - own == set(), bank
