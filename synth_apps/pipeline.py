@@ -354,6 +354,8 @@ def record_adversaries(report: SynthReport, task_id: str, result: ValidationRepo
     report.tasks[task_id] = {
         "validated": result.validated,
         "reason": result.reason,
+        "seconds": result.seconds,
+        "adversary_seconds": result.adversary_seconds,
         "adversaries": {
             n: {k: v for k, v in r.items() if k != "actions"} for n, r in result.adversaries.items()
         },
