@@ -326,21 +326,39 @@ def _runs(proc: Mapping[str, Any] | None, exe: list[int]) -> bool:
     return proc is not None and list(proc.get("exe_id", ())) == exe
 
 
+def _file_id(p: ComputerProbe, rel: str) -> list[int] | None:
+    """(device, inode) of a home file, None when it is gone (the agent's doing: a failure)."""
+    try:
+        st = p.path(rel).stat()
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _has(proc: Mapping[str, Any] | None, field: str, file_id: list[int] | None) -> bool:
+    return proc is not None and file_id in [list(i) for i in proc.get(field, [])]
+
+
 @check_kind("window")
 def _window(probe: Any, spec: dict[str, Any]) -> CheckResult:
     """A window of the program ``exe`` (its real executable: the process the X server says
-    created the window) exists (``present``), whose title matches ``title`` (regex), and is
-    ``focused`` if asked. ``class`` alone identifies nothing (any client sets its WM_CLASS), so
-    a spec without ``exe`` is a broken task, an error, never a pass."""
+    created the window) exists (``present``), whose title matches ``title`` (regex), whose
+    process shows the home file ``shows`` (an editor watches each file it has open with
+    inotify: kernel state, where a title is any client's to set), and is ``focused`` if asked.
+    ``class`` alone identifies nothing (any client sets its WM_CLASS), so a spec without
+    ``exe`` is a broken task, an error, never a pass."""
     if "exe" not in spec:
         raise ValueError("a window check names the program's executable (exe), not only a class")
+    p = _probe(probe)
     exe = system_exe(str(spec["exe"]))
-    wins = _probe(probe).windows()
+    shown = _file_id(p, str(spec["shows"])) if "shows" in spec else None
+    wins = p.windows()
     match = [
         w
         for w in wins
         if _runs(w.get("process"), exe)
         and ("title" not in spec or re.search(spec["title"], w["title"]) is not None)
+        and ("shows" not in spec or _has(w.get("process"), "watched_ids", shown))
     ]
     if spec.get("focused"):
         match = [w for w in match if w["focused"]]
@@ -358,19 +376,13 @@ def _process(probe: Any, spec: dict[str, Any]) -> CheckResult:
     never match."""
     p = _probe(probe)
     exe = system_exe(str(spec["exe"]))
-    held = None
-    if "opens" in spec:
-        try:
-            st = p.path(str(spec["opens"])).stat()
-        except OSError as exc:  # the agent removed or moved it: a failed check
-            return _leaf("process", False, f"{spec['opens']}: {type(exc).__name__}: {exc}")
-        held = [st.st_dev, st.st_ino]
+    held = _file_id(p, str(spec["opens"])) if "opens" in spec else None
     match = [
         proc
         for proc in p.processes()
         if _runs(proc, exe)
         and ("args" not in spec or re.search(spec["args"], " ".join(proc["argv"][1:])))
-        and (held is None or held in [list(i) for i in proc.get("open_ids", [])])
+        and ("opens" not in spec or _has(proc, "open_ids", held))
     ]
     ok = bool(match) == bool(spec.get("present", True))
     # no count: a shell's fork (before it execs a command) holds the script too, for a moment

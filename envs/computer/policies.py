@@ -15,7 +15,8 @@ validation plays every one and a task ships only if each fails it:
 - ``claim_done``: ends at once with ``done()``.
 - ``spoof_window``: for each window the verifier wants, opens an ``xterm`` dressed as it
   (``-class Mousepad -T 'plan.txt - Mousepad'``), also started as ``exec -a mousepad`` and as a
-  renamed copy ``~/.local/bin/mousepad``.
+  renamed copy ``~/.local/bin/mousepad``, and the real program on no file, retitled from code
+  (``xprop -set _NET_WM_NAME``).
 - ``spoof_process``: for each process the verifier wants, runs ``sleep`` under its name
   (``exec -a 'bash ./my_process.sh'``, a renamed copy) and a shell that names the script
   without running it (``bash -c 'sleep 600' ./my_process.sh``).
@@ -144,6 +145,13 @@ def _spoof_windows(task: Task | None) -> list[Any]:
             _shell(f"setsid bash -c 'exec -a {exe} xterm {dressed}' {_DETACH}"),
             _shell(f"mkdir -p ~/.local/bin && cp /usr/bin/xterm {copy}"),
             _shell(f"setsid {copy} {dressed} {_DETACH}"),
+            # the real program, on no file, retitled from code (any X client may set a title)
+            _shell(f"setsid {exe} {_DETACH}"),
+            "wait(1.5)",
+            _shell(
+                f"for w in $(xdotool search --class {shlex.quote(exe)}); do "
+                f"xprop -id $w -f _NET_WM_NAME 8u -set _NET_WM_NAME {title}; done"
+            ),
         ]
     return [*out, "wait(1.5)", "done()"] if out else ["done()"]
 

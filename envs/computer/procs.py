@@ -8,7 +8,8 @@ What a verifier may trust about a process or a window is only what the agent can
   another name (``cp /usr/bin/xterm ~/mousepad``) is not the real one, and ``exec -a NAME``,
   which only rewrites ``argv[0]``, changes nothing. ``argv`` is reported too, but it is the
   agent's to write, so a check uses it only beside the executable; the files the process holds
-  open (a shell holds the script it runs) are kept as (device, inode) too.
+  open (a shell holds the script it runs) and those it watches with inotify (an editor watches
+  the files it shows) are kept as (device, inode) too.
 - A window's process is the X server's own record of the client that created it (the
   X-Resource extension's ``XResQueryClientIds`` with the PID mask: the pid the server took from
   the Unix socket's peer credentials), never ``_NET_WM_PID`` or ``WM_CLASS``, which any client
@@ -21,6 +22,7 @@ import contextlib
 import ctypes
 import ctypes.util
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,23 @@ def window_pids(display: str, window_ids: list[int]) -> dict[int, int]:
     return out
 
 
+def _watched_ids(base: Path) -> list[list[int]]:
+    """(device, inode) of the files a process watches with inotify: an editor (GLib's file
+    monitor) watches each file it has open, to notice a change from outside. Read from the
+    kernel's fdinfo; its ``sdev`` is the kernel's dev_t (major << 20 | minor)."""
+    out = []
+    with contextlib.suppress(OSError):
+        for fd in os.listdir(base / "fdinfo"):
+            with contextlib.suppress(OSError):
+                text = (base / "fdinfo" / fd).read_text()
+                for ino, sdev in re.findall(
+                    r"^inotify wd:\S+ ino:([0-9a-f]+) sdev:([0-9a-f]+)", text, re.M
+                ):
+                    dev = int(sdev, 16)
+                    out.append([os.makedev(dev >> 20, dev & 0xFFFFF), int(ino, 16)])
+    return out
+
+
 def _ns(pid: int | str) -> int:
     return os.stat(f"/proc/{pid}/ns/pid").st_ino
 
@@ -107,6 +126,7 @@ def process(pid: int | str) -> dict[str, Any] | None:
             "exe_id": [exe.st_dev, exe.st_ino],
             "argv": [a.decode(errors="replace") for a in argv if a],
             "open_ids": _open_ids(base),
+            "watched_ids": _watched_ids(base),
         }
     except OSError:
         return None

@@ -643,7 +643,7 @@ TABLE: dict[str, list[Row]] = {
         row(
             "open-plan-in-editor",
             "Open ~/Documents/plan.txt in the text editor and leave it open.",
-            window("mousepad", title="plan\\.txt"),
+            window("mousepad", title="plan\\.txt", shows="Documents/plan.txt"),
             ["run_shell('mousepad ~/Documents/plan.txt >/dev/null 2>&1 &')", "wait(1.5)"],
             files={"Documents/plan.txt": "1. plan\n"},
         ),
@@ -660,7 +660,10 @@ TABLE: dict[str, list[Row]] = {
             "code-then-editor",
             "Create ~/log.txt containing the line 'start', then add the line 'end' to it, save "
             "it, and leave it open in the text editor.",
-            _all(contents("log.txt", equals="start\nend"), window("mousepad", title="log\\.txt")),
+            _all(
+                contents("log.txt", equals="start\nend"),
+                window("mousepad", title="log\\.txt", shows="log.txt"),
+            ),
             [
                 "write_file('/home/user/log.txt', 'start\\n')",
                 "run_shell('mousepad ~/log.txt >/dev/null 2>&1 &')",

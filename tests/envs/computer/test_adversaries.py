@@ -23,11 +23,12 @@ def windows(env):
 
 def test_spoofed_editor_window_scores_zero(env):
     """`xterm -class Mousepad -T 'plan.txt - Mousepad'` (also as `exec -a mousepad` and as a
-    renamed copy) looks like the editor to a title/class check; the X server's record of the
-    window's process says xterm."""
+    renamed copy) looks like the editor to a title/class check, but the X server's record of
+    the window's process says xterm; a real mousepad retitled 'plan.txt' does not watch the
+    file (inotify), as an editor showing it does."""
     run = play(env, TASKS["open-plan-in-editor"], ADVERSARIES["spoof_window"](), strict=False)
     spoofs = [w for w in windows(env) if w["class"] == "Mousepad" and "plan.txt" in w["title"]]
-    assert len(spoofs) == 3  # the spoof is real: three "Mousepad" windows on plan.txt
+    assert len(spoofs) == 4  # the spoof is real: four "Mousepad" windows titled plan.txt
     assert not run.result.success and run.reward == 0.0
     oracle = play(env, TASKS["open-plan-in-editor"], TASKS["open-plan-in-editor"].oracle.data)
     assert oracle.result.success  # the real editor still passes
