@@ -1,11 +1,15 @@
-"""Platform overhead per step: in-process vs the gateway (REST, WebSocket) vs OpenEnv.
+"""Platform overhead per step: in-process vs the gateway (REST, WebSocket, its OpenEnv
+endpoint) vs OpenEnv's own server.
 
 All transports step ``palaestra-bench/Overhead-v0`` (a counter: the env itself costs
 microseconds), so the differences are the platform: HTTP, JSON, the worker hop and the client.
-The gateway runs as its own process with one worker process, as deployed; the OpenEnv baseline
-hosts an equivalent counter in its own server process, driven by OpenEnv's own client. On two
-cores, three processes ping-ponging are at the mercy of the scheduler, so the transports are
-measured in interleaved rounds and each figure is the median over all rounds.
+The gateway runs as its own process with one worker process, as deployed. OpenEnv's side (the
+current ``openenv`` release, in ``.venv-openenv``: see ``openenv_baseline.py``) hosts an
+equivalent counter in its own server process; OpenEnv's own ``GenericEnvClient`` steps both it
+(``openenv-ws``) and palaestra's ``/openenv/palaestra-bench/Overhead-v0/`` endpoint
+(``gateway-openenv-ws``), so those two rows differ only by the server. On two cores, several
+processes ping-ponging are at the mercy of the scheduler, so the transports are measured in
+interleaved rounds and each figure is the median over all rounds.
 
 Run: ``palaestra bench http`` or ``python -m palaestra.bench.http``.
 """
@@ -16,6 +20,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from rich.table import Table
 
 from palaestra import registry
@@ -43,11 +48,13 @@ def measure(steps: int = 2000, rounds: int = 5, openenv: bool = True) -> dict[st
         local = registry.make(ENV_ID, **OPTIONS)
         local.reset(seed=0)
         runners["in-process"] = lambda: time_steps(local, per_round, warmup)
+        gateway_url = ""
         for record in (False, True):
             args = ["--workers", "1", "--log-level", "warning"]
             url, _ = stack.enter_context(
                 gateway_process(*args, *([] if record else ["--no-record"]))
             )
+            gateway_url = gateway_url or url
             for transport in ("http", "ws") if not record else ("ws",):
                 env = RemoteEnv(ENV_ID, base_url=url, transport=transport, options=OPTIONS)
                 stack.callback(env.close)
@@ -56,27 +63,50 @@ def measure(steps: int = 2000, rounds: int = 5, openenv: bool = True) -> dict[st
                 runners[name] = lambda env=env: time_steps(env, per_round, warmup)
         if openenv:
             try:
-                from palaestra.bench.openenv_baseline import drive_openenv, openenv_server
-
-                with console.status("starting the OpenEnv server (openenv-core) ..."):
-                    oe_url = stack.enter_context(openenv_server())
-                runners["openenv-ws"] = lambda: drive_openenv(oe_url, per_round, warmup)
+                runners.update(_openenv_runners(stack, gateway_url, per_round, warmup))
             except RuntimeError as exc:
                 console.print(f"[yellow]OpenEnv baseline unavailable:[/] {exc}")
         return harness.interleave(runners, rounds)
 
 
+def _openenv_runners(
+    stack: contextlib.ExitStack, gateway_url: str, n: int, warmup: int
+) -> dict[str, Callable[[], list[float]]]:
+    """OpenEnv's own client (one .venv-openenv process) against palaestra's OpenEnv endpoint
+    and against OpenEnv's own server hosting the counter."""
+    from palaestra.bench import openenv_baseline as oeb
+
+    with console.status("starting OpenEnv's server and client (.venv-openenv) ..."):
+        python = oeb.ensure_openenv_venv()
+        client = oeb.OpenEnvClient(python)
+        stack.callback(client.close)
+        oe_url = stack.enter_context(oeb.openenv_server(python))
+    ours = f"{gateway_url}/openenv/{ENV_ID}"
+    headers = {"X-Palaestra-Options": orjson.dumps(OPTIONS).decode()}
+    return {
+        "gateway-openenv-ws": lambda: client.steps(ours, ADD, n, warmup, headers),
+        "openenv-ws": lambda: client.steps(oe_url, oeb.COUNTER_ACTION, n, warmup),
+    }
+
+
 def report(results: dict[str, list[float]]) -> Table:
+    """p50/p99 per transport, against in-process, palaestra's v1 WebSocket (the target for the
+    OpenEnv endpoint: within 1.2x) and OpenEnv's own server (target: 1.5x faster)."""
     base = harness.ms(results["in-process"])
+    ws = harness.ms(results["gateway-ws"]) if "gateway-ws" in results else None
     openenv = results.get("openenv-ws")
     oe = harness.ms(openenv) if openenv else None
-    columns = ("transport", "p50 ms", "p99 ms", "p50 / in-process", "speed-up vs OpenEnv (p50)")
+    columns = (
+        "transport", "p50 ms", "p99 ms", "p50 / in-process", "p50 / gateway-ws",
+        "speed-up vs OpenEnv (p50)",
+    )  # fmt: skip
     rows = [
         (
             name,
             f"{harness.ms(values):.3f}",
             f"{harness.ms(values, 0.99):.3f}",
             harness.ratio(harness.ms(values), base, 0),
+            harness.ratio(harness.ms(values), ws),
             harness.ratio(oe, harness.ms(values)),
         )
         for name, values in results.items()
