@@ -139,9 +139,11 @@ def dump(conn: sqlite3.Connection, skip: Iterable[str] = ()) -> dict[str, list[t
         )
     ]
     for table in tables:
-        if table not in skip:
-            found = [tuple(r) for r in conn.execute(f"SELECT * FROM {table}").fetchall()]
-            out[table] = sorted(found, key=json.dumps)
+        if table not in skip:  # sorted by every column, in SQLite's own order of values
+            width = len(conn.execute(f"PRAGMA table_info({table})").fetchall())
+            order = ", ".join(str(i) for i in range(1, width + 1))
+            found = conn.execute(f"SELECT * FROM {table} ORDER BY {order}").fetchall()
+            out[table] = [tuple(r) for r in found]
     return out
 
 

@@ -214,8 +214,16 @@ class DialogueProbe:
 
     def __init__(self, ep: Episode) -> None:
         self.ep = ep
+        self._read: tuple[int, dict[str, Any]] | None = None
 
     def read(self) -> dict[str, Any]:
+        """The state; read once per moment of the episode (every move adds a message), so the
+        checks of one verification share one copy of the database. Not to be modified."""
+        if self._read is None or self._read[0] != len(self.ep.messages):
+            self._read = (len(self.ep.messages), self._state())
+        return self._read[1]
+
+    def _state(self) -> dict[str, Any]:
         ep = self.ep
         return {
             "db": dump(ep.conn),
