@@ -10,6 +10,7 @@ import contextlib
 import io
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,7 +55,8 @@ def test_python_examples(code, gateway, monkeypatch, request):
 def test_bash_examples(script, gateway):
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script],
-        env={"PALAESTRA_URL": gateway, "PATH": "/usr/bin:/bin"},
+        # the venv's bin first: examples run the ``palaestra`` command as a user would
+        env={"PALAESTRA_URL": gateway, "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"},
         capture_output=True,
         text=True,
         timeout=60,

@@ -31,6 +31,7 @@ from palaestra.actions import ActionSet
 from palaestra.errors import InvalidRequest
 from palaestra.family import Family, families
 from palaestra.family import family as get_family
+from palaestra.policies import ReplayPolicy
 from palaestra.resolve import resolve
 from palaestra.tasks import Task
 
@@ -115,9 +116,15 @@ def parse_agent(
     options: dict[str, Any] | None = None,
     *,
     model_api_key: str | None = None,
+    factory: Callable[..., Any] | None = None,
 ) -> AgentSpec:
-    """``EvalConfig.agent`` -> :class:`AgentSpec`; an unknown name lists what exists."""
+    """``EvalConfig.agent`` -> :class:`AgentSpec`; an unknown name lists what exists.
+
+    ``factory`` (a class or function given from Python) builds the agent instead, with the
+    options as keyword arguments; ``spec`` then only names it in the results."""
     options = dict(options or {})
+    if factory is not None:
+        return AgentSpec(spec, "class", False, lambda ctx: factory(**options), threaded=True)
     spec = spec.strip()
     if spec.startswith(("http://", "https://")):
         timeout = float(options.pop("timeout_s", 60.0))
@@ -153,6 +160,16 @@ def parse_agent(
         if not callable(cls):
             raise InvalidRequest(f"agent {spec!r} is not a class or factory", field="agent")
         return AgentSpec(spec, "class", False, lambda ctx: cls(**options), threaded=True)
+    if family not in families():
+        # a suite of envs without a Family descriptor (the bench fixture): its replay oracle
+        if spec == "oracle":
+            return AgentSpec(spec, "scripted", True, lambda ctx: ReplayPolicy())
+        raise InvalidRequest(
+            f"unknown agent {spec!r}: the {family!r} suite's envs have no family policies, "
+            "only 'oracle' (a replayed oracle); agents: openai:MODEL, module:Class, "
+            "http://HOST:PORT/PATH",
+            field="agent",
+        )
     fam = get_family(family)
     names = _policy_names(fam)
     if spec not in names:

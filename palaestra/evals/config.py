@@ -51,7 +51,9 @@ class EvalConfig(BaseModel):
         default=2, ge=0, le=10, description="retries of an episode that hit an infrastructure error"
     )
     record: bool = Field(default=True, description="record each episode's trajectory")
-    url: str | None = Field(default=None, description="the gateway (None: the caller starts one)")
+    url: str | None = Field(
+        default=None, description="the gateway (None: $PALAESTRA_URL, else 127.0.0.1:8000)"
+    )
     api_key: str | None = Field(default=None, exclude=True, repr=False)
     #: the model endpoint's key for openai agents (else the environment's OPENAI_API_KEY, or
     #: agent_options.api_key_env); never written anywhere

@@ -98,10 +98,12 @@ def run_eval(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     sessions: SessionFactory | None = None,
+    agent: Callable[..., Any] | None = None,
 ) -> EvalSummary:
     """Run an evaluation to the end (or to ``cancel``/Ctrl-C) in this thread's own event loop;
-    returns the summary, also written to ``config.out``."""
-    runner = Runner(config, progress=progress, cancel=cancel, sessions=sessions)
+    returns the summary, also written to ``config.out``. ``agent``: a class (or factory) of
+    your own to play instead of what ``config.agent`` names (which then only labels it)."""
+    runner = Runner(config, progress=progress, cancel=cancel, sessions=sessions, agent=agent)
     try:
         return asyncio.run(runner.run())
     except KeyboardInterrupt:
@@ -116,8 +118,10 @@ async def arun_eval(
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
     sessions: SessionFactory | None = None,
+    agent: Callable[..., Any] | None = None,
 ) -> EvalSummary:
-    return await Runner(config, progress=progress, cancel=cancel, sessions=sessions).run()
+    runner = Runner(config, progress=progress, cancel=cancel, sessions=sessions, agent=agent)
+    return await runner.run()
 
 
 class Runner:
@@ -128,10 +132,10 @@ class Runner:
         progress: Progress | None = None,
         cancel: threading.Event | None = None,
         sessions: SessionFactory | None = None,
+        agent: Callable[..., Any] | None = None,
     ) -> None:
-        if config.url is None and sessions is None:
-            raise InvalidRequest("an evaluation needs a gateway: set url", field="url")
         self.config = config
+        self.agent_factory = agent
         self.progress = progress
         self.cancel = cancel or threading.Event()
         self._sessions = sessions
@@ -164,7 +168,13 @@ class Runner:
         if not views:
             raise InvalidRequest(f"suite {c.suite!r} has no tasks", field="suite")
         family = views[0].get("family", "")
-        spec = parse_agent(c.agent, family, c.agent_options, model_api_key=c.model_api_key)
+        spec = parse_agent(
+            c.agent,
+            family,
+            c.agent_options,
+            model_api_key=c.model_api_key,
+            factory=self.agent_factory,
+        )
         full: dict[str, Task] = {}
         if spec.privileged:
             try:

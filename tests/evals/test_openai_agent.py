@@ -12,10 +12,12 @@ from palaestra.evals import EvalConfig, read_results, run_eval
 from tests.evals.fake_openai import FakeOpenAI, click_the_button, status, text, tool
 
 
-def _run(gateway: str, out: Path, fake: FakeOpenAI, suite: str, task: str, **options):
+def _run(gateway: str, out: Path, fake: FakeOpenAI, suite: str, task: str | None, **options):
+    """One episode: ``task`` of ``suite``, or its first task (usersim's ids are generated)."""
     config = EvalConfig(
         suite=suite,
-        tasks=[task],
+        tasks=[task] if task else [],
+        limit=1,
         agent="openai:fake-model",
         agent_options={"base_url": fake.url, "backoff_s": 0.01, **options},
         parallel=1,
@@ -69,9 +71,7 @@ def test_usersim_conversation_with_tools(gateway, tmp_path, fake_openai):
             tool("end_conversation", {}),
         ]
     )
-    summary, r = _run(
-        gateway, tmp_path, fake_openai, "usersim", "airline-cancel-54683c", screenshots=False
-    )
+    summary, r = _run(gateway, tmp_path, fake_openai, "usersim", None, screenshots=False)
     assert r.status == "ok" and r.terminated and r.steps == 3
     assert r.action_errors == 1 and not r.success
     bodies = [b for _, b in fake_openai.requests]
@@ -90,7 +90,7 @@ def test_unreachable_model_is_an_error_not_a_failure(gateway, tmp_path):
 
     config = EvalConfig(
         suite="usersim",
-        tasks=["airline-cancel-54683c"],
+        limit=1,
         agent="openai:m",
         agent_options={
             "base_url": f"http://127.0.0.1:{free_port()}/v1",
@@ -109,7 +109,7 @@ def test_unreachable_model_is_an_error_not_a_failure(gateway, tmp_path):
 
 def test_server_errors_past_the_retry_bound(gateway, tmp_path, fake_openai):
     fake_openai.reset([status(500), status(503), status(500)])
-    _, r = _run(gateway, tmp_path, fake_openai, "usersim", "airline-cancel-54683c", max_retries=2)
+    _, r = _run(gateway, tmp_path, fake_openai, "usersim", None, max_retries=2)
     assert r.status == "error" and r.error_kind == "model" and "InternalServerError" in r.error
 
 
