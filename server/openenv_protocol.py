@@ -18,6 +18,7 @@ would be a step with ``last_action_error``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -60,9 +61,16 @@ def error_from(exc: PalaestraError, field: str | None = None) -> dict[str, Any]:
     return error(exc.detail, code, where, status=exc.status, title=exc.title)
 
 
+_ARGUMENT = re.compile(r"\(\):? (?:argument|is missing argument|has no argument) '(\w+)'")
+
+
 def action_field(exc: ActionError) -> str:
-    """The field an action error is about: ``action.args.<param>`` when one is named."""
+    """The field an action error is about: ``action.args.<param>`` when one is named (in its
+    fields, or in the ``<action>(): argument '<param>' ...`` wording every check uses)."""
     param = exc.fields.get("param")
+    if not param:
+        found = _ARGUMENT.search(exc.detail)
+        param = found.group(1) if found else None
     return f"action.args.{param}" if param else "action"
 
 

@@ -57,6 +57,9 @@ def driven(gateway: str, keyed: str, openenv_python: Path) -> dict[str, Any]:
         refs[fam] = got.json()["task"]["ref"] if got.status_code == 200 else env
     for target in (*TARGETS, *refs.values()):
         httpx.get(f"{gateway}/openenv/{target}/health", timeout=300).raise_for_status()
+    _warm_workers(
+        gateway, [r for r in refs.values() if "/" in r and not r.startswith("palaestra/")]
+    )
     done = subprocess.run(
         [str(openenv_python), str(DRIVER), gateway, keyed, KEY, json.dumps(refs)],
         capture_output=True,
@@ -66,6 +69,19 @@ def driven(gateway: str, keyed: str, openenv_python: Path) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr[-3000:]
     results: dict[str, Any] = json.loads(done.stdout)
     return results
+
+
+def _warm_workers(gateway: str, refs: list[str]) -> None:
+    """Load each task's suite on every worker (a session per worker, then closed): a cold
+    usersim or CAD suite can take minutes on two busy cores, past the gateway's create
+    timeout; a timed-out load still finishes on its worker, so it is tried again."""
+    with httpx.Client(base_url=gateway, timeout=300) as http:
+        for ref in refs:
+            for _ in range(3):
+                made = http.post("/v1/pools", json={"task": ref, "size": 2})
+                if made.status_code == 201:
+                    http.delete(f"/v1/pools/{made.json()['pool_id']}")
+                    break
 
 
 def scenario(driven: dict[str, Any], name: str) -> dict[str, Any]:

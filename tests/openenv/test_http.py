@@ -122,7 +122,9 @@ def test_mcp_jsonrpc(http: httpx.Client) -> None:
 @pytest.mark.parametrize(
     ("data", "field"),
     [
-        ({"name": "ok", "args": {"x": 1}}, "action"),
+        ({"name": "ok", "args": {"x": 1}}, "action.args.x"),
+        ({"name": "sleep", "args": {"seconds": 99}}, "action.args.seconds"),
+        ({"name": "jump"}, "action"),
         ({"name": "sleep", "args": {}}, "action.args.seconds"),
         ({"action": "ok()", "extra": 1}, "action"),
         ("ok()", "action"),
