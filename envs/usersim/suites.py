@@ -11,7 +11,7 @@ zero, the verifier rejects three mutated end states (a rule broken, nothing said
 off by one row), and every adversary of the family fails it (``policies.ADVERSARIES``).
 
 The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
-loaded (about 15 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
+loaded (about 8 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
 tasks, the adversary set and the code that plays and scores them, and kept on every task; a
 dropped task's report (the reason, the winning adversary's trajectory) is in
 :func:`validate_suite`'s report.
