@@ -20,6 +20,7 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import orjson
 from rich.table import Table
 
@@ -62,11 +63,44 @@ def measure(steps: int = 2000, rounds: int = 5, openenv: bool = True) -> dict[st
                 name = f"gateway-{transport}" + ("+record" if record else "")
                 runners[name] = lambda env=env: time_steps(env, per_round, warmup)
         if openenv:
+            runners.update(_raw_ws_runners(stack, gateway_url, per_round, warmup))
             try:
                 runners.update(_openenv_runners(stack, gateway_url, per_round, warmup))
             except RuntimeError as exc:
                 console.print(f"[yellow]OpenEnv baseline unavailable:[/] {exc}")
         return harness.interleave(runners, rounds)
+
+
+def _raw_ws_runners(
+    stack: contextlib.ExitStack, gateway_url: str, n: int, warmup: int
+) -> dict[str, Callable[[], list[float]]]:
+    """One bare client (websockets' sync client, JSON text frames) on palaestra's v1 socket and
+    on its OpenEnv socket: the two ``/raw`` rows differ only by the server's side, where the
+    other rows also differ by the client (RemoteEnv vs OpenEnv's GenericEnvClient)."""
+    from websockets.sync.client import connect
+
+    ws_base = gateway_url.replace("http://", "ws://", 1)
+    made = httpx.post(f"{gateway_url}/v1/sessions", json={"env": ENV_ID, "options": OPTIONS})
+    v1 = stack.enter_context(connect(f"{ws_base}/v1/sessions/{made.json()['session_id']}/ws"))
+    headers = {"X-Palaestra-Options": orjson.dumps(OPTIONS).decode()}
+    oe = stack.enter_context(connect(f"{ws_base}/openenv/{ENV_ID}/ws", additional_headers=headers))
+    for sock, reset in ((v1, {"op": "reset"}), (oe, {"type": "reset"})):
+        sock.send(orjson.dumps(reset).decode())
+        sock.recv()
+
+    def steps(sock: Any, message: dict[str, Any]) -> list[float]:
+        text = orjson.dumps(message).decode()
+
+        def one() -> None:
+            sock.send(text)
+            sock.recv()
+
+        return harness.sample(one, n, warmup)
+
+    return {
+        "gateway-ws/raw": lambda: steps(v1, {"op": "step", "action": ADD}),
+        "gateway-openenv-ws/raw": lambda: steps(oe, {"type": "step", "data": ADD}),
+    }
 
 
 def _openenv_runners(
@@ -91,9 +125,13 @@ def _openenv_runners(
 
 def report(results: dict[str, list[float]]) -> Table:
     """p50/p99 per transport, against in-process, palaestra's v1 WebSocket (the target for the
-    OpenEnv endpoint: within 1.2x) and OpenEnv's own server (target: 1.5x faster)."""
+    OpenEnv endpoint: within 1.2x, read on the ``/raw`` rows, one client for both) and OpenEnv's
+    own server (target: 1.5x faster, read on ``gateway-openenv-ws``: OpenEnv's client on
+    both)."""
     base = harness.ms(results["in-process"])
     ws = harness.ms(results["gateway-ws"]) if "gateway-ws" in results else None
+    raw = results.get("gateway-ws/raw")
+    raw_ws = harness.ms(raw) if raw else None
     openenv = results.get("openenv-ws")
     oe = harness.ms(openenv) if openenv else None
     columns = (
@@ -106,7 +144,7 @@ def report(results: dict[str, list[float]]) -> Table:
             f"{harness.ms(values):.3f}",
             f"{harness.ms(values, 0.99):.3f}",
             harness.ratio(harness.ms(values), base, 0),
-            harness.ratio(harness.ms(values), ws),
+            harness.ratio(harness.ms(values), raw_ws if name.endswith("/raw") else ws),
             harness.ratio(oe, harness.ms(values)),
         )
         for name, values in results.items()

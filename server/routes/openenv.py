@@ -264,13 +264,15 @@ async def _open(gw: Gateway, websocket: WebSocket, target: str) -> tuple[Episode
 
 
 async def _serve(websocket: WebSocket, gw: Gateway, opening: asyncio.Future[Any]) -> None:
+    episode: Episode | None = None
     while True:
         try:
             raw = await websocket.receive_text()
         except WebSocketDisconnect:
             return
         try:
-            episode, _ = await asyncio.shield(opening)
+            if episode is None:
+                episode, _ = await asyncio.shield(opening)
         except Exception as exc:
             failed = exc if isinstance(exc, PalaestraError) else unexpected(exc, str(websocket.url))
             reply: dict[str, Any] | None = oe.error_from(conceal(failed, log))
