@@ -199,3 +199,13 @@ def test_told_facts_are_read_in_any_format_and_counted_for_precision():
     assert precision(["It leaves at 6:20 am, not 7 PM."], [], ["06:20"])[0] == 0.5
     told = "HB-12345 is yours; HB-22222 and HB-33333 are someone else's."
     assert precision([told], [], ["HB-12345"])[0] < 0.5
+
+
+def test_a_refusal_check_that_cannot_see_the_tool_log_is_an_error_not_a_pass():
+    from palaestra.verifiers.base import DeclarativeVerifier
+    from palaestra.verifiers.validation import StaticProbe
+
+    check = {"kind": "usersim_refused", "looked": [], "reason": [["basic economy"]]}
+    state = {"said": ["No: basic economy fares are not changeable."]}  # no "calls" in it
+    result = DeclarativeVerifier(check).verify(StaticProbe(state))
+    assert result.error and "calls" in result.error and not result.success
