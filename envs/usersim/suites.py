@@ -8,7 +8,8 @@ broken) and its oracle (``{"policy": "competent", "data": <the plan>}``: the pla
 the competent scripted assistant, which must learn each value from the simulated user). A task
 is kept only if that oracle passes three times under three personas, ending at once scores
 zero, the verifier rejects three mutated end states (a rule broken, nothing said, a database
-off by one row), and every adversary of the family fails it (``policies.ADVERSARIES``).
+off by one row; for a refusal, the same words with no lookup logged), and every adversary of
+the family fails it (``policies.ADVERSARIES``).
 
 The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
 loaded (about 8 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
@@ -44,6 +45,8 @@ WORLD_SEED = 7
 PER_DOMAIN = 40
 MAX_STEPS = 30
 MUTATIONS = [{"name": "rule_broken"}, {"name": "said_nothing"}, {"name": "extra_row"}]
+#: a refusal's mutant: the same words, with no lookup in the tool-call log
+LOOKED_NOWHERE = {"name": "looked_nowhere"}
 
 
 def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
@@ -160,7 +163,9 @@ def validate_task(
         return Run(env.last_verification, state, episode.total_reward, episode.actions)
 
     against = FAMILY.adversary_names() if adversaries else ()
-    return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against)
+    refusal = not task.metadata.get("grantable", True)
+    mutations = [*MUTATIONS, LOOKED_NOWHERE] if refusal else MUTATIONS
+    return validate(task.verifier, runner, mutations, _mutate, adversaries=against)
 
 
 @contextlib.contextmanager
@@ -170,6 +175,8 @@ def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[M
         out["violations"] = [*state["violations"], "a write without the user's confirmation"]
     elif mutation["name"] == "said_nothing":
         out["said"] = []
+    elif mutation["name"] == "looked_nowhere":
+        out["calls"] = []
     else:
         db = {t: list(rows) for t, rows in state["db"].items()}
         table = sorted(db)[0]
