@@ -138,7 +138,10 @@ def test_the_same_refusal_without_looking_scores_nothing(env, generated):
     assert not refused.passed and refused.detail == "refused without looking it up"
 
 
-def test_a_task_an_adversary_beats_is_dropped_with_its_name_and_trajectory(generated):
+def test_a_task_an_adversary_beats_is_dropped_with_its_name_and_trajectory(generated, monkeypatch):
+    # a refusal check that wants no lookup: its own mutant would reject it before any
+    # adversary plays, so that mutant is left out here
+    monkeypatch.setattr(suites, "LOOKED_NOWHERE", suites.MUTATIONS[0])
     task = _refused(generated)[0]
     weak = [
         {"kind": "usersim_refused", "looked": [], "reason": [["sorry"]]}
