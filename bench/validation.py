@@ -143,6 +143,11 @@ def measure(family: str, tasks: int) -> dict[str, Any]:
         "with": with_,
         "seconds_per_task": per,
         "ratio": (per["with"] / per["without"]) if per["with"] and per["without"] else None,
+        "cpu_ratio": (
+            (with_["cpu_seconds"] / with_["tasks"]) / (without["cpu_seconds"] / without["tasks"])
+            if with_["tasks"] and without["tasks"] and without["cpu_seconds"]
+            else None
+        ),
         "tasks_per_minute": 60 * with_["tasks"] / with_["seconds"] if with_["seconds"] else 0.0,
         # what 2 dedicated cores would do: the CPU the run took, spread over them (the wall
         # time is only as good as the machine is idle)
@@ -162,7 +167,9 @@ def main(families: list[str] | None = None, tasks: int = 40) -> list[dict[str, A
                 r["family"],
                 f"{per['without']:.2f} s" if per["without"] else "n/a",
                 f"{per['with']:.2f} s" if per["with"] else "n/a",
-                harness.ratio(per["with"], per["without"]),
+                f"{harness.ratio(per['with'], per['without'])} wall, {r['cpu_ratio']:.2f}x CPU"
+                if r["cpu_ratio"]
+                else "n/a",
                 f"{r['tasks_per_minute']:.1f} wall, "
                 f"{r['tasks_per_minute_2_cores']:.1f} by CPU on {CORES} cores "
                 f"(target {TARGET_PER_MINUTE:g})",
