@@ -275,9 +275,9 @@ async def _serve(websocket: WebSocket, gw: Gateway, opening: asyncio.Future[Any]
                 episode, _ = await asyncio.shield(opening)
         except Exception as exc:
             failed = exc if isinstance(exc, PalaestraError) else unexpected(exc, str(websocket.url))
-            reply: dict[str, Any] | None = oe.error_from(conceal(failed, log))
+            refusal = oe.error_from(conceal(failed, log))
             with contextlib.suppress(Exception):
-                await websocket.send_text(_dumps(reply))
+                await websocket.send_text(_dumps(refusal))
                 await websocket.close(code=1008)
             return
         reply = await _answer(gw, episode, raw, websocket.url.path)
