@@ -153,8 +153,9 @@ def parse_agent(
             cls = resolve(spec)
         except Exception as exc:
             raise InvalidRequest(
-                f"agent {spec!r}: cannot import it ({type(exc).__name__}: {exc}); agents: "
-                f"{', '.join(agent_names())}",
+                f"agent {spec!r}: cannot import it ({type(exc).__name__}: {exc}); an agent "
+                "is a policy of the suite's family (oracle, random, noop, ...), openai:MODEL, "
+                "module:Class or http://HOST:PORT/PATH",
                 field="agent",
             ) from None
         if not callable(cls):

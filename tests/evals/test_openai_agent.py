@@ -122,3 +122,29 @@ def test_bad_agent_options_name_the_known_ones(gateway, tmp_path):
     )  # fmt: skip
     with pytest.raises(InvalidRequest, match=r"temperatur.*temperature"):
         run_eval(config)
+
+
+@pytest.mark.parametrize(
+    ("suite", "final"),
+    [
+        pytest.param("cad-parts", tool("submit", {}), id="cad"),
+        pytest.param(
+            "phone",
+            tool("status", {"goal_status": "complete"}),
+            id="mobile",
+            marks=pytest.mark.browser,
+        ),
+        pytest.param("computer-basic", tool("done", {}), id="computer", marks=pytest.mark.slow),
+    ],
+)
+def test_other_families(gateway, tmp_path, fake_openai, suite, final):
+    """Each family's tools reach the model; an unknown tool is the env's error; the family's
+    ending action ends a scored episode."""
+    fake_openai.reset([tool("fly", '{"to": '), final])
+    summary, r = _run(gateway, tmp_path, fake_openai, suite, None, screenshots=False)
+    assert r.status == "ok" and r.terminated and r.steps == 2 and r.action_errors == 1, r
+    bodies = [b for _, b in fake_openai.requests]
+    assert final["tool"] in {t["function"]["name"] for t in bodies[0]["tools"]}
+    (told,) = [m for m in bodies[1]["messages"] if m["role"] == "tool"]
+    assert told["content"].startswith("error: tool call 'fly'")  # the env's last_action_error
+    assert summary.scored == 1 and r.family in suite.replace("phone", "mobile")
