@@ -380,6 +380,8 @@ def eval_(
         err_console.print(f"[red]error:[/] {detail}")
         raise typer.Exit(2) from None
     terminal.print_summary(summary, console)
+    if summary.cancelled:
+        raise typer.Exit(130)  # interrupted: what finished is kept, a rerun continues
     if summary.errors:
         raise typer.Exit(1)
 

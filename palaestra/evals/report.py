@@ -48,7 +48,8 @@ def summarize(
         pass_hat_k=hat,
         mean_steps=sum(r.steps for r in scored) / len(scored) if scored else 0.0,
         wall_s=round(wall, 3),
-        episodes_per_min=round(len(results) / wall * 60, 2) if wall > 0 else 0.0,
+        # played episodes only: a skipped one (no oracle) costs nothing
+        episodes_per_min=round((len(scored) + len(errors)) / wall * 60, 2) if wall > 0 else 0.0,
         tokens=dict(tokens),
         tables={by: stats.group(scored, by) for by in TABLES},
         error_kinds=dict(Counter(r.error_kind or "unknown" for r in errors)),

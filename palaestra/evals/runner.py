@@ -258,7 +258,7 @@ class Runner:
                 self.in_flight -= 1
             assert self.store is not None
             self.store.append(result)
-            self.finished_now += 1
+            self.finished_now += result.status != "skipped"
             self._emit(result)
 
     def _emit(self, last: EpisodeResult | None) -> None:
