@@ -145,8 +145,8 @@ def dates(text: str, year: int) -> set[str]:
                 y += 2000 if y < 100 else 0
                 candidates = [(y, int(g[0]), int(g[1])), (y, int(g[1]), int(g[0]))]
             else:
-                day, mon, y = (g[0], g[1], g[2]) if form == "dmy" else (g[1], g[0], g[2])
-                candidates = [(int(y) if y else year, _MONTHS.index(mon) + 1, int(day))]
+                day, mon, said = (g[0], g[1], g[2]) if form == "dmy" else (g[1], g[0], g[2])
+                candidates = [(int(said) if said else year, _MONTHS.index(mon) + 1, int(day))]
             out |= {f"{y:04d}-{mo:02d}-{d:02d}" for y, mo, d in candidates if _real(y, mo, d)}
     return out
 
