@@ -77,6 +77,8 @@ class EpisodeContext:
     seed: int
     action_set: ActionSet | None = None
     task: Task | None = None  # the full task: only for privileged (scripted) agents
+    #: "task/seed/attempt": tells an HTTP agent's episodes apart when several run at once
+    episode: str = ""
 
 
 @dataclass
@@ -132,7 +134,7 @@ def parse_agent(
             spec,
             "http",
             False,
-            lambda ctx: HttpAgent(spec, timeout=timeout),
+            lambda ctx: HttpAgent(spec, timeout=timeout, episode=ctx.episode),
             raw_observations=True,
         )
     if spec.startswith("openai:"):
@@ -241,21 +243,24 @@ class Driver:
 class HttpAgent:
     """An agent behind an HTTP endpoint, so agents in any language are evaluated the same way.
 
-    The runner POSTs JSON to the URL: ``{"type": "reset", "task": <task view>}`` at the start
-    of an episode (the answer is ignored), then ``{"type": "act", "observation": ..., "info":
-    ...}`` per step, observations as the gateway sends them (images as base64 PNG/JPEG with
-    their shape); the answer is ``{"action": <any encoding the env accepts>}``. An answer
-    without ``action`` is sent as it came, so the env reports it as ``last_action_error``; an
-    endpoint that cannot be reached makes the episode an error (``ModelUnavailable``).
+    The runner POSTs JSON to the URL: ``{"type": "reset", "episode": "task/seed/attempt",
+    "task": <task view>}`` when an episode starts (the answer is ignored), then ``{"type":
+    "act", "episode": ..., "observation": ..., "info": ...}`` per step; ``episode`` tells apart
+    the episodes in flight. Observations are as the gateway sends them (images as base64
+    PNG/JPEG with their shape). The answer is ``{"action": <any encoding the env accepts>}``;
+    one without ``action`` is sent as it came, so the env reports it as ``last_action_error``.
+    An endpoint that cannot be reached, or answers 5xx, makes the episode an error
+    (``ModelUnavailable``).
     """
 
-    def __init__(self, url: str, timeout: float = 60.0) -> None:
+    def __init__(self, url: str, timeout: float = 60.0, episode: str = "") -> None:
         self.url = url
+        self.episode = episode
         self.http = httpx.AsyncClient(timeout=timeout)
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
         try:
-            return await self.http.post(self.url, json=body)
+            return await self.http.post(self.url, json={"episode": self.episode, **body})
         except httpx.TransportError as exc:
             raise ModelUnavailable(f"HTTP agent {self.url}: {type(exc).__name__}: {exc}") from None
 

@@ -386,7 +386,14 @@ class Runner:
             )
             r.session_id = session.session_id
             reset = await _infra(session.reset(item.seed))
-            ctx = EpisodeContext(view.get("family", ""), view, item.seed, session.action_set, task)
+            ctx = EpisodeContext(
+                view.get("family", ""),
+                view,
+                item.seed,
+                session.action_set,
+                task,
+                episode=f"{view['id']}/{item.seed}/{item.attempt}",
+            )
             observation, info = reset["observation"], reset["info"]
             try:
                 driver = await _agent(_build(spec, ctx, executor))

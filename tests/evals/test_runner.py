@@ -170,6 +170,7 @@ def http_agent():
     async def agent(request: Request) -> Any:
         body = await request.json()
         state["log"].append(body["type"])
+        state["episode"] = body["episode"]
         if body["type"] == "reset":
             state["n"] = 0
             return {}
@@ -192,6 +193,7 @@ def test_http_agent(gateway, tmp_path, http_agent):
     url, state = http_agent
     summary = run_eval(config(gateway, tmp_path / "ok", agent=url, parallel=1))
     assert summary.success_rate == 1.0 and state["log"][:2] == ["reset", "act"]
+    assert state["episode"] == "count-3/0/0"
     state["garbage"] = True
     run_eval(config(gateway, tmp_path / "garbage", agent=url, parallel=1))
     (r,) = read_results(tmp_path / "garbage")
