@@ -174,10 +174,12 @@ class Episode:
         payload = oe.from_step(reply)
         if payload["done"]:
             self.ready, self.done = False, True
-        if parsed.tool is not None:  # OpenEnv's CallToolObservation
+        if parsed.tool is not None:  # OpenEnv's CallToolObservation; its result's data is
+            # what MCPToolClient.call_tool returns, the same over /ws and POST /mcp
+            result = {k: payload[k] for k in ("observation", "reward", "done", "metadata")}
             payload["observation"] = {
                 "tool_name": parsed.tool,
-                "result": {"data": payload["observation"]},
+                "result": {"data": result},
                 "error": None,
                 "metadata": payload["metadata"],
             }
@@ -258,8 +260,11 @@ async def _open(gw: Gateway, websocket: WebSocket, target: str) -> tuple[Episode
     found = await resolve(gw, target)
     attach = websocket.query_params.get("session_id")
     if attach:
-        session = gw.sessions.get(who, attach)
-        return _episodes(websocket).get(attach) or Episode.of(session), False
+        store = _episodes(websocket)
+        episode = store.get(attach)
+        if episode is None or episode.session is not gw.sessions.get(who, attach):
+            episode = store[attach] = Episode.of(gw.sessions.get(who, attach))
+        return episode, False
     return Episode.of(await _new_session(gw, websocket, who, found)), True
 
 
@@ -605,8 +610,7 @@ async def _rpc_method(
         await episode.reset(gw.sessions, {})
     action = {"type": "call_tool", "tool_name": name, "arguments": params.get("arguments")}
     payload = await episode.step(gw.sessions, action)
-    structured = {k: payload[k] for k in ("reward", "done", "metadata")}
-    structured["observation"] = payload["observation"]["result"]["data"]
+    structured = payload["observation"]["result"]["data"]
     text = orjson.dumps(structured, option=orjson.OPT_SERIALIZE_NUMPY).decode()
     return {
         "content": [{"type": "text", "text": text}],

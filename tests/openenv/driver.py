@@ -92,6 +92,7 @@ async def cad_mcp(base: str, ref: str) -> dict[str, Any]:
     async with MCPToolClient(base_url=f"{base}/openenv/{ref}", **PATIENT) as env:
         await env.reset()
         names = [t.name for t in await env.list_tools()]
+        await env.call_tool("new_sketch", plane="XY")
         await env.call_tool("rectangle", width=98.0, height=51.0)
         made = await env.call_tool("extrude", distance=4.0)
         bad = await _araises(env.call_tool("extrude", distance="far"))
