@@ -278,7 +278,8 @@ class Adversary(ScriptedAssistant):
             return [value]  # a count or a flag names no row
         conn = fresh(self.setup["domain"], int(self.setup.get("seed", 0)))
         try:
-            for table in dump(conn):
+            tables = conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            for (table,) in tables.fetchall():
                 columns = [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
                 for col in columns:
                     count, distinct, hit = conn.execute(
