@@ -658,12 +658,12 @@ TABLE: dict[str, list[Row]] = {
         ),
         row(
             "code-then-editor",
-            "Create ~/log.txt containing the line 'start', then add the line 'end' to it, save "
-            "it, and leave it open in the text editor.",
-            _all(
-                contents("log.txt", equals="start\nend"),
-                window("mousepad", title="log\\.txt", shows="log.txt"),
-            ),
+            "Create ~/log.txt containing the line 'start', then add the line 'end' to it and "
+            "save it (the text editor is there to use).",
+            # not "leave it open in the editor": a save in the editor replaces the file (a new
+            # inode) and the editor then watches only its folder, so after a save nothing but
+            # the title (any X client's to set) would say which file it shows
+            contents("log.txt", equals="start\nend"),
             [
                 "write_file('/home/user/log.txt', 'start\\n')",
                 "run_shell('mousepad ~/log.txt >/dev/null 2>&1 &')",
