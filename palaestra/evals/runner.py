@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -145,6 +145,7 @@ class Runner:
         self.in_flight = 0
         self.finished_now = 0  # episodes finished by this run (not the resumed ones)
         self.summary: EvalSummary | None = None
+        self.counts: Counter[str] = Counter()
 
     # ----- set-up ------------------------------------------------------------------------------
     async def _prepare(self, sessions: SessionFactory) -> tuple[AgentSpec, dict[str, Task]]:
@@ -205,6 +206,9 @@ class Runner:
             spec, full = await self._prepare(sessions)
             self.store = ResultStore(self._out(), c)
             todo = deque(i for i in self.items if not self.store.done(i.key))
+            for item in self.items:  # what an earlier run of this config finished
+                if item.key in self.store.results:
+                    self._tally(self.store.results[item.key], 1)
             self._emit(None)
             workers = [
                 asyncio.create_task(self._worker(todo, spec, full, sessions, executor))
@@ -257,24 +261,35 @@ class Runner:
             finally:
                 self.in_flight -= 1
             assert self.store is not None
+            before = self.store.results.get(result.key)
+            if before is not None:
+                self._tally(before, -1)  # an errored episode played again
             self.store.append(result)
+            self._tally(result, 1)
             self.finished_now += result.status != "skipped"
             self._emit(result)
+
+    def _tally(self, r: EpisodeResult, sign: int) -> None:
+        """Running counts for progress events (recounting every episode each time would make
+        a long run quadratic)."""
+        t = self.counts
+        t["done"] += sign
+        t[r.status] += sign
+        t["succeeded"] += sign * (r.status == "ok" and r.success)
 
     def _emit(self, last: EpisodeResult | None) -> None:
         if self.progress is None or self.store is None:
             return
-        keys = {i.key for i in self.items}
-        results = [r for k, r in self.store.results.items() if k in keys]
         elapsed = time.monotonic() - self.started
+        t = self.counts
         self.progress(
             ProgressEvent(
-                done=len(results),
+                done=t["done"],
                 total=len(self.items),
-                succeeded=sum(r.success for r in results if r.status == "ok"),
-                scored=sum(r.status == "ok" for r in results),
-                errors=sum(r.status == "error" for r in results),
-                skipped=sum(r.status == "skipped" for r in results),
+                succeeded=t["succeeded"],
+                scored=t["ok"],
+                errors=t["error"],
+                skipped=t["skipped"],
                 in_flight=self.in_flight,
                 episodes_per_min=self.finished_now / elapsed * 60 if elapsed > 0 else 0.0,
                 elapsed_s=elapsed,
