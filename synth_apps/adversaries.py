@@ -90,22 +90,39 @@ def enumerate_times(task: Task | None) -> Plan:
 
 
 _TYPE_HINTS = {
-    "time": ("when", "time", "leave", "depart", "arrive", "start", "end"),
+    "time": ("when", "time", "leave", "depart", "arrive", "start"),
     "date": ("date", "day", "when"),
     "money": ("how much", "price", "cost", "balance", "total", "fare", "amount"),
+    "int": ("how many", "number of", "count"),
+}
+#: question words, and words in the names of the fields they ask about
+_NAME_HINTS = {
+    "where": ("location", "place", "room", "city", "station", "origin", "destination", "address"),
+    "who": ("name", "organizer", "owner", "sender", "passenger", "invitee", "customer", "payee"),
+    "status": ("status", "state"),
 }
 
 
 def _column(spec: AppSpec, variant: Variant, page: PageSpec, instruction: str) -> list[str]:
     """The fields of the page's entity the instruction seems to ask about: one whose label it
-    names, else the fields whose type its wording suggests, else all of them."""
+    names, else the ones its question words point at (by field name, then by type), else all
+    of them (a dump)."""
     said = instruction.casefold()
     fields = spec.entities[page.entity].fields
     named = [n for n, f in fields.items() if variant.label(f.title(n)).casefold() in said]
     if named:
         return named[:1]
+    by_name = [
+        n
+        for word, parts in _NAME_HINTS.items()
+        if word in said
+        for n in fields
+        if any(part in n for part in parts)
+    ]
+    if by_name:
+        return by_name[:1]
     typed = [n for n, f in fields.items() if any(w in said for w in _TYPE_HINTS.get(f.type, ()))]
-    return typed or list(fields)
+    return typed[:1] or list(fields)
 
 
 def enumerate_column(task: Task | None) -> Plan:
