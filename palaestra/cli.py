@@ -314,7 +314,7 @@ def eval_(
         str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Results folder [default: runs/evals/SUITE-AGENT]")
+        Path | None, typer.Option(help="Results folder (default: runs/evals/SUITE-AGENT)")
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="openai agents: the OpenAI-compatible endpoint")
