@@ -41,8 +41,8 @@ from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 _NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
 _DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-#: distinct numbers a number answer may hold ("EUR 42.50 for 2 seats"); a page's worth is a dump
-MAX_NUMBERS = 2
+#: distinct numbers a number answer may hold ("account 4455-9021 holds 8711.50"); more is a list
+MAX_NUMBERS = 3
 #: an answer is one value in a sentence at most: longer is a dump, whatever it contains
 MAX_ANSWER_CHARS = 160
 #: a reason names the cause in a sentence or two; a list of every rule's words is not a reason

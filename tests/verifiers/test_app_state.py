@@ -50,7 +50,8 @@ def test_an_answer_is_one_value(answer):
 
 def test_number_and_text_answers_refuse_candidate_lists():
     assert answer_matches("EUR 42.5", "42.50", "number")
-    assert not answer_matches("42.50, 18.00, 7.25", "42.50", "number")
+    assert answer_matches("Account 4455-9021 holds EUR 42.50.", "42.50", "number")
+    assert not answer_matches("42.50, 18.00, 7.25, 3.10", "42.50", "number")
     assert not answer_matches("42.50 or 18.00", "42.50", "number", ["18.00"])
     assert answer_matches("Changchester", "Changchester", "text", ["Hullport"])
     assert not answer_matches("Changchester, Hullport", "Changchester", "text", ["Hullport"])
