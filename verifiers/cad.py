@@ -204,14 +204,14 @@ def detail_progress(iou: float, base: float) -> float:
 def part_score(passed: bool, iou: float, base: float, details: Sequence[float]) -> float:
     """The potential of a part: 1 when every check passes, else at most :data:`PARTIAL_CAP`
     times the progress beyond the envelope (:func:`detail_progress`), weighted half by the
-    detail checks' partial credit (features matched on their axes, holes matched in place,
-    bounding box, surface distance).
+    detail checks' partial credit (round features matched on their axes, holes matched in
+    place, faces paired by surface type, bounding box, surface distance).
 
     Why this shape. Volumetric IoU alone pays for the outline: a plate's bounding box has IoU
     0.965 with the plate, holes and fillets being a few percent of its volume, so an envelope
     read off the views scored nearly full marks. Measuring IoU from the envelope's own IoU
     (the best of the bounding box, the extruded top outline, its convex hull, the visual hull
-    of three views and the turned front profile, all computed from the target) makes anything
+    of three views and the turned profile, all computed from the target) makes anything
     the outline gives away worth 0, and every step that models what the outline hides (a hole
     in place, a keyway, a shell) worth its share. The detail factor keeps the IoU from paying
     alone (a right-volume cut of the wrong shape gains less than the right feature), and it

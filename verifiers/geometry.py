@@ -419,9 +419,19 @@ def envelope_iou(shape: Shape) -> float:
     the outline alone gives away (cached on the shape)."""
     cached = getattr(shape, "_palaestra_envelope_iou", None)
     if cached is None:
-        cached = max((iou(e, shape) for e in envelopes(shape).values()), default=0.0)
+        cached = max((_envelope_iou(e, shape) for e in envelopes(shape).values()), default=0.0)
         shape._palaestra_envelope_iou = cached
     return cached
+
+
+def _envelope_iou(envelope: Shape, shape: Shape) -> float:
+    """An envelope's IoU with the part it was read from, erring high: an envelope holds the
+    part, so its IoU is the volume ratio, and the kernel's boolean, which can fail where the
+    two share faces (a hinge's visual hull gave an empty intersection), is only taken when it
+    says more. An IoU too high makes the score stricter, never looser."""
+    outer = volume(envelope)
+    ratio = min(volume(shape) / outer, 1.0) if outer > 0 else 0.0
+    return max(iou(envelope, shape), ratio)
 
 
 def _fuse(solids: list[Any]) -> Any:
