@@ -359,6 +359,11 @@ class Runner:
                 retries += 1
                 await asyncio.sleep(min(0.5 * 2**retries, 10.0))
                 continue
+            except (
+                Exception
+            ) as exc:  # anything else unforeseen: this episode's error, not the run's
+                detail = f"{type(exc).__name__}: {exc}"
+                return self._failed(base, "infra", detail, retries, t0)
             result.retries = retries
             return result
 
