@@ -1,30 +1,275 @@
-"""The dashboard: workers, envs and suites at a glance, as HTML."""
+"""The dashboard: a caller's live sessions, pools and jobs, the gateway's workers and rates, and
+a trajectory viewer, as server-rendered HTML kept current by Server-Sent Events.
+
+Same key rules as the API: a key sees only its own sessions, pools, jobs and recordings; workers
+and rates are health details (``public_monitoring``). A browser signs in once by posting its key
+to ``/dashboard/login``, which answers a cookie holding the owner and an expiry signed with a
+secret of this gateway process (HttpOnly, SameSite=Strict): ``EventSource`` and ``<img>`` cannot
+send an ``Authorization`` header, but they send the cookie. The key itself is never stored in the
+browser, and the cookie is honoured by dashboard routes only (all GETs, so a forged cross-site
+request changes nothing); the API keeps taking keys in headers.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+import asyncio
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 import palaestra
 from palaestra import registry, tasks
-from palaestra.server.state import State, key_from
+from palaestra.errors import NotFound, Unauthorized
+from palaestra.server import live
+from palaestra.server.routes import runs
+from palaestra.server.state import Gateway, State, key_from
 
 router = APIRouter()
+COOKIE = "palaestra_dashboard"
+COOKIE_TTL_S = 12 * 3600
+#: runs and episodes listed on the front page (the API pages through the rest)
+_RECENT = 10
+
+
+# ----- who is looking -----------------------------------------------------------------------
+def _secret(request: Request) -> bytes:
+    state = request.app.state
+    if not hasattr(state, "dashboard_secret"):
+        state.dashboard_secret = secrets.token_bytes(32)
+    return bytes(state.dashboard_secret)
+
+
+def sign(request: Request, owner: str, ttl_s: float = COOKIE_TTL_S) -> str:
+    body = base64.urlsafe_b64encode(orjson.dumps([owner, int(time.time() + ttl_s)])).decode()
+    mac = hmac.new(_secret(request), body.encode(), hashlib.sha256).hexdigest()
+    return f"{body}.{mac}"
+
+
+def _verify(request: Request, token: str | None) -> str | None:
+    if not token or "." not in token:
+        return None
+    body, mac = token.rsplit(".", 1)
+    good = hmac.new(_secret(request), body.encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(mac, good):
+        return None
+    try:
+        owner, expires = orjson.loads(base64.urlsafe_b64decode(body))
+    except (ValueError, orjson.JSONDecodeError):
+        return None
+    return str(owner) if expires > time.time() else None
+
+
+def viewer_of(request: Request, gw: Gateway) -> str | None:
+    """The owner behind a key header, else the signed cookie; None: not signed in."""
+    key = key_from(request.headers)
+    if key is not None or not gw.keys:
+        try:
+            return gw.authenticate(key)
+        except Unauthorized:
+            return None
+    return _verify(request, request.cookies.get(COOKIE))
+
+
+def _required(request: Request, gw: Gateway) -> str:
+    who = viewer_of(request, gw)
+    if who is None:
+        raise Unauthorized("sign in at / with an API key (the dashboard keeps a signed cookie)")
+    return who
+
+
+def _may_monitor(request: Request, gw: Gateway, who: str | None) -> bool:
+    return who is not None or gw.may_monitor(
+        key_from(request.headers) or request.query_params.get("api_key")
+    )
+
+
+@router.post("/dashboard/login")
+async def login(request: Request, gw: State, api_key: str = Form(...)) -> Response:
+    """Trade an API key for the dashboard's signed cookie (a 401 for an unknown key)."""
+    who = gw.authenticate(api_key)
+    out = RedirectResponse("/", status_code=303)
+    out.set_cookie(
+        COOKIE, sign(request, who), max_age=COOKIE_TTL_S, httponly=True, samesite="strict"
+    )
+    return out
+
+
+@router.post("/dashboard/logout")
+async def logout() -> Response:
+    out = RedirectResponse("/", status_code=303)
+    out.delete_cookie(COOKIE)
+    return out
+
+
+# ----- what is shown ------------------------------------------------------------------------
+class View:
+    """One viewer's dashboard state: the session rows seen so far and the rate's last tick."""
+
+    def __init__(self, gw: Gateway, who: str | None, monitor: bool) -> None:
+        self.gw, self.who, self.monitor = gw, who, monitor
+        self.sessions = live.LiveSessions()
+        self.rates = live.Rates()
+        self.macros: Any = gw.templates.get_template("_live.html").module
+
+    def session_rows(self) -> dict[str, dict[str, Any]]:
+        if self.who is None:
+            return {}
+        return self.sessions.rows(self.gw.sessions.owned(self.who))
+
+    def stats(self) -> dict[str, Any]:
+        gw, who = self.gw, self.who
+        out: dict[str, Any] = {"monitor": self.monitor, "signed_in": who is not None}
+        if self.monitor:
+            out["workers"] = [w.describe() for w in gw.backend.workers]
+            out["live"] = len(gw.sessions.sessions)
+            out["rates"] = self.rates.tick(gw.metrics.step_seconds)
+        if who is not None:
+            out["pools"] = live.pool_rows(gw.pools, who)
+            out["jobs"] = live.job_rows(gw.eval_jobs, "eval", who) + live.job_rows(
+                gw.synth_jobs, "synth", who
+            )
+        return out
+
+    def row_html(self, row: dict[str, Any]) -> str:
+        return str(self.macros.session_row(row))
+
+    def stats_html(self, stats: dict[str, Any]) -> str:
+        return str(self.macros.stats(stats))
+
+
+def _recent(gw: Gateway, who: str | None) -> list[dict[str, Any]]:
+    """The caller's latest runs with their latest episodes, for the viewer's links."""
+    if who is None:
+        return []
+    cat = gw.sessions.episodes
+    out = []
+    for run in cat.runs(who, limit=_RECENT)["items"]:
+        eps = cat.episodes(who, run["run_id"], limit=_RECENT)["items"]
+        out.append({**run, "recent": eps})
+    return out
 
 
 @router.get("/", response_class=HTMLResponse)
 async def dashboard(request: Request, gw: State) -> HTMLResponse:
     envs, suites = await run_in_threadpool(lambda: (registry.specs(), tasks.suite_names()))
-    # the workers (pids) and the session count are health details: for key holders only
-    details = gw.may_monitor(key_from(request.headers) or request.query_params.get("api_key"))
+    who = viewer_of(request, gw)
+    view = View(gw, who, _may_monitor(request, gw, who))
+    rows = view.session_rows()
+    stats = view.stats()
     html = gw.templates.get_template("dashboard.html").render(
         version=palaestra.__version__,
         backend=gw.backend.name,
-        workers=[w.describe() for w in gw.backend.workers] if details else [],
+        workers=stats.get("workers", []),
         envs=list(envs.values()),
         suites=suites,
-        sessions=len(gw.sessions.sessions) if details else "?",
+        sessions=len(gw.sessions.sessions) if view.monitor else "?",
         auth=bool(gw.keys),
+        who=who,
+        rows=list(rows.values()),
+        stats=stats,
+        runs=await run_in_threadpool(_recent, gw, who),
     )
     return HTMLResponse(html)
+
+
+def _sse(event: str, data: Any) -> bytes:
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+@router.get("/dashboard/events")
+async def events(request: Request, gw: State, every: float = 1.0) -> StreamingResponse:
+    """Server-Sent Events: ``sessions`` (the rows that changed, as HTML, and the ids gone) and
+    ``stats`` (the pools, jobs, workers and rates panel, when it changed), every ``every`` s."""
+    who = _required(request, gw)
+    every = min(10.0, max(0.2, every))
+    view = View(gw, who, _may_monitor(request, gw, who))
+
+    async def stream() -> AsyncIterator[bytes]:
+        shown: dict[str, str] = {}
+        last_stats = ""
+        yield b"retry: 2000\n\n"
+        while not await request.is_disconnected():
+            rows = view.session_rows()
+            changed = {}
+            for sid, row in rows.items():
+                html = view.row_html(row)
+                if shown.get(sid) != html:
+                    changed[sid] = shown[sid] = html
+            gone = [sid for sid in shown if sid not in rows]
+            for sid in gone:
+                del shown[sid]
+            if changed or gone:
+                yield _sse("sessions", {"rows": changed, "gone": gone, "count": len(rows)})
+            stats = view.stats_html(view.stats())
+            if stats != last_stats:
+                last_stats = stats
+                yield _sse("stats", {"html": stats})
+            await asyncio.sleep(every)
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+
+# ----- the trajectory viewer ----------------------------------------------------------------
+def frames(run_id: str, sid: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One frame per reset or step: screenshot, action, reward, error and, at an episode's
+    end, the verifier's report as the API gives it (the outcome, never the checks)."""
+    out = []
+    for e in events:
+        if e.get("type") not in ("reset", "step"):
+            continue
+        image = live.first_image(e.get("observation"))
+        info = e.get("info") or {}
+        out.append(
+            {
+                "episode": e.get("episode"),
+                "index": e.get("index", 0),
+                "action": live.action_text(e["action"]) if "action" in e else "(reset)",
+                "reward": e.get("reward"),
+                "done": bool(e.get("terminated") or e.get("truncated")),
+                "error": live.step_error(e),
+                "verifier": e.get("verifier") or info.get("verifier"),
+                "image": live.image_url(run_id, sid, image) if image else None,
+                "ms": e.get("timing_ms"),
+            }
+        )
+    return out
+
+
+@router.get("/dashboard/runs/{run_id}/sessions/{sid}", response_class=HTMLResponse)
+async def viewer(
+    run_id: str, sid: str, request: Request, gw: State, episode: int | None = None
+) -> HTMLResponse:
+    who = _required(request, gw)
+    recorded = orjson.loads((await runs.get_recording(run_id, sid, gw, who)).body)
+    shown = frames(run_id, sid, recorded["events"])
+    start = next((i for i, f in enumerate(shown) if f["episode"] == episode), 0)
+    html = gw.templates.get_template("viewer.html").render(
+        version=palaestra.__version__,
+        run_id=run_id,
+        sid=sid,
+        frames=shown,
+        start=start,
+        corrupt=recorded.get("corrupt_lines") or [],
+    )
+    return HTMLResponse(html)
+
+
+@router.get("/dashboard/runs/{run_id}/sessions/{sid}/images/{name}")
+async def image(run_id: str, sid: str, name: str, request: Request, gw: State) -> Response:
+    """A recorded image, for the signed-in owner (the API's route, with the cookie)."""
+    who = viewer_of(request, gw)
+    if who is None:
+        raise NotFound(f"no image {name!r} in recorded session {run_id}/{sid}")
+    out = await runs.get_image(run_id, sid, name, gw, who)
+    out.headers["Cache-Control"] = "private, max-age=3600"  # recorded images never change
+    return out

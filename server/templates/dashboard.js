@@ -1,0 +1,30 @@
+// Keeps the dashboard current from /dashboard/events (Server-Sent Events; the cookie signs in).
+(function () {
+  "use strict";
+  var body = document.querySelector("#sessions tbody");
+  var status = document.getElementById("live-status");
+  var source = new EventSource("/dashboard/events");
+  function fragment(html) {
+    var t = document.createElement("tbody");
+    t.innerHTML = html;
+    return t.firstElementChild;
+  }
+  source.addEventListener("sessions", function (msg) {
+    var data = JSON.parse(msg.data);
+    Object.keys(data.rows).forEach(function (id) {
+      var row = fragment(data.rows[id]);
+      var old = document.getElementById("s-" + id);
+      if (old) { old.replaceWith(row); } else { body.appendChild(row); }
+    });
+    data.gone.forEach(function (id) {
+      var old = document.getElementById("s-" + id);
+      if (old) { old.remove(); }
+    });
+    document.getElementById("session-count").textContent = data.count;
+  });
+  source.addEventListener("stats", function (msg) {
+    document.getElementById("stats").innerHTML = JSON.parse(msg.data).html;
+  });
+  source.onopen = function () { status.textContent = "live"; };
+  source.onerror = function () { status.textContent = "reconnecting…"; };
+})();
