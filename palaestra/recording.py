@@ -11,6 +11,9 @@ An event is ``{"type": "reset"|"step"|"close"|"error", "t": unix time, "episode"
 steps carry ``index``, ``action``, ``reward``, ``terminated``, ``truncated``, ``info``,
 ``observation``, ``timing_ms`` and, at episode end, the full (privileged) ``verifier`` report.
 Images in observations are replaced by ``{"__file__": "images/<name>", "shape": [...]}``.
+At an episode's end the worker's snapshot of what the verifier read (see
+:func:`palaestra.workers.snapshot.take`) goes to ``snapshots/e<n>/state.json`` (files it names,
+e.g. an app's SQLite database, beside it) and the step event names that folder in ``snapshot``.
 
 Each event is written with one ``write`` and flushed before the step's answer leaves the
 gateway, so whatever an agent was told is on disk even if the gateway is then killed; a reader
@@ -20,7 +23,9 @@ skips a torn last line.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import re
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -28,11 +33,14 @@ from typing import Any
 
 import orjson
 
+from palaestra import __version__
 from palaestra.codec import IMAGE_KEY, decode, image_from_bytes
 from palaestra.redaction import Redactor
 from palaestra.steps import ResetReply, StepReply
 
 FORMAT = "palaestra.trajectory/1"
+#: run names: a folder name, never a path
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class SessionRecorder:
@@ -42,26 +50,32 @@ class SessionRecorder:
         session_id: str,
         meta: dict[str, Any],
         secrets: Iterable[str] = (),
+        tags: dict[str, str] | None = None,
     ) -> None:
         """``secrets``: values (the operator's credentials) replaced wherever they would be
-        written; fields of ``meta`` named like a credential are replaced too."""
+        written; fields of ``meta`` named like a credential are replaced too. ``tags`` (agent,
+        experiment, config) label the run when this session is its first."""
         self._redact = Redactor(secrets)
         meta = self._redact.data(meta)
+        self.run_id = run_dir.name
         self.dir = run_dir / session_id
         self.images = self.dir / "images"
         self.images.mkdir(parents=True, exist_ok=True)
-        run_meta = run_dir / "run.json"
-        if not run_meta.exists():
-            _write_json(
-                run_meta, {"format": FORMAT, "run_id": run_dir.name, "created": time.time()}
-            )
-        _write_json(
-            self.dir / "session.json",
-            {"format": FORMAT, "session_id": session_id, "created": time.time(), **meta},
-        )
+        ensure_run(run_dir, meta.get("owner"), tags)
+        self.meta = {
+            "format": FORMAT,
+            "session_id": session_id,
+            "created": time.time(),
+            "versions": {"palaestra": __version__, "env": meta.get("env")},
+            "tags": dict(tags or {}),
+            **meta,
+        }
+        _write_json(self.dir / "session.json", self.meta)
         self._events = open(self.dir / "events.jsonl", "ab", buffering=0)  # noqa: SIM115
         self.episode = 0
         self.index = 0
+        self._started = 0.0
+        self._seed: int | None = None
 
     def _cut_images(self, value: Any, prefix: str) -> Any:
         if isinstance(value, dict):
@@ -80,6 +94,7 @@ class SessionRecorder:
     def reset(self, seed: int | None, result: ResetReply) -> None:
         self.episode += 1
         self.index = 0
+        self._started, self._seed = time.time(), seed
         tag = f"e{self.episode:04d}_s0000"
         self._write(
             {
@@ -93,9 +108,10 @@ class SessionRecorder:
 
     def step(
         self, action: Any, result: StepReply, privileged: dict[str, Any] | None, ms: float
-    ) -> None:
+    ) -> dict[str, Any] | None:
         """One step as the agent saw it (``result``, already split by
-        :func:`palaestra.steps.public`) and, at an episode's end, the privileged report."""
+        :func:`palaestra.steps.public`) and, at an episode's end, the privileged report and
+        snapshot. Returns the episode's summary (:func:`summary`) when the step ended it."""
         self.index += 1
         tag = f"e{self.episode:04d}_s{self.index:04d}"
         event = {
@@ -111,8 +127,27 @@ class SessionRecorder:
             "timing_ms": round(ms, 3),
         }
         if privileged:
+            privileged = dict(privileged)
+            snap = privileged.pop("snapshot", None)
+            if snap is not None:
+                event["snapshot"] = self._snapshot(snap)
             event.update(privileged)
         self._write(event)
+        if not (result["terminated"] or result["truncated"]):
+            return None
+        return summary(self.run_id, self.meta, self._seed, self._started, event)
+
+    def _snapshot(self, snap: dict[str, Any]) -> str:
+        """Write the worker's end-state snapshot; the folder's name, relative to the session."""
+        rel = f"snapshots/e{self.episode:04d}"
+        folder = self.dir / rel
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in (snap.get("files") or {}).items():
+            if "/" not in name and not name.startswith("."):
+                (folder / name).write_bytes(base64.b64decode(data))
+        state = orjson.dumps(snap.get("state"), option=orjson.OPT_SERIALIZE_NUMPY)
+        (folder / "state.json").write_bytes(self._redact.bytes(state) if self._redact else state)
+        return rel
 
     def note(self, kind: str, **fields: Any) -> None:
         self._write({"type": kind, "episode": self.episode, **fields})
@@ -129,13 +164,69 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     tmp.replace(path)
 
 
-def read_events(session_dir: Path, load_images: bool = False) -> Iterator[dict[str, Any]]:
-    """Events of one recorded session; a torn last line (a crash mid-write) is skipped."""
+def ensure_run(run_dir: Path, owner: str | None, tags: dict[str, str] | None = None) -> dict:
+    """The run's ``run.json``, written by its first session: the owner and the tags."""
+    path = run_dir / "run.json"
+    if path.exists():
+        return dict(json.loads(path.read_text()))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    data = {
+        "format": FORMAT,
+        "run_id": run_dir.name,
+        "created": time.time(),
+        "owner": owner,
+        "tags": dict(tags or {}),
+    }
+    _write_json(path, data)
+    return data
+
+
+def summary(
+    run_id: str, meta: dict[str, Any], seed: Any, started: float, end: dict[str, Any]
+) -> dict[str, Any]:
+    """One ended episode as the catalog indexes it, from its session's meta and last event."""
+    verifier = end.get("verifier") if isinstance(end.get("verifier"), dict) else {}
+    info_v = (end.get("info") or {}).get("verifier") or {}
+    score = verifier.get("score", info_v.get("score", end.get("reward")))
+    return {
+        "run_id": run_id,
+        "session_id": meta.get("session_id"),
+        "episode": end.get("episode"),
+        "owner": meta.get("owner"),
+        "env": meta.get("env"),
+        "task": meta.get("task"),
+        "seed": seed,
+        "agent": (meta.get("tags") or {}).get("agent"),
+        "score": float(score or 0.0),
+        "success": bool(verifier.get("success", info_v.get("success", False))),
+        "steps": end.get("index", 0),
+        "duration_s": round(max(0.0, end.get("t", started) - started), 3) if started else None,
+        "error": verifier.get("error", info_v.get("error")),
+        "version": (meta.get("versions") or {}).get("palaestra"),
+        "ended": end.get("t"),
+    }
+
+
+class Corrupt(list[int]):
+    """Line numbers of events that could not be read; ``torn_tail``: the last line was cut
+    short (the session is still being written, or its writer died mid-line)."""
+
+    torn_tail = False
+
+
+def read_events(
+    session_dir: Path, load_images: bool = False, corrupt: Corrupt | None = None
+) -> Iterator[dict[str, Any]]:
+    """Events of one recorded session. A line that is not JSON (a crash mid-write) is skipped,
+    never fatal; its number goes to ``corrupt`` when given."""
     with open(session_dir / "events.jsonl", "rb") as fh:
-        for line in fh:
+        for n, line in enumerate(fh, 1):
             try:
                 event = orjson.loads(line)
             except orjson.JSONDecodeError:
+                if corrupt is not None:
+                    corrupt.append(n)
+                    corrupt.torn_tail = not line.endswith(b"\n")
                 continue
             if load_images and "observation" in event:
                 event["observation"] = _load_images(session_dir, event["observation"])
@@ -148,6 +239,21 @@ def _load_images(session_dir: Path, value: Any) -> Any:
             return image_from_bytes((session_dir / value["__file__"]).read_bytes(), value["shape"])
         return {k: _load_images(session_dir, v) for k, v in value.items()}
     return decode(value)
+
+
+def episodes(session_dir: Path, corrupt: Corrupt | None = None) -> list[dict[str, Any]]:
+    """The ended episodes of a recorded session, summarised (see :func:`summary`)."""
+    meta = dict(orjson.loads((session_dir / "session.json").read_bytes()))
+    run = session_dir.parent
+    with contextlib.suppress(OSError, ValueError):
+        meta.setdefault("tags", json.loads((run / "run.json").read_text()).get("tags"))
+    out, seed, started = [], None, 0.0
+    for event in read_events(session_dir, corrupt=corrupt):
+        if event.get("type") == "reset":
+            seed, started = event.get("seed"), float(event.get("t", 0.0))
+        elif event.get("type") == "step" and (event.get("terminated") or event.get("truncated")):
+            out.append(summary(run.name, meta, seed, started, event))
+    return out
 
 
 def list_runs(runs_dir: Path) -> list[dict[str, Any]]:

@@ -78,6 +78,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await gw.sessions.close_all()
         await gw.backend.stop()
         gw.jobs.close()
+        gw.sessions.episodes.close()
 
 
 def create_app(settings: Settings | None = None, backend: Backend | None = None) -> FastAPI:

@@ -114,6 +114,18 @@ class Job:
         }
 
 
+def connect(path: Path, schema: str) -> sqlite3.Connection:
+    """The gateway's way to open one of its SQLite files (jobs, the episode catalog): shared
+    between gateways (WAL), autocommit, short waits on a busy file, the schema ensured."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    db.executescript(schema)
+    return db
+
+
 class JobStore:
     """Jobs in one SQLite file, safe to share between gateways (WAL, short transactions).
 
@@ -123,13 +135,8 @@ class JobStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+        self._db = connect(self.path, _SCHEMA)
         # this store's liveness token: its lock file stays locked while the store is open
         self.holder = secrets.token_hex(8)
         self._holders = self.path.with_name(self.path.name + ".holders")

@@ -18,6 +18,16 @@ class CreateSession(_Body):
     task: str | None = Field(default=None, description="Task reference 'suite/task_id'")
     options: dict[str, Any] = Field(default_factory=dict, description="Env constructor options")
     record: bool | None = Field(default=None, description="Record this session's trajectory")
+    run: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+        description="The run its recording joins (default: the gateway's run_id, 'live')",
+    )
+    tags: dict[str, str] = Field(
+        default_factory=dict,
+        max_length=32,
+        description="Labels of a new run: agent, experiment, config, ...",
+    )
 
     @model_validator(mode="after")
     def _env_or_task(self) -> CreateSession:

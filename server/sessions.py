@@ -34,6 +34,7 @@ from palaestra.options import check_options, options_model
 from palaestra.recording import SessionRecorder
 from palaestra.redaction import Redactor
 from palaestra.server.catalog import SuiteCatalog
+from palaestra.server.episodes import EpisodeCatalog
 from palaestra.server.metrics import Metrics
 from palaestra.server.models import CreateSession
 from palaestra.server.settings import Settings
@@ -101,6 +102,10 @@ class SessionManager:
         self._closed: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self._reserved = 0
         self._described: dict[str, dict[str, Any]] = {}
+        #: named runs and the index of recorded episodes (server/episodes.py)
+        self.episodes = EpisodeCatalog(
+            settings.catalog_db or settings.runs_dir / ".catalog.sqlite3"
+        )
         backend.on_worker_death = self._worker_died
 
     # ----- lookup and capacity -------------------------------------------------------------
@@ -179,12 +184,16 @@ class SessionManager:
         browser process and its machine.
         """
         spec, task, kwargs, shown = await run_in_threadpool(self.prepare, req)
+        record = req.record if req.record is not None else self.settings.record
+        run = self.episodes.claim_run(
+            req.run or self.settings.run_id, owner, req.tags, shared=req.run is None
+        )
         self._reserve(owner, count)
         worker = self.backend.pick() if placement == "pack" else None
         try:
             made = await asyncio.gather(
                 *(
-                    self._create(owner, spec, task, kwargs, req.record, worker, shown)
+                    self._create(owner, spec, task, kwargs, record, worker, shown, run)
                     for _ in range(count)
                 ),
                 return_exceptions=True,
@@ -204,27 +213,31 @@ class SessionManager:
         spec: registry.EnvSpec,
         task: str | None,
         options: dict[str, Any],
-        record: bool | None,
+        record: bool,
         worker: Worker | None = None,
         shown: dict[str, Any] | None = None,
+        run: dict[str, Any] | None = None,
     ) -> Session:
         worker = worker or self.backend.pick()
         sid = secrets.token_urlsafe(12)
         worker.sessions.add(sid)
         try:
-            made = await self._make(worker, sid, spec, task, options)
+            made = await self._make(worker, sid, spec, task, options, snapshot=record)
         except BaseException:
             worker.sessions.discard(sid)
             raise
         session = Session(sid, owner, spec.id, task, worker, made["spaces"], made["actions"])
         session.step_counter = self.metrics.steps.labels(env=spec.id)
-        if record if record is not None else self.settings.record:
+        if record:
+            run = run or {"run_id": self.settings.run_id, "tags": {}}
             session.recorder = SessionRecorder(
-                self.settings.runs_dir / self.settings.run_id,
+                self.settings.runs_dir / run["run_id"],
                 sid,
                 {"owner": owner, "env": spec.id, "task": task, "options": shown or {}},
                 secrets=self._redactor.secrets,
+                tags=run["tags"],
             )
+            self.episodes.add_session(run["run_id"], sid, owner)
         self.sessions[sid] = session
         self.metrics.sessions_created.labels(env=spec.id).inc()
         self.metrics.sessions_active.set(len(self.sessions))
@@ -260,11 +273,18 @@ class SessionManager:
         spec: registry.EnvSpec,
         task: str | None,
         options: dict[str, Any],
+        snapshot: bool = False,
     ) -> dict[str, Any]:
         timeout = self.settings.create_timeout_s
         try:
             return await worker.call(
-                "make", sid, timeout, spec=spec.to_json(), task=task, options=options
+                "make",
+                sid,
+                timeout,
+                spec=spec.to_json(),
+                task=task,
+                options=options,
+                snapshot=snapshot,
             )
         except PalaestraError as exc:
             self._scrub(exc)
@@ -326,7 +346,9 @@ class SessionManager:
             session.step_counter.inc()
             self.metrics.step_seconds.observe(elapsed)
             if session.recorder:
-                session.recorder.step(action, result, privileged, elapsed * 1000)
+                ended = session.recorder.step(action, result, privileged, elapsed * 1000)
+                if ended is not None:
+                    self.episodes.add(ended)
             return result
 
     async def render(self, session: Session) -> str:

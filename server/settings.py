@@ -88,6 +88,12 @@ class Settings(BaseSettings):
     record: bool = True
     runs_dir: Path = Field(default_factory=lambda: home() / "runs")
     run_id: str = "live"
+    #: the episode catalog (server/episodes.py); default ``<runs_dir>/.catalog.sqlite3``
+    catalog_db: Path | None = None
+    #: retention, per run (0: no limit): its recordings' total size and age; the oldest
+    #: sessions go first, and every deletion is logged (server/retention.py)
+    run_max_mb: float = Field(default=0.0, ge=0)
+    run_max_age_days: float = Field(default=0.0, ge=0)
     #: where synthesis jobs write suites; put on PALAESTRA_SUITE_PATH for gateway and workers
     suites_dir: Path = Field(default_factory=lambda: home() / "suites")
     #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)

@@ -31,6 +31,7 @@ from palaestra.errors import EnvCrashed, InvalidRequest, PalaestraError
 from palaestra.registry import EnvSpec, load_plugins
 from palaestra.spaces import space_to_json
 from palaestra.steps import ResetReply, StepReply, ended, step_reply
+from palaestra.workers import snapshot
 from palaestra.workers.protocol import recv_frame, send_frame
 
 CLOSE_GRACE_S = 5.0
@@ -62,6 +63,8 @@ class HostedSession:
             ) from None
         self.sid = str(msg["sid"])
         self.worker = worker
+        #: the gateway asks for end-state snapshots of recorded sessions only
+        self.snapshot = bool(msg.get("snapshot"))
         self.failure: str | None = None
 
     def describe(self) -> dict[str, Any]:
@@ -96,6 +99,8 @@ class HostedSession:
         if ended(out) and verification is not None:
             # privileged: the gateway records it and strips it before answering the agent
             out["privileged"] = {"verifier": verification.to_json()}
+            if self.snapshot:  # what the verifier read, so the episode can be re-graded
+                out["privileged"]["snapshot"] = snapshot.take(self.env)
         return out
 
     def render(self, msg: dict[str, Any]) -> dict[str, Any]:

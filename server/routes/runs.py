@@ -1,12 +1,14 @@
-"""Recorded runs: the caller's own sessions only, and verifier reports reduced to the outcome."""
+"""Recorded runs: the caller's own runs, episodes and images only, and verifier reports reduced
+to the outcome. Listings are pages of the episode catalog (``server/episodes.py``)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
 from fastapi import APIRouter
-from fastapi.responses import Response
+from fastapi.responses import FileResponse, Response
 
 from palaestra import recording
 from palaestra.errors import NotFound
@@ -14,31 +16,85 @@ from palaestra.server.http import JSON
 from palaestra.server.state import Owner, State
 
 router = APIRouter()
+_IMAGE = re.compile(r"^[A-Za-z0-9_.-]+\.(png|jpg)$")
 
 
 @router.get("/v1/runs")
-async def list_runs(gw: State, who: str = Owner) -> Response:
-    runs_dir = gw.settings.runs_dir
-    runs = []
-    for run in recording.list_runs(runs_dir):
-        run["sessions"] = [s for s in run["sessions"] if _owner(runs_dir, run["run_id"], s) == who]
-        if run["sessions"]:
-            runs.append(run)
-    return JSON({"runs": runs})
+async def list_runs(
+    gw: State,
+    who: str = Owner,
+    agent: str | None = None,
+    experiment: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> Response:
+    page = gw.sessions.episodes.runs(
+        who, agent=agent, experiment=experiment, limit=limit, offset=offset
+    )
+    page["runs"] = page.pop("items")
+    return JSON(page)
+
+
+@router.get("/v1/runs/{run_id}/episodes")
+async def list_episodes(
+    run_id: str,
+    gw: State,
+    who: str = Owner,
+    task: str | None = None,
+    env: str | None = None,
+    success: bool | None = None,
+    min_score: float | None = None,
+    agent: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> Response:
+    page = gw.sessions.episodes.episodes(
+        who,
+        run_id,
+        task=task,
+        env=env,
+        success=success,
+        min_score=min_score,
+        agent=agent,
+        limit=limit,
+        offset=offset,
+    )
+    page["episodes"] = page.pop("items")
+    return JSON(page)
 
 
 @router.get("/v1/runs/{run_id}/sessions/{sid}")
 async def get_recording(run_id: str, sid: str, gw: State, who: str = Owner) -> Response:
-    runs_dir = gw.settings.runs_dir
-    if _owner(runs_dir, run_id, sid) != who:
-        raise NotFound(f"no recorded session {run_id}/{sid} for this API key")
+    session_dir = _owned(gw.settings.runs_dir, run_id, sid, who)
     events = []
-    for event in recording.read_events(runs_dir / run_id / sid):
+    corrupt = recording.Corrupt()
+    for event in recording.read_events(session_dir, corrupt=corrupt):
         if isinstance(event.get("verifier"), dict):
             v = event["verifier"]  # the checks reveal the answer; only the outcome leaves
             event["verifier"] = {k: v.get(k) for k in ("score", "success", "error")}
+        event.pop("snapshot", None)  # the end state is the verifier's, not the agent's
         events.append(event)
-    return JSON({"run_id": run_id, "session_id": sid, "events": events})
+    body = {"run_id": run_id, "session_id": sid, "events": events, "corrupt_lines": corrupt}
+    return JSON(body)
+
+
+@router.get("/v1/runs/{run_id}/sessions/{sid}/images/{name}")
+async def get_image(run_id: str, sid: str, name: str, gw: State, who: str = Owner) -> Response:
+    """An image a recorded observation names (``{"__file__": "images/<name>"}``)."""
+    session_dir = _owned(gw.settings.runs_dir, run_id, sid, who)
+    path = session_dir / "images" / name
+    if not _IMAGE.match(name) or not path.is_file():
+        raise NotFound(f"no image {name!r} in recorded session {run_id}/{sid}")
+    media = "image/png" if name.endswith(".png") else "image/jpeg"
+    return FileResponse(path, media_type=media)
+
+
+def _owned(runs_dir: Path, run_id: str, sid: str, who: str) -> Path:
+    """The recorded session's folder if it is the caller's; a 404 otherwise (foreign or absent
+    look the same)."""
+    if _owner(runs_dir, run_id, sid) != who:
+        raise NotFound(f"no recorded session {run_id}/{sid} for this API key")
+    return Path(runs_dir) / run_id / sid
 
 
 def _owner(runs_dir: Path, run_id: str, sid: str) -> str | None:
