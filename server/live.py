@@ -177,6 +177,7 @@ def job_rows(manager: Any, kind: str, owner: str, limit: int = 10) -> list[dict[
                 "total": total,
                 "pct": pct,
                 "error": job.error,
+                "created": job.created,
             }
         )
     return out

@@ -38,6 +38,8 @@ COOKIE = "palaestra_dashboard"
 COOKIE_TTL_S = 12 * 3600
 #: runs and episodes listed on the front page (the API pages through the rest)
 _RECENT = 10
+#: jobs shown (the latest, running or not)
+_JOBS = 6
 
 
 # ----- who is looking -----------------------------------------------------------------------
@@ -134,16 +136,17 @@ class View:
             out["rates"] = self.rates.tick(gw.metrics.step_seconds)
         if who is not None:
             out["pools"] = live.pool_rows(gw.pools, who)
-            out["jobs"] = live.job_rows(gw.eval_jobs, "eval", who) + live.job_rows(
+            jobs = live.job_rows(gw.eval_jobs, "eval", who) + live.job_rows(
                 gw.synth_jobs, "synth", who
             )
+            out["jobs"] = sorted(jobs, key=lambda j: -j["created"])[:_JOBS]
         return out
 
     def row_html(self, row: dict[str, Any]) -> str:
         return str(self.macros.session_row(row))
 
-    def stats_html(self, stats: dict[str, Any]) -> str:
-        return str(self.macros.stats(stats))
+    def stats_html(self, stats: dict[str, Any]) -> dict[str, str]:
+        return {"rates": str(self.macros.rates(stats)), "panels": str(self.macros.stats(stats))}
 
 
 def _recent(gw: Gateway, who: str | None) -> list[dict[str, Any]]:
@@ -195,7 +198,7 @@ async def events(request: Request, gw: State, every: float = 1.0) -> StreamingRe
 
     async def stream() -> AsyncIterator[bytes]:
         shown: dict[str, str] = {}
-        last_stats = ""
+        last_stats: dict[str, str] = {}
         yield b"retry: 2000\n\n"
         while not await request.is_disconnected():
             rows = view.session_rows()
@@ -212,7 +215,7 @@ async def events(request: Request, gw: State, every: float = 1.0) -> StreamingRe
             stats = view.stats_html(view.stats())
             if stats != last_stats:
                 last_stats = stats
-                yield _sse("stats", {"html": stats})
+                yield _sse("stats", stats)
             await asyncio.sleep(every)
 
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}

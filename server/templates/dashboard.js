@@ -23,7 +23,9 @@
     document.getElementById("session-count").textContent = data.count;
   });
   source.addEventListener("stats", function (msg) {
-    document.getElementById("stats").innerHTML = JSON.parse(msg.data).html;
+    var data = JSON.parse(msg.data);
+    document.getElementById("rates").innerHTML = data.rates;
+    document.getElementById("stats").innerHTML = data.panels;
   });
   source.onopen = function () { status.textContent = "live"; };
   source.onerror = function () { status.textContent = "reconnecting…"; };

@@ -1,0 +1,64 @@
+"""The dashboard's key rules over HTTP, against a real gateway with API keys."""
+
+import httpx
+import pytest
+
+from palaestra.server.runner import gateway_thread
+from palaestra.server.settings import Settings
+from tests.conftest import BENCH_ENV
+
+KEY_A, KEY_B = "dashboard-key-a", "dashboard-key-b"
+
+
+@pytest.fixture(scope="module")
+def keyed(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dash")
+    settings = Settings(
+        workers=1, runs_dir=tmp / "runs", jobs_db=tmp / "jobs.db", api_keys=[KEY_A, KEY_B]
+    )
+    with gateway_thread(settings) as url:
+        yield url
+
+
+def _signed_in(url, key):
+    client = httpx.Client(base_url=url, timeout=30)
+    r = client.post("/dashboard/login", data={"api_key": key})
+    assert r.status_code == 303 and "httponly" in r.headers["set-cookie"].lower()
+    return client
+
+
+def test_a_key_sees_only_its_own_sessions_and_recordings(keyed):
+    api = httpx.Client(base_url=keyed, headers={"X-API-Key": KEY_A}, timeout=30)
+    sid = api.post(
+        "/v1/sessions", json={"env": BENCH_ENV, "options": {"image_size": 8}, "run": "dash-a"}
+    ).json()["session_id"]
+    api.post(f"/v1/sessions/{sid}/reset", json={"seed": 1})
+    api.post(f"/v1/sessions/{sid}/step", json={"action": "add(2)"})
+
+    a, b = _signed_in(keyed, KEY_A), _signed_in(keyed, KEY_B)
+    page_a, page_b = a.get("/").text, b.get("/").text
+    assert f'id="s-{sid}"' in page_a and "add(2)" in page_a and "dash-a" in page_a
+    assert sid not in page_b and "dash-a" not in page_b
+    viewer = f"/dashboard/runs/dash-a/sessions/{sid}"
+    assert a.get(viewer).status_code == 200 and b.get(viewer).status_code == 404
+    image = f"{viewer}/images/e0001_s0001_screenshot.png"
+    got = a.get(image)
+    assert got.status_code == 200 and got.headers["content-type"] == "image/png"
+    assert b.get(image).status_code == 404
+    with a.stream("GET", "/dashboard/events?every=0.2") as events:
+        lines = events.iter_lines()
+        seen = next(line for line in lines if line.startswith("data:") and sid in line)
+    assert "add(2)" in seen
+    api.delete(f"/v1/sessions/{sid}")
+
+
+def test_without_a_key_the_dashboard_asks_for_one(keyed):
+    anon = httpx.Client(base_url=keyed, timeout=30)
+    page = anon.get("/").text
+    assert 'action="/dashboard/login"' in page and 'id="sessions"' not in page
+    assert anon.get("/dashboard/events").status_code == 401
+    assert anon.post("/dashboard/login", data={"api_key": "wrong"}).status_code == 401
+    anon.cookies.set("palaestra_dashboard", "W10=.forged")
+    assert anon.get("/dashboard/events").status_code == 401
+    # a key header works as for the API, without the cookie
+    assert 'id="sessions"' in anon.get("/", headers={"X-API-Key": KEY_B}).text
