@@ -117,7 +117,18 @@ class PalaestraEnv(gym.Env[dict, Any]):
         self.last_action_error = ""
         terminated = False
         try:
-            terminated = bool(self._apply(self.action_set.parse(action)))
+            # several tool calls are applied in order, in this one step; the first that ends
+            # the episode or fails stops the rest (see ActionSet.parse_many)
+            actions = self.action_set.parse_many(action)
+            for i, one in enumerate(actions):
+                try:
+                    terminated = bool(self._apply(one))
+                except ActionError as exc:
+                    if len(actions) > 1:
+                        exc.detail = f"tool call {i + 1} of {len(actions)} failed: {exc.detail}"
+                    raise
+                if terminated:
+                    break
         except ActionError as exc:
             self.last_action_error = exc.detail
         truncated = not terminated and self._steps >= self.max_steps

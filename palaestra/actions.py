@@ -26,6 +26,7 @@ _TYPES: dict[str, type] = {
     "bool": bool,
     "strs": list,
     "object": dict,
+    "id": str,
 }
 _JSON_TYPES = {
     "str": "string",
@@ -41,7 +42,9 @@ _MISSING: Any = object()
 class Param:
     """A typed parameter. ``type`` is ``str``, ``int``, ``float``, ``bool``, ``strs`` (a list
     of strings, also given as one string, as BrowserGym's ``select_option`` takes) or ``object``
-    (a JSON object, also given as JSON text, as tool-calling models often send arguments)."""
+    (a JSON object, also given as JSON text, as tool-calling models often send arguments) or
+    ``id`` (an element id: a string, also given as an unquoted non-negative integer, as
+    BrowserGym agents write ``click(12)``; other numbers are ambiguous and refused)."""
 
     name: str
     type: str = "str"
@@ -65,6 +68,8 @@ class Param:
         where = f"{action}(): argument {self.name!r}"
         if self.type == "strs" and isinstance(value, str):
             value = [value]
+        if self.type == "id" and not isinstance(value, str):
+            value = _id_text(where, action, value)
         if self.type == "strs" and isinstance(value, list | tuple):
             if not all(isinstance(v, str) for v in value):
                 raise ActionError(f"{where} must be a string or a list of strings", action=action)
@@ -102,6 +107,8 @@ class Param:
         schema: dict[str, Any] = (
             {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}
             if self.type == "strs"
+            else {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 0}]}
+            if self.type == "id"
             else {"type": _JSON_TYPES[self.type]}
         )
         if self.description:
@@ -133,6 +140,8 @@ class Param:
             return {}
         if self.type == "strs":
             return [Param("x").sample(rng) for _ in range(int(rng.integers(1, 3)))]
+        if self.type == "id":
+            return str(int(rng.integers(1, 100)))
         length = int(rng.integers(1, min(self.max_length or 12, 12) + 1))
         return "".join(chr(int(c)) for c in rng.integers(ord("a"), ord("z") + 1, size=length))
 
@@ -153,6 +162,17 @@ class Param:
         if "choices" in data:
             data["choices"] = tuple(data["choices"])
         return cls(**data)
+
+
+def _id_text(where: str, action: str, value: Any) -> str:
+    """An unquoted element id -> its text; only a non-negative integer names one id."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return str(value)
+    raise ActionError(
+        f'{where}: {value!r} is an ambiguous element id (an id is a string such as "12", '
+        "or a non-negative integer)",
+        action=action,
+    )
 
 
 @dataclass(frozen=True)
@@ -255,7 +275,12 @@ class ActionSet:
             else:
                 return self._parse_call(text)
         if isinstance(action, Mapping) and "function" in action:
-            return self._parse_tool_call(action)
+            try:
+                return self._parse_tool_call(action)
+            except ActionError as exc:
+                if not exc.detail.startswith("tool call"):
+                    exc.detail = f"tool call {_quote(action)}: {exc.detail}"
+                raise
         if isinstance(action, Mapping):
             extra = set(action) - {"name", "args"}
             if extra or "name" not in action:
@@ -270,6 +295,29 @@ class ActionSet:
         raise ActionError(
             f"an action is a call string or a JSON object, got {type(action).__name__}"
         )
+
+    def parse_many(self, action: Any) -> list[Action]:
+        """One step's actions: ``[parse(action)]``, or each call of a ``tool_calls`` list.
+
+        A list of tool calls (or of any actions) and an assistant message holding
+        ``tool_calls`` (as a chat completion returns it; its text ``content`` is not an action)
+        are several actions for one step. All are parsed before any is applied, so an invalid
+        one refuses the whole step and the world is unchanged; its error quotes the call."""
+        calls = tool_calls(action)
+        if calls is None:
+            return [self.parse(action)]
+        if not calls:
+            raise ActionError(f"an empty list of tool calls: {_quote(action)}")
+        out = []
+        for i, call in enumerate(calls):
+            try:
+                out.append(self.parse(call))
+            except ActionError as exc:
+                quoted = exc.detail.startswith("tool call")  # parse() quoted the call already
+                what = "" if quoted else f" {_quote(call)}:"
+                exc.detail = f"(call {i + 1} of {len(calls)}){what} {exc.detail}"
+                raise
+        return out
 
     def _parse_tool_call(self, call: Mapping[str, Any]) -> Action:
         """An OpenAI tool call (``{"type": "function", "function": {"name": ..., "arguments":
@@ -322,7 +370,11 @@ class ActionSet:
             ) from None
         if len(kwargs) != len(call.keywords):
             raise ActionError("**kwargs are not allowed in actions", action=call.func.id)
-        return self._build(call.func.id, args, kwargs)
+        try:
+            return self._build(call.func.id, args, kwargs)
+        except ActionError as exc:
+            exc.detail = f"{exc.detail} (received {text[:200]!r})"
+            raise
 
     def _example(self) -> str:
         first = next(iter(self.primitives.values()))
@@ -404,6 +456,35 @@ class ActionSet:
 
     def space(self, seed: int | None = None) -> ActionSpace:
         return ActionSpace(self, seed=seed)
+
+
+def tool_calls(action: Any) -> list[Any] | None:
+    """The calls of a multi-call action (a list, or an assistant message's ``tool_calls``, as
+    dict or JSON text), or None for a single action."""
+    if isinstance(action, str) and action.strip()[:1] in ("[", "{"):
+        try:
+            loaded = json.loads(action)
+        except json.JSONDecodeError:
+            return None  # parse() reports the bad JSON
+        if isinstance(loaded, list) or (isinstance(loaded, Mapping) and "tool_calls" in loaded):
+            action = loaded
+    if isinstance(action, list | tuple):
+        return list(action)
+    if isinstance(action, Mapping) and "tool_calls" in action:
+        calls = action["tool_calls"]
+        if not isinstance(calls, list):
+            raise ActionError(f"'tool_calls' must be a list, got {_quote(calls)}")
+        return list(calls)
+    return None
+
+
+def _quote(value: Any, limit: int = 200) -> str:
+    """What an agent sent, for an error message: JSON (or repr) cut to ``limit`` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ActionSpace(gym.Space[dict]):

@@ -54,6 +54,7 @@ from tenacity import (
 from palaestra import codec
 from palaestra.errors import PalaestraError, TransportError, from_problem
 from palaestra.spaces import space_from_json
+from palaestra.spaces import structured as structured_space
 from palaestra.steps import ResetReply, StepReply
 
 DEFAULT_URL = "http://127.0.0.1:8000"
@@ -716,9 +717,9 @@ class _WebSocket:
     the old one stopped.
     """
 
-    def __init__(self, client: Client, sid: str) -> None:
+    def __init__(self, client: Client, sid: str, query: str = "") -> None:
         self.sid = sid
-        self.url = client.base_url.replace("http", "ws", 1) + f"/v1/sessions/{sid}/ws"
+        self.url = client.base_url.replace("http", "ws", 1) + f"/v1/sessions/{sid}/ws{query}"
         self.header = [f"{k}: {v}" for k, v in _headers(client.api_key).items()]
         self._ws: Any = self._connect()
 
@@ -827,7 +828,9 @@ class RemoteEnv(gym.Env[Any, Any]):
 
     ``transport="ws"`` keeps one WebSocket open for reset/step (lower latency); ``"http"`` uses
     keep-alive REST calls. Observations are rebuilt into numpy arrays matching the published
-    spaces; ``info`` is returned as the gateway sent it.
+    spaces; ``info`` is returned as the gateway sent it. ``structured=True`` asks for JSON-text
+    fields (``tools``, ``ui_elements``, ...) as JSON values: their spaces become
+    :class:`~palaestra.spaces.JSONValue`.
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"]}
@@ -845,6 +848,7 @@ class RemoteEnv(gym.Env[Any, Any]):
         render_mode: str | None = None,
         timeout: float = 300.0,
         retries: Retries | None = None,
+        structured: bool = False,
     ) -> None:
         if transport not in ("http", "ws"):
             raise ValueError("transport must be 'http' or 'ws'")
@@ -863,16 +867,19 @@ class RemoteEnv(gym.Env[Any, Any]):
         self.task_ref = made.get("task")
         self.action_description: str = made.get("actions", "")
         self.observation_space = space_from_json(made["spaces"]["observation"])
+        self._query = "?structured=true" if structured else ""
+        if structured:
+            self.observation_space = structured_space(self.observation_space)
         self.action_space = space_from_json(made["spaces"]["action"])
         if transport == "ws":
-            self._ws = _WebSocket(self.client, self.session_id)
+            self._ws = _WebSocket(self.client, self.session_id, self._query)
 
     def _call(self, op: str, **payload: Any) -> Any:
         if self.session_id is None:
             raise PalaestraError("this RemoteEnv is closed")
         if self._ws is not None:
             return self._ws.call({"op": op, **payload})
-        path = f"/v1/sessions/{self.session_id}/{op}"
+        path = f"/v1/sessions/{self.session_id}/{op}{self._query}"
         return self.client.request("POST", path, payload)
 
     def _obs(self, encoded: Any) -> Any:

@@ -9,11 +9,13 @@ form is plain JSON, the same over REST, WebSocket, the worker protocol and in re
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import orjson
 from PIL import Image
 
 IMAGE_KEY = "__image__"
@@ -104,3 +106,18 @@ def decode(value: Any, image: Callable[[bytes, list[int]], Any] | None = None) -
     if isinstance(value, list):
         return [decode(v, image) for v in value]
     return value
+
+
+def structure(obs: Any, keys: tuple[str, ...] | list[str]) -> Any:
+    """An observation with the JSON text of ``keys`` parsed into values (lists, objects), for
+    clients that ask for structured fields. Text that does not parse (cut at its length
+    bound) stays text."""
+    if not keys or not isinstance(obs, dict):
+        return obs
+    out = dict(obs)
+    for key in keys:
+        text = out.get(key)
+        if isinstance(text, str):
+            with contextlib.suppress(orjson.JSONDecodeError):
+                out[key] = orjson.loads(text)
+    return out

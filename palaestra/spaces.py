@@ -47,9 +47,84 @@ class FreeText(spaces.Text):
         return f"FreeText({self.min_length}, {self.max_length})"
 
 
+class JSONText(FreeText):
+    """Text holding one JSON document (a list of elements, tool schemas, a tool's result).
+
+    Declared so a client can ask for the value instead of its text: with ``structured`` the
+    gateway parses these fields and the client's space becomes :class:`JSONValue`. Text cut
+    at ``max_length`` may not parse; it then stays text."""
+
+    def __repr__(self) -> str:
+        return f"JSONText({self.min_length}, {self.max_length})"
+
+
+class JSONValue(spaces.Space[Any]):
+    """A parsed JSON value (object, list, string, number, boolean or null): a structured
+    observation field. Not flattenable; ``sample`` gives an empty list."""
+
+    def __init__(self, max_length: int = 1_000_000, seed: Any = None) -> None:
+        self.max_length = max_length
+        super().__init__(shape=None, dtype=None, seed=seed)
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Any:
+        return []
+
+    def contains(self, x: Any) -> bool:
+        return _is_json(x)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, JSONValue) and other.max_length == self.max_length
+
+    def __hash__(self) -> int:
+        return hash(("JSONValue", self.max_length))
+
+    def __repr__(self) -> str:
+        return f"JSONValue({self.max_length})"
+
+
+def _is_json(x: Any) -> bool:
+    if x is None or isinstance(x, str | bool | int | float):
+        return True
+    if isinstance(x, list):
+        return all(_is_json(v) for v in x)
+    if isinstance(x, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in x.items())
+    return False
+
+
+def json_text_keys(space: spaces.Space | dict[str, Any]) -> tuple[str, ...]:
+    """The keys of a Dict space (or of its JSON form) that hold JSON text."""
+    if isinstance(space, dict):
+        items = space.get("spaces", {}) if space.get("type") == "Dict" else {}
+        return tuple(k for k, v in items.items() if v.get("type") == "JSONText")
+    if isinstance(space, spaces.Dict):
+        return tuple(k for k, v in space.spaces.items() if isinstance(v, JSONText))
+    return ()
+
+
+def structured(space: spaces.Space) -> spaces.Space:
+    """The space of structured observations: each JSONText field becomes a JSONValue."""
+    if not isinstance(space, spaces.Dict):
+        return space
+    return spaces.Dict(
+        {
+            k: JSONValue(v.max_length) if isinstance(v, JSONText) else v
+            for k, v in space.spaces.items()
+        }
+    )
+
+
 def space_to_json(space: spaces.Space) -> dict[str, Any]:
     if isinstance(space, ActionSpace):
         return {"type": "ActionSpace", "action_set": space.action_set.to_json()}
+    if isinstance(space, JSONValue):
+        return {"type": "JSONValue", "max_length": space.max_length}
+    if isinstance(space, JSONText):
+        return {"type": "JSONText", "min_length": space.min_length, "max_length": space.max_length}
     if isinstance(space, FreeText):
         return {"type": "FreeText", "min_length": space.min_length, "max_length": space.max_length}
     if isinstance(space, spaces.Box):
@@ -94,6 +169,10 @@ def space_from_json(data: dict[str, Any]) -> spaces.Space:
         )
     if kind == "FreeText":
         return FreeText(data["max_length"], min_length=data["min_length"])
+    if kind == "JSONText":
+        return JSONText(data["max_length"], min_length=data["min_length"])
+    if kind == "JSONValue":
+        return JSONValue(data["max_length"])
     if kind == "Discrete":
         return spaces.Discrete(data["n"], start=data.get("start", 0))
     if kind == "MultiDiscrete":

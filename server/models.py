@@ -6,7 +6,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-Action = str | dict[str, Any]
+#: one action, or a list of them (OpenAI ``tool_calls``) applied in order in one step
+Action = str | dict[str, Any] | list[Any]
 
 
 class _Body(BaseModel):
@@ -46,7 +47,10 @@ class Reset(_Body):
 
 
 class Step(_Body):
-    action: Action = Field(description='Call string click("a1") or {"name": ..., "args": {...}}')
+    action: Action = Field(
+        description='Call string click("a1"), {"name": ..., "args": {...}}, an OpenAI tool '
+        "call, or a list of tool calls (or an assistant message with tool_calls)"
+    )
 
 
 class CreatePool(CreateSession):

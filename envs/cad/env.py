@@ -42,7 +42,7 @@ from palaestra.envs.cad.model import MODEL_ACTIONS, Model
 from palaestra.envs.cad.selectors import select
 from palaestra.envs.cad.suites import build_target
 from palaestra.errors import ActionError, InvalidRequest
-from palaestra.spaces import FreeText
+from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
 from palaestra.verifiers import geometry
 
@@ -77,8 +77,8 @@ class CadEnv(PalaestraEnv):
             "target_views": image,
             "spec": FreeText(MAX_TEXT),
             "history": FreeText(200_000),
-            "properties": FreeText(MAX_TEXT),
-            "topology": FreeText(200_000),
+            "properties": JSONText(MAX_TEXT),
+            "topology": JSONText(200_000),
             "feedback": FreeText(MAX_TEXT),
             "inspect": FreeText(MAX_EXPORT),
         }

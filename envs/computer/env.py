@@ -41,7 +41,7 @@ from palaestra.envs.computer.gui import Gui, combo, key_name
 from palaestra.envs.computer.procs import window_pids
 from palaestra.envs.computer.sandbox import HOME, Limits, Sandbox, chown_tree, run_isolated
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
-from palaestra.spaces import FreeText
+from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
 from palaestra.verifiers.computer import ComputerProbe
 
@@ -84,8 +84,8 @@ class ComputerEnv(PalaestraEnv):
         self.observation_space = spaces.Dict(
             {
                 "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
-                "windows": FreeText(200_000),
-                "last_output": FreeText(MAX_TEXT * 3),
+                "windows": JSONText(200_000),
+                "last_output": JSONText(MAX_TEXT * 3),
                 "cwd": FreeText(4096),
                 "goal": FreeText(MAX_TEXT),
                 "last_action_error": FreeText(2000),

@@ -28,7 +28,7 @@ from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.mobile.phone import Phone, PhoneError, UIElement
 from palaestra.envs.runtimes.simuser.bridge import AskUser, asker, exchange
 from palaestra.errors import ActionError, EnvCrashed
-from palaestra.spaces import FreeText
+from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
 
 _I = Param("index", "int", "element index from ui_elements", default=None, minimum=0)
@@ -113,7 +113,7 @@ class MobileEnv(PalaestraEnv):
         w, h = self.phone.size
         space: dict[str, spaces.Space] = {
             "screenshot": spaces.Box(0, 255, (h, w, 3), np.uint8),
-            "ui_elements": FreeText(1_000_000),
+            "ui_elements": JSONText(1_000_000),
             "foreground_app": FreeText(200),
             "goal": FreeText(MAX_TEXT),
             "chat": FreeText(MAX_TEXT),

@@ -14,6 +14,8 @@ from pydantic import Field
 
 from palaestra.options import EnvOptions, OperatorConfig
 
+Part = Literal["conversation", "user_message", "last_tool_result", "tools", "policy", "messages"]
+
 
 class UserSimOptions(EnvOptions):
     persona: Literal["terse", "chatty", "confused", "impatient"] | None = Field(
@@ -26,6 +28,12 @@ class UserSimOptions(EnvOptions):
         default=None, description="When the LLM fails: speak from rules, or fail the step"
     )
     llm_timeout: float | None = Field(default=None, ge=1, le=60)
+    observe: list[Part] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=6,
+        description="Observation parts; 'messages' (OpenAI chat messages) only when asked for",
+    )
 
     def env_kwargs(self, operator: OperatorConfig) -> dict[str, Any]:
         kwargs = super().env_kwargs(operator)

@@ -40,7 +40,7 @@ OBSERVE_JS = (Path(__file__).parent / "observe.js").read_text()
 MAX_AXTREE = 200_000
 MAX_TEXT = 20_000
 NOOP_MAX_MS = 10_000
-_B = Param("bid", "str", "element id from the accessibility tree")
+_B = Param("bid", "id", "element id from the accessibility tree")
 _BUTTON = Param("button", "str", choices=("left", "middle", "right"), default="left")
 
 WEB_ACTIONS = ActionSet(

@@ -6,9 +6,10 @@ import base64
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
 
+from palaestra import codec
 from palaestra.errors import InvalidRequest, PalaestraError
 from palaestra.server import models
 from palaestra.server.http import (
@@ -21,8 +22,21 @@ from palaestra.server.http import (
 )
 from palaestra.server.sessions import Session, SessionManager
 from palaestra.server.state import Owner, State, key_from
+from palaestra.spaces import json_text_keys
 
 router = APIRouter()
+
+#: ``?structured=true``: JSON-text fields (``tools``, ``ui_elements``, ``windows``, ...) come as
+#: JSON values; the default keeps them as text, as before
+Structured = Query(False, description="JSON-text observation fields as JSON values")
+
+
+def _shaped(reply: Any, session: Session, structured: bool) -> Any:
+    """A reset/step reply with the session's JSONText fields parsed when asked for."""
+    if not structured or not isinstance(reply, dict) or "observation" not in reply:
+        return reply
+    keys = json_text_keys(session.spaces.get("observation", {}))
+    return {**reply, "observation": codec.structure(reply["observation"], keys)}
 
 
 @router.post("/v1/sessions", status_code=201, openapi_extra=body_schema(models.CreateSession))
@@ -43,17 +57,22 @@ async def get_session(sid: str, gw: State, who: str = Owner) -> Response:
 
 
 @router.post("/v1/sessions/{sid}/reset", openapi_extra=body_schema(models.Reset))
-async def reset(sid: str, request: Request, gw: State, who: str = Owner) -> Response:
+async def reset(
+    sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
+) -> Response:
     body = await read_body(request, models.Reset)
     session = gw.sessions.get(who, sid)
-    return JSON(await gw.sessions.reset(session, body.seed, body.options))
+    reply = await gw.sessions.reset(session, body.seed, body.options)
+    return JSON(_shaped(reply, session, structured))
 
 
 @router.post("/v1/sessions/{sid}/step", openapi_extra=body_schema(models.Step))
-async def step(sid: str, request: Request, gw: State, who: str = Owner) -> Response:
+async def step(
+    sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
+) -> Response:
     body = await read_body(request, models.Step)
     session = gw.sessions.get(who, sid)
-    return JSON(await gw.sessions.step(session, body.action))
+    return JSON(_shaped(await gw.sessions.step(session, body.action), session, structured))
 
 
 @router.get("/v1/sessions/{sid}/screenshot")
@@ -77,10 +96,13 @@ async def session_ws(websocket: WebSocket, sid: str, gw: State) -> None:
         await websocket.close(code=4000 + exc.status, reason=exc.detail[:120])
         return
     await websocket.accept()
-    await _serve_ws(websocket, gw.sessions, session)
+    structured = websocket.query_params.get("structured", "").lower() in ("1", "true")
+    await _serve_ws(websocket, gw.sessions, session, structured)
 
 
-async def _serve_ws(websocket: WebSocket, manager: SessionManager, session: Session) -> None:
+async def _serve_ws(
+    websocket: WebSocket, manager: SessionManager, session: Session, structured: bool = False
+) -> None:
     """One JSON message per call: {"op": "reset"|"step"|"close", ...}; errors as {"error": ...}."""
     while True:
         try:
@@ -95,9 +117,12 @@ async def _serve_ws(websocket: WebSocket, manager: SessionManager, session: Sess
             fields = {k: v for k, v in msg.items() if k != "op"}
             if op == "step":
                 reply: Any = await manager.step(session, validate(models.Step, fields).action)
+                reply = _shaped(reply, session, structured)
             elif op == "reset":
                 body = validate(models.Reset, fields)
-                reply = await manager.reset(session, body.seed, body.options)
+                reply = _shaped(
+                    await manager.reset(session, body.seed, body.options), session, structured
+                )
             elif op == "close":
                 await manager.close(session)
                 await websocket.send_bytes(orjson.dumps({"closed": True}))
