@@ -44,11 +44,10 @@ class SessionFactory(Protocol):
 
 
 class GatewaySession:
-    def __init__(self, client: AsyncClient, made: dict[str, Any]) -> None:
+    def __init__(self, client: AsyncClient, made: dict[str, Any], action_set: Any) -> None:
         self.client = client
         self.session_id: str | None = made["session_id"]
-        space = space_from_json(made["spaces"]["action"])
-        self.action_set = getattr(space, "action_set", None)
+        self.action_set: ActionSet | None = action_set
 
     async def reset(self, seed: int | None) -> ResetReply:
         assert self.session_id is not None
@@ -69,13 +68,22 @@ class GatewaySessions:
     def __init__(self, url: str | None, api_key: str | None = None, timeout: float = 300.0):
         self.client = AsyncClient(url, api_key, timeout)
         self._run_id: str | None = None
+        self._action_sets: dict[str, ActionSet | None] = {}
 
     async def tasks(self, suite: str) -> list[dict[str, Any]]:
         return await self.client.tasks(suite)
 
     async def open(self, task: str, *, options: dict[str, Any], record: bool) -> GatewaySession:
         made = await self.client.create_session(task=task, options=options, record=record)
-        return GatewaySession(self.client, made)
+        return GatewaySession(self.client, made, self._action_set(made))
+
+    def _action_set(self, made: dict[str, Any]) -> ActionSet | None:
+        """The env's action set, parsed once per env (every session of it publishes the same)."""
+        env = made.get("env", "")
+        if env not in self._action_sets:
+            space = space_from_json(made["spaces"]["action"])
+            self._action_sets[env] = getattr(space, "action_set", None)
+        return self._action_sets[env]
 
     async def trajectory(self, session_id: str) -> str | None:
         """``/v1/runs/<run>/sessions/<sid>``; the run is looked up once (one per gateway)."""
