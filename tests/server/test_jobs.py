@@ -90,10 +90,10 @@ def _settings(tmp_path, runs_dir) -> Settings:
 
 
 def _client(url: str, key: str) -> httpx.Client:
-    return httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=60)
+    return httpx.Client(base_url=url, headers={"X-API-Key": key}, timeout=180)
 
 
-def _wait(http: httpx.Client, job_id: str, until, timeout: float = 60) -> dict:
+def _wait(http: httpx.Client, job_id: str, until, timeout: float = 240) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = http.get(f"/v1/evals/{job_id}").json()
