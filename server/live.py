@@ -9,6 +9,7 @@ and failure only.
 
 from __future__ import annotations
 
+import html
 import os
 import time
 from dataclasses import dataclass, field
@@ -16,12 +17,15 @@ from typing import Any
 from urllib.parse import quote
 
 import orjson
+from markupsafe import Markup
 
 from palaestra.server.sessions import Session
 
 #: how much of a recording's end is read to find its last event (observations can be large)
-_TAIL = 256 * 1024
+_TAILS = (8 * 1024, 256 * 1024)
 _ACTION_CHARS = 160
+#: live sessions a page of the dashboard shows (and its events keep current)
+PAGE = 25
 
 
 def image_url(run_id: str, sid: str, name: str) -> str:
@@ -48,21 +52,24 @@ def action_text(action: Any) -> str:
 
 
 def last_event(path: str) -> dict[str, Any] | None:
-    """The last complete reset or step event of a recording (None if none is in its tail)."""
+    """The last complete reset or step event of a recording (None if none is in its tail).
+    A few KB are read first; the larger tail only when an observation outgrew them."""
     try:
         with open(path, "rb") as fh:
             size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - _TAIL))
-            lines = fh.read().split(b"\n")
+            for tail in _TAILS:
+                fh.seek(max(0, size - tail))
+                lines = fh.read().split(b"\n")
+                for line in reversed(lines[1:] if size > tail else lines):
+                    if b'"type":"step"' in line or b'"type":"reset"' in line:
+                        try:
+                            return dict(orjson.loads(line))
+                        except orjson.JSONDecodeError:
+                            continue  # a torn last line: the one before it is whole
+                if size <= tail:
+                    break
     except OSError:
-        return None
-    for line in reversed(lines[1:] if size > _TAIL else lines):
-        if b'"type":"step"' in line or b'"type":"reset"' in line:
-            try:
-                event = orjson.loads(line)
-            except orjson.JSONDecodeError:
-                continue  # a torn last line: the one before it is whole
-            return dict(event)
+        pass
     return None
 
 
@@ -93,9 +100,11 @@ class LiveSessions:
 
     seen: dict[str, _Seen] = field(default_factory=dict)
 
-    def rows(self, sessions: list[Session]) -> dict[str, dict[str, Any]]:
+    def rows(self, sessions: list[Session], page: int = 0) -> dict[str, dict[str, Any]]:
+        """The rows of one page of ``sessions`` (oldest first)."""
+        shown = sorted(sessions, key=lambda s: s.created)[page * PAGE : (page + 1) * PAGE]
         out = {}
-        for s in sessions:
+        for s in shown:
             out[s.id] = self.row(s)
         for gone in set(self.seen) - set(out):
             del self.seen[gone]
@@ -137,6 +146,33 @@ class LiveSessions:
             "error": step_error(event),
             "thumb": image_url(run_id, sid, image) if image else None,
         }
+
+
+def row_html(r: dict[str, Any]) -> Markup:
+    """One live session's table row: on the page and, when it changes, in the events (plain
+    string building: a tick renders every changed row, and a template call costs 5x more)."""
+    e = html.escape
+    sid = e(r["id"])
+    if r.get("thumb"):
+        thumb = f'<img src="{e(r["thumb"])}" alt="screenshot of {sid}" loading="lazy">'
+    else:
+        thumb = f'<span class="muted">{"no image" if r["recorded"] else "not recorded"}</span>'
+    task = f'<br><span class="muted">{e(r["task"])}</span>' if r["task"] else ""
+    ep = f'<br><span class="muted">ep {r["episode"]}</span>' if r.get("episode") else ""
+    reward = r.get("reward")
+    reward = f'<br><span class="muted">reward {reward}</span>' if reward is not None else ""
+    link = ""
+    if r.get("run"):
+        query = f"?episode={r['episode']}" if r.get("episode") else ""
+        link = f'<a href="/dashboard/runs/{e(quote(r["run"]))}/sessions/{sid}{query}">view</a>'
+    return Markup(
+        f'<tr id="s-{sid}"><td class="thumb">{thumb}</td>'
+        f'<td><code>{sid}</code><br><span class="muted">{e(r["worker"])}</span></td>'
+        f"<td>{e(r['env'])}{task}</td>"
+        f'<td class="num steps">{r["steps"]}{ep}</td>'
+        f'<td class="action"><code>{e(r.get("last_action") or "")}</code>{reward}</td>'
+        f'<td class="bad">{e(r["failed"] or r.get("error") or "")}</td><td>{link}</td></tr>'
+    )
 
 
 def pool_rows(pools: Any, owner: str) -> list[dict[str, Any]]:

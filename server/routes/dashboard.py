@@ -116,16 +116,18 @@ async def logout() -> Response:
 class View:
     """One viewer's dashboard state: the session rows seen so far and the rate's last tick."""
 
-    def __init__(self, gw: Gateway, who: str | None, monitor: bool) -> None:
-        self.gw, self.who, self.monitor = gw, who, monitor
+    def __init__(self, gw: Gateway, who: str | None, monitor: bool, page: int = 0) -> None:
+        self.gw, self.who, self.monitor, self.page = gw, who, monitor, max(0, page)
         self.sessions = live.LiveSessions()
         self.rates = live.Rates()
         self.macros: Any = gw.templates.get_template("_live.html").module
 
-    def session_rows(self) -> dict[str, dict[str, Any]]:
+    def session_rows(self) -> tuple[dict[str, dict[str, Any]], int]:
+        """This page's rows, and how many live sessions the viewer has in all."""
         if self.who is None:
-            return {}
-        return self.sessions.rows(self.gw.sessions.owned(self.who))
+            return {}, 0
+        owned = self.gw.sessions.owned(self.who)
+        return self.sessions.rows(owned, self.page), len(owned)
 
     def stats(self) -> dict[str, Any]:
         gw, who = self.gw, self.who
@@ -141,9 +143,6 @@ class View:
             )
             out["jobs"] = sorted(jobs, key=lambda j: -j["created"])[:_JOBS]
         return out
-
-    def row_html(self, row: dict[str, Any]) -> str:
-        return str(self.macros.session_row(row))
 
     def stats_html(self, stats: dict[str, Any]) -> dict[str, str]:
         return {"rates": str(self.macros.rates(stats)), "panels": str(self.macros.stats(stats))}
@@ -162,11 +161,11 @@ def _recent(gw: Gateway, who: str | None) -> list[dict[str, Any]]:
 
 
 @router.get("/", response_class=HTMLResponse)
-async def dashboard(request: Request, gw: State) -> HTMLResponse:
+async def dashboard(request: Request, gw: State, page: int = 0) -> HTMLResponse:
     envs, suites = await run_in_threadpool(lambda: (registry.specs(), tasks.suite_names()))
     who = viewer_of(request, gw)
-    view = View(gw, who, _may_monitor(request, gw, who))
-    rows = view.session_rows()
+    view = View(gw, who, _may_monitor(request, gw, who), page)
+    rows, total = view.session_rows()
     stats = view.stats()
     html = gw.templates.get_template("dashboard.html").render(
         version=palaestra.__version__,
@@ -177,7 +176,11 @@ async def dashboard(request: Request, gw: State) -> HTMLResponse:
         sessions=len(gw.sessions.sessions) if view.monitor else "?",
         auth=bool(gw.keys),
         who=who,
-        rows=list(rows.values()),
+        rows=[live.row_html(r) for r in rows.values()],
+        total=total,
+        page=view.page,
+        pages=-(-total // live.PAGE),
+        per_page=live.PAGE,
         stats=stats,
         runs=await run_in_threadpool(_recent, gw, who),
     )
@@ -189,29 +192,36 @@ def _sse(event: str, data: Any) -> bytes:
 
 
 @router.get("/dashboard/events")
-async def events(request: Request, gw: State, every: float = 1.0) -> StreamingResponse:
+async def events(
+    request: Request, gw: State, every: float = 1.0, page: int = 0
+) -> StreamingResponse:
     """Server-Sent Events: ``sessions`` (the rows that changed, as HTML, and the ids gone) and
-    ``stats`` (the pools, jobs, workers and rates panel, when it changed), every ``every`` s."""
+    ``stats`` (the pools, jobs, workers and rates panel, when it changed), every ``every`` s.
+    Only the rows of the page shown (``page``, :data:`live.PAGE` a page) are kept current: a
+    tick's cost is bounded however many sessions the key holds."""
     who = _required(request, gw)
     every = min(10.0, max(0.2, every))
-    view = View(gw, who, _may_monitor(request, gw, who))
+    view = View(gw, who, _may_monitor(request, gw, who), page)
 
     async def stream() -> AsyncIterator[bytes]:
         shown: dict[str, str] = {}
         last_stats: dict[str, str] = {}
+        last_total = -1
         yield b"retry: 2000\n\n"
         while not await request.is_disconnected():
-            rows = view.session_rows()
+            rows, total = view.session_rows()
             changed = {}
             for sid, row in rows.items():
-                html = view.row_html(row)
+                html = str(live.row_html(row))
                 if shown.get(sid) != html:
                     changed[sid] = shown[sid] = html
             gone = [sid for sid in shown if sid not in rows]
             for sid in gone:
                 del shown[sid]
-            if changed or gone:
-                yield _sse("sessions", {"rows": changed, "gone": gone, "count": len(rows)})
+            if changed or gone or total != last_total:
+                last_total = total
+                body = {"rows": changed, "gone": gone, "count": total, "per_page": live.PAGE}
+                yield _sse("sessions", body)
             stats = view.stats_html(view.stats())
             if stats != last_stats:
                 last_stats = stats
@@ -269,10 +279,23 @@ async def viewer(
 
 @router.get("/dashboard/runs/{run_id}/sessions/{sid}/images/{name}")
 async def image(run_id: str, sid: str, name: str, request: Request, gw: State) -> Response:
-    """A recorded image, for the signed-in owner (the API's route, with the cookie)."""
+    """A recorded image, for the signed-in owner: the API's owner check (a recorded session's
+    owner never changes, so it is remembered) and the file's bytes. Thumbnails are small and
+    fetched every tick, so they skip ``FileResponse``'s thread hop."""
     who = viewer_of(request, gw)
-    if who is None:
-        raise NotFound(f"no image {name!r} in recorded session {run_id}/{sid}")
-    out = await runs.get_image(run_id, sid, name, gw, who)
-    out.headers["Cache-Control"] = "private, max-age=3600"  # recorded images never change
-    return out
+    owners: dict[tuple[str, str], str | None] = getattr(request.app.state, "image_owners", {})
+    request.app.state.image_owners = owners
+    if (run_id, sid) not in owners:
+        if len(owners) > 10_000:
+            owners.clear()
+        owners[run_id, sid] = runs._owner(gw.settings.runs_dir, run_id, sid)
+    path = gw.settings.runs_dir / run_id / sid / "images" / name
+    try:
+        if who is None or owners[run_id, sid] != who or not runs._IMAGE.match(name):
+            raise OSError
+        data = path.read_bytes()
+    except OSError:
+        raise NotFound(f"no image {name!r} in recorded session {run_id}/{sid}") from None
+    media = "image/png" if name.endswith(".png") else "image/jpeg"
+    # recorded images never change
+    return Response(data, media_type=media, headers={"Cache-Control": "private, max-age=3600"})

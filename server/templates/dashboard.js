@@ -3,7 +3,7 @@
   "use strict";
   var body = document.querySelector("#sessions tbody");
   var status = document.getElementById("live-status");
-  var source = new EventSource("/dashboard/events");
+  var source = new EventSource("/dashboard/events?page=" + body.dataset.page);
   function fragment(html) {
     var t = document.createElement("tbody");
     t.innerHTML = html;
@@ -14,7 +14,7 @@
     Object.keys(data.rows).forEach(function (id) {
       var row = fragment(data.rows[id]);
       var old = document.getElementById("s-" + id);
-      if (old) { old.replaceWith(row); } else { body.appendChild(row); }
+      if (old) { old.replaceWith(row); } else if (body.children.length < data.per_page) { body.appendChild(row); }
     });
     data.gone.forEach(function (id) {
       var old = document.getElementById("s-" + id);
