@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palaestra.codec import IMAGE_KEY
 from palaestra.data.episodes import Episode, RunReport, read_run
 
 FORMATS = ("hf", "parquet", "chat-jsonl")
@@ -247,12 +248,21 @@ def observation_text(obs: Any) -> str:
         return "" if obs is None else str(obs)[:MAX_TEXT]
     parts = []
     for key, value in obs.items():
-        if (isinstance(value, dict) and "__file__" in value) or getattr(value, "ndim", 0) >= 2:
-            continue  # an image: recorded as a file, or decoded by the client
+        if _is_image(value):
+            continue
+        if getattr(value, "ndim", None) == 0:
+            value = value.item()  # a numpy scalar, as the client decodes it
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         if text not in ("", '""'):
             parts.append(f"{key}: {text[:MAX_TEXT]}")
     return "\n".join(parts)
+
+
+def _is_image(value: Any) -> bool:
+    """An image: recorded as a file, encoded on the wire, or decoded to an array."""
+    if isinstance(value, dict):
+        return "__file__" in value or IMAGE_KEY in value
+    return getattr(value, "ndim", 0) >= 2
 
 
 def _action_text(action: Any) -> str:

@@ -104,6 +104,7 @@ def test_replay_does_not_diverge(gateway, recorded):
     ep = next(e for e in episodes.read_run(recorded) if e.verdict["success"])
     results = [replay.replay(ep, Client(gateway)) for _ in range(2)]
     report = replay.determinism(results)
+    assert report["diverged"] == [], report
     assert report["deterministic"] == 2 and report["screenshots_differ"] == 0
     assert results[0].version_note is None
 
