@@ -12,7 +12,7 @@ listed as unavailable (with the reason) instead of failing wherever it is first 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,17 +161,21 @@ def family(name: str) -> Family:
     return found
 
 
-def load_check_modules() -> list[str]:
-    """Import every family's check-kind modules (how an unknown check kind is looked up).
+def load_check_modules(found: Callable[[], bool] = lambda: False) -> list[str]:
+    """Import families' check-kind modules until ``found()`` (how an unknown check kind is
+    looked up), families that need no optional extra first: a worker's first web check must
+    not pay for importing a B-rep kernel it will never use.
 
     One family's broken module must not stop the others' kinds from being found, so failures
     are returned (for the error that names a kind still missing), not raised."""
     failures = []
-    for fam in families().values():
+    for fam in sorted(families().values(), key=lambda f: (bool(f.requires), f.name)):
         if fam.unavailable() is None:
             for module in fam.checks:
                 try:
                     resolve(module)
                 except Exception as exc:
                     failures.append(f"{fam.name}: {module}: {type(exc).__name__}: {exc}")
+                if found():
+                    return failures
     return failures

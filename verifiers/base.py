@@ -177,7 +177,7 @@ def evaluate(spec: Mapping[str, Any], probe: StateProbe) -> CheckResult:
     kind = spec.get("kind")
     fn = _COMPOSITES.get(str(kind)) or _KINDS.get(str(kind))
     if fn is None:  # check kinds live with their family: load the installed families' modules
-        failures = load_check_modules()
+        failures = load_check_modules(lambda: str(kind) in _KINDS)
         fn = _KINDS.get(str(kind))
         if fn is None:
             broken = f" (check modules that failed to load: {'; '.join(failures)})"
