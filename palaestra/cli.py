@@ -699,6 +699,83 @@ def usersim_fidelity(
         fidelity.plot(report, plot)
 
 
+class ExportFormat(StrEnum):
+    hf = "hf"
+    parquet = "parquet"
+    chat_jsonl = "chat-jsonl"
+
+
+RunsDir = Annotated[
+    Path | None, typer.Option(help="Where runs are recorded [default: $PALAESTRA_HOME/runs]")
+]
+
+
+def _data_command(work: Any) -> None:
+    """Run a data command: unknown runs and episodes are errors naming them (exit 2)."""
+    from palaestra.errors import PalaestraError
+
+    try:
+        code = work()
+    except (PalaestraError, ValueError) as exc:
+        err_console.print(f"[red]error:[/] {getattr(exc, 'detail', None) or exc}")
+        raise typer.Exit(2) from None
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command()
+def regrade(
+    run: Annotated[str, typer.Argument(help="The run's name")],
+    runs_dir: RunsDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """Re-score a run's episodes with today's verifiers (from their end-state snapshots) and
+    list every verdict that changed."""
+    from palaestra.data import commands
+
+    where = runs_dir or commands.default_runs_dir()
+    _data_command(lambda: commands.run_regrade(run, where, console, as_json))
+
+
+@app.command()
+def replay(
+    target: Annotated[str, typer.Argument(help="RUN/SESSION or RUN/SESSION/EPISODE")],
+    runs_dir: RunsDir = None,
+    url: Annotated[
+        str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")
+    ] = None,
+    api_key: Annotated[
+        str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
+    ] = None,
+    repeat: Annotated[int, typer.Option(min=1, max=100, help="Replays (a determinism report)")] = 1,
+) -> None:
+    """Re-execute a recorded episode's actions from its seed on a fresh session; report the
+    first step where the observation or the end state diverges (exit 1 if any does)."""
+    from palaestra.data import commands
+
+    where = runs_dir or commands.default_runs_dir()
+    _data_command(lambda: commands.run_replay(target, where, console, url, api_key, repeat))
+
+
+@app.command()
+def export(
+    run: Annotated[str, typer.Argument(help="The run's name")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", help="Output format")],
+    out: Annotated[Path, typer.Option(help="Output folder")],
+    success_only: Annotated[bool, typer.Option(help="Successful episodes only")] = False,
+    min_score: Annotated[float | None, typer.Option(help="Episodes scoring at least this")] = None,
+    family: Annotated[str | None, typer.Option(help="Episodes of this family only")] = None,
+    runs_dir: RunsDir = None,
+) -> None:
+    """Export a run as a Hugging Face dataset, Parquet or chat JSONL, with a dataset card."""
+    from palaestra.data import commands
+    from palaestra.data.export import Filters
+
+    where = runs_dir or commands.default_runs_dir()
+    filters = Filters(success_only, min_score, family)
+    _data_command(lambda: commands.run_export(run, fmt.value, out, where, console, filters))
+
+
 @bench_app.command("all")
 def bench_all() -> None:
     """Every benchmark: the gateway's transports, each available family's own benchmark (found

@@ -1,0 +1,106 @@
+"""The bodies of ``palaestra regrade``, ``replay`` and ``export``: print and return an exit
+code, so the CLI's functions stay declarations of options (``palaestra/cli.py``)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from palaestra.data import episodes, export, regrade, replay
+
+
+def default_runs_dir() -> Path:
+    from palaestra.paths import home
+
+    return home() / "runs"
+
+
+def run_regrade(run: str, runs_dir: Path, console: Console, as_json: bool = False) -> int:
+    report = episodes.RunReport()
+    rows = regrade.regrade(episodes.run_dir(runs_dir, run), report=report)
+    result = regrade.summary(rows)
+    result["notes"] = report.lines()
+    if as_json:
+        console.print_json(json.dumps(result))
+        return 0
+    table = Table(title=f"changed verdicts in run {run}")
+    for col in ("episode", "task", "was", "now"):
+        table.add_column(col)
+    for r in rows:
+        if r.changed:
+            table.add_row(
+                r.episode,
+                str(r.task),
+                f"{r.old_score} ({'pass' if r.old_success else 'fail'})",
+                f"{r.score} ({'pass' if r.success else 'fail'})",
+            )
+    console.print(table)
+    console.print(
+        f"{result['regraded']} of {result['episodes']} episode(s) re-graded, "
+        f"{len(result['changed'])} verdict(s) changed"
+    )
+    for row in result["not_regraded"][:20]:
+        console.print(f"[yellow]not re-graded[/] {row['episode']}: {row['why']}")
+    for note in report.lines():
+        console.print(f"[yellow]note[/] {note}")
+    return 0
+
+
+@contextlib.contextmanager
+def _gateway(url: str | None, workers: int) -> Iterator[str]:
+    if url is not None:
+        yield url
+        return
+    from palaestra.server.runner import gateway_thread
+    from palaestra.server.settings import Settings
+
+    with gateway_thread(Settings(workers=workers, record=False)) as local:
+        yield local
+
+
+def run_replay(
+    target: str,
+    runs_dir: Path,
+    console: Console,
+    url: str | None = None,
+    api_key: str | None = None,
+    repeat: int = 1,
+) -> int:
+    """``RUN/SESSION[/EPISODE]``; 0 when every replay matched the recording, 1 otherwise."""
+    from palaestra.client import Client
+
+    run, _, key = target.partition("/")
+    ep = episodes.find(episodes.run_dir(runs_dir, run), key)
+    note = replay.version_note(ep)
+    if note:
+        console.print(f"[yellow]version[/] {note}")
+    with _gateway(url, 1) as gateway:
+        client = Client(gateway, api_key)
+        results = [replay.replay(ep, client) for _ in range(repeat)]
+    for r in results:
+        where = "no divergence" if r.deterministic else f"diverged at step {r.diverged_at}"
+        extra = f"; screenshots differ at {r.image_diffs}" if r.image_diffs else ""
+        console.print(f"{r.episode} ({ep.family}): {where} {r.why or ''}{extra}")
+    if repeat > 1:
+        console.print_json(json.dumps({ep.family: replay.determinism(results)}))
+    return 0 if all(r.deterministic for r in results) else 1
+
+
+def run_export(
+    run: str,
+    fmt: str,
+    out: Path,
+    runs_dir: Path,
+    console: Console,
+    filters: export.Filters,
+) -> int:
+    result = export.export(episodes.run_dir(runs_dir, run), fmt, out, filters)
+    for line in result.lines():
+        console.print(line)
+    console.print(f"families: {json.dumps(result.by_family)}; {result.seconds:.2f} s")
+    return 0
