@@ -430,8 +430,12 @@ class Runner:
                     r.ended, r.error, r.error_kind = "agent_error", str(exc)[:2000], "agent"
                     break
                 if action is STOP:
-                    r.ended = "agent_stopped"
-                    break
+                    # a scripted plan ran out: end the episode so the state is scored, as
+                    # validation scores it (the family's finishing action, when it has one)
+                    action = _finisher(session.action_set)
+                    if action is None:
+                        r.ended = "agent_stopped"
+                        break
                 reply = await _infra(session.step(_jsonable(action)))
                 r.steps += 1
                 observation, info = reply["observation"], reply["info"]
@@ -487,6 +491,20 @@ async def _agent(awaitable: Any) -> Any:
         return STOP
     except Exception as exc:
         raise AgentCrashed(f"{type(exc).__name__}: {exc}") from None
+
+
+#: actions that end an episode without arguments, in the families that have them
+FINISHERS = ("done", "submit", "end_conversation", "finish")
+
+
+def _finisher(action_set: Any) -> str | None:
+    if action_set is None:
+        return None
+    for name in FINISHERS:
+        primitive = action_set.primitives.get(name)
+        if primitive is not None and not any(p.required for p in primitive.params):
+            return f"{name}()"
+    return None
 
 
 async def _build(spec: AgentSpec, ctx: EpisodeContext, executor: ThreadPoolExecutor) -> Driver:

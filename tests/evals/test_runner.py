@@ -244,3 +244,19 @@ def test_cancel_keeps_what_finished(gateway, tmp_path):
     )
     assert summary.cancelled and 1 <= summary.episodes < 6
     assert len(read_results(tmp_path)) == summary.episodes
+
+
+class StoppingAgent(CountingAgent):
+    """ok() three times, then no more actions (as a replayed oracle list runs out)."""
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        self.left -= 1
+        if self.left < 0:
+            raise StopIteration
+        return "ok()"
+
+
+def test_an_agent_out_of_actions_is_finished_and_scored(gateway, tmp_path):
+    summary = run_eval(config(gateway, tmp_path, agent="tests.evals.test_runner:StoppingAgent"))
+    (r,) = read_results(tmp_path)
+    assert summary.success_rate == 1.0 and r.steps == 4 and r.ended == "terminated"
