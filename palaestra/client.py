@@ -53,6 +53,7 @@ from tenacity import (
 
 from palaestra import codec
 from palaestra.errors import PalaestraError, TransportError, from_problem
+from palaestra.registry import register_suite_ids
 from palaestra.spaces import space_from_json
 from palaestra.spaces import structured as structured_space
 from palaestra.steps import ResetReply, StepReply
@@ -392,7 +393,11 @@ class _Core:
 
     @_route
     def tasks(self, suite: str) -> _Flow[list[dict[str, Any]]]:
-        return (yield _Call("GET", f"/v1/suites/{quote(suite, safe='')}/tasks"))["tasks"]
+        """The suite's tasks; their gymnasium ids (``palaestra/<suite>.<task>-v0``, made with
+        ``url=``) are registered on the way."""
+        tasks = (yield _Call("GET", f"/v1/suites/{quote(suite, safe='')}/tasks"))["tasks"]
+        register_suite_ids(suite, [t["id"] for t in tasks if "id" in t])
+        return tasks
 
     @_route
     def create_session(

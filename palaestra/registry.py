@@ -6,12 +6,21 @@ browser or CAD kernel. Families register from their packages through the entry-p
 named in ``PALAESTRA_PLUGINS`` (comma-separated ``module`` or ``module:function``). Worker
 processes call :func:`load_plugins` too, and the gateway sends the full spec with each new
 session, so a worker builds exactly the env the gateway resolved.
+
+Gymnasium sees the same envs: ``gymnasium.make("palaestra/web-v0")`` (every registered spec,
+mirrored by :func:`register`) and one id per suite task, ``palaestra/<suite>.<task>-v0``, local
+or, given ``url=``, on a gateway. Gymnasium 1.x has no hook for unknown ids (``make`` reads its
+registry dict) and loading every suite costs tens of seconds (generated suites more), so task ids
+are registered lazily, a suite's at once, when that suite is first loaded here
+(``palaestra.tasks.get_suite``), listed through ``Client.tasks`` or named to
+:func:`register_suite_ids`.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import logging
 import os
 import re
 import threading
@@ -24,6 +33,7 @@ import gymnasium as gym
 from palaestra.errors import EnvNotFound
 from palaestra.resolve import resolve
 
+_log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "palaestra.envs"
 PLUGINS_ENV_VAR = "PALAESTRA_PLUGINS"
 _ID_RE = re.compile(r"^[\w.-]+/[\w.-]+-v\d+$")
@@ -65,6 +75,7 @@ _PLUGINS_LOCK = threading.RLock()
 
 def register(spec: EnvSpec) -> EnvSpec:
     _REGISTRY[spec.id] = spec
+    _gym_register(spec.id, f"{__name__}:_make_env", {"env_id": spec.id})
     return spec
 
 
@@ -129,6 +140,69 @@ def make(env_id: str, **kwargs: Any) -> gym.Env:
 
 
 def register_gymnasium() -> None:
-    """Make the remote client reachable as ``gymnasium.make("palaestra/Remote-v0", ...)``."""
+    """``gymnasium.make("palaestra/Remote-v0", ...)`` for the remote client and a gymnasium id
+    for every registered env (``palaestra/web-v0``, ...); task ids come per suite (see the
+    module's docstring). A plugin that fails to load is logged, never an import error."""
     if "palaestra/Remote-v0" not in gym.registry:
         gym.register("palaestra/Remote-v0", entry_point="palaestra.client:RemoteEnv")
+    try:
+        load_plugins()  # each spec registers its gymnasium id (see register)
+    except Exception as exc:
+        _log.warning("palaestra: env plugins failed to load, no gymnasium ids: %s", exc)
+
+
+#: a task id gymnasium accepts inside ``palaestra/<suite>.<task>-v0``
+_TASK_NAME_RE = re.compile(r"^[\w.-]+$")
+
+
+def task_env_id(suite: str, task_id: str) -> str | None:
+    """The gymnasium id of a suite task, or None if its name cannot be one (a ``/``)."""
+    name = f"{suite}.{task_id}"
+    return f"palaestra/{name}-v0" if _TASK_NAME_RE.match(name) else None
+
+
+def register_suite_ids(suite: str, task_ids: list[str] | None = None) -> list[str]:
+    """Register ``palaestra/<suite>.<task>-v0`` for the suite's tasks (loading the suite when
+    ``task_ids`` is not given) and return the ids. Each id builds the task's env in process,
+    or its session on a gateway when ``gymnasium.make`` gets ``url=``."""
+    if task_ids is None:
+        from palaestra.tasks import get_suite  # palaestra.tasks imports this module
+
+        task_ids = [t.id for t in get_suite(suite).tasks]
+    out = []
+    for task_id in task_ids:
+        env_id = task_env_id(suite, task_id)
+        if env_id is not None:
+            _gym_register(env_id, f"{__name__}:_make_task_env", {"task": f"{suite}/{task_id}"})
+            out.append(env_id)
+    return out
+
+
+def _gym_register(env_id: str, entry_point: str, kwargs: dict[str, Any]) -> None:
+    """Straight into gymnasium's registry: ``gym.register`` checks each new id against every
+    registered one, quadratic over a suite of thousands of tasks."""
+    if env_id not in gym.registry:
+        gym.registry[env_id] = gym.envs.registration.EnvSpec(
+            env_id, entry_point=entry_point, kwargs=kwargs
+        )
+
+
+def _make_env(env_id: str, url: str | None = None, **kwargs: Any) -> gym.Env:
+    """A gymnasium entry point: the env in this process, or a session on the gateway ``url``."""
+    if url is not None:
+        from palaestra.client import RemoteEnv
+
+        return RemoteEnv(env_id, base_url=url, **kwargs)
+    return make(env_id, **kwargs)
+
+
+def _make_task_env(task: str, url: str | None = None, **kwargs: Any) -> gym.Env:
+    """A suite task's gymnasium entry point (see :func:`_make_env`)."""
+    if url is not None:
+        from palaestra.client import RemoteEnv
+
+        return RemoteEnv(task=task, base_url=url, **kwargs)
+    from palaestra.tasks import get_task
+
+    found = get_task(task)
+    return make(found.env, task=found, **kwargs)

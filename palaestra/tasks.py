@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from palaestra.errors import InvalidRequest, TaskNotFound
-from palaestra.registry import load_plugins
+from palaestra.registry import load_plugins, register_suite_ids
 from palaestra.resolve import resolve
 
 #: What an agent may see of a task; everything else is privileged.
@@ -240,6 +240,7 @@ def get_suite(name: str) -> Suite:
     if name not in _SUITES:
         found = _get_found_suite(name)
         if found is not None:
+            register_suite_ids(name, [t.id for t in found.tasks])
             return found
     if name in _LOADED:
         return _LOADED[name]
@@ -257,6 +258,7 @@ def get_suite(name: str) -> Suite:
             else Suite(name=name, description=description, tasks=list(result))
         )
     _LOADED[name] = suite
+    register_suite_ids(name, [t.id for t in suite.tasks])  # gymnasium's per-task ids
     return suite
 
 

@@ -228,7 +228,9 @@ class MobileEnv(PalaestraEnv):
         # the element list is read every step: actions by index refer to it
         self._elements = self._guard(self.phone.elements)
         obs = {
-            "ui_elements": json.dumps([e.to_json() for e in self._elements], ensure_ascii=False),
+            "ui_elements": json.dumps(
+                [e.to_json(self.phone.size) for e in self._elements], ensure_ascii=False
+            ),
             "foreground_app": self.phone.foreground()[:200],
             "goal": self._goal[:MAX_TEXT],
             "chat": "\n".join(self._chat)[-MAX_TEXT:],

@@ -19,9 +19,17 @@ class PhoneError(RuntimeError):
     """The phone (or the server driving it) failed; the message names the server and command."""
 
 
+#: AndroidWorld's ``BoundingBox`` field order
+_BOX = ("x_min", "x_max", "y_min", "y_max")
+
+
 @dataclass
 class UIElement:
-    """One element in AndroidWorld's form (``android_world.env.representation_utils``)."""
+    """One element in AndroidWorld's form (``android_world.env.representation_utils``).
+
+    :meth:`to_json` gives every field of AndroidWorld's ``UIElement`` (``bbox`` normalised to
+    the screen, ``bbox_pixels`` in pixels, both as ``BoundingBox`` fields) plus palaestra's
+    ``index``, the number actions refer to, so ``UIElement(**e)`` rebuilds one there."""
 
     index: int
     text: str = ""
@@ -39,14 +47,30 @@ class UIElement:
     is_checked: bool = False
     is_focused: bool = False
     is_enabled: bool = True
+    hint_text: str = ""
+    tooltip: str = ""
+    is_checkable: bool = False
+    is_focusable: bool = False
+    is_long_clickable: bool = False
+    is_selected: bool = False
+    is_visible: bool = True  # a backend lists what is on screen
 
     @property
     def center(self) -> tuple[float, float]:
         return ((self.x_min + self.x_max) / 2, (self.y_min + self.y_max) / 2)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, screen: tuple[int, int] | None = None) -> dict[str, Any]:
+        """AndroidWorld's fields; ``screen`` (width, height) adds the normalised ``bbox``."""
         out = asdict(self)
-        out["bbox_pixels"] = {k: out.pop(k) for k in ("x_min", "y_min", "x_max", "y_max")}
+        pixels = {k: out.pop(k) for k in _BOX}
+        out["bbox_pixels"] = pixels
+        out["bbox"] = None
+        if screen is not None:
+            w, h = screen
+            out["bbox"] = {k: pixels[k] / (w if k[0] == "x" else h) for k in _BOX}
+        out["resource_name"] = self.resource_id  # AndroidWorld's view_id_resource_name
+        out["is_checkable"] = self.is_checkable or self.is_checked
+        out["is_focusable"] = self.is_focusable or self.is_editable
         return out
 
 
