@@ -20,6 +20,7 @@ import palaestra
 from palaestra import registry, tasks
 from palaestra.redaction import install_log_redaction
 from palaestra.server.http import JSON, BodyLimit, install_error_handlers
+from palaestra.server.retention import run_retention, sweep
 from palaestra.server.routes import ROUTERS
 from palaestra.server.routes import openenv as openenv_routes
 from palaestra.server.settings import Settings
@@ -69,10 +70,27 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # jobs a crashed gateway left running are marked interrupted, for their owners to resume
     gw.jobs.recover()
     reaper = asyncio.create_task(gw.sessions.run_reaper())
+    s = gw.settings
+    retention = None
+    if s.run_max_mb or s.run_max_age_days:  # runs kept under a size and an age, deletions logged
+        retention = asyncio.create_task(
+            run_retention(
+                s.retention_every_s,
+                lambda: sweep(
+                    s.runs_dir,
+                    gw.sessions.episodes,
+                    s.run_max_mb * 1e6,
+                    s.run_max_age_days * 86400,
+                    set(gw.sessions.sessions),
+                ),
+            )
+        )
     try:
         yield
     finally:
         reaper.cancel()
+        if retention is not None:
+            retention.cancel()
         await gw.synth_jobs.close_all()
         await gw.eval_jobs.close_all()
         await gw.sessions.close_all()

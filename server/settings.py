@@ -94,6 +94,7 @@ class Settings(BaseSettings):
     #: sessions go first, and every deletion is logged (server/retention.py)
     run_max_mb: float = Field(default=0.0, ge=0)
     run_max_age_days: float = Field(default=0.0, ge=0)
+    retention_every_s: float = Field(default=600.0, gt=0)
     #: where synthesis jobs write suites; put on PALAESTRA_SUITE_PATH for gateway and workers
     suites_dir: Path = Field(default_factory=lambda: home() / "suites")
     #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)

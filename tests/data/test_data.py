@@ -143,3 +143,23 @@ def test_corrupt_line_is_skipped_and_reported(recorded, tmp_path):
     assert "not finished" in notes
     with pytest.raises(Exception, match="no recorded run"):
         episodes.run_dir(tmp_path, "missing")
+
+
+def test_retention_keeps_runs_under_size_and_age_and_logs(recorded, tmp_path, caplog):
+    import shutil
+    import time
+
+    from palaestra.server.retention import sweep
+
+    runs = tmp_path / "runs"
+    shutil.copytree(recorded, runs / RUN)
+    sizes = [
+        sum(f.stat().st_size for f in d.rglob("*") if f.is_file()) for d in (runs / RUN).iterdir()
+    ]
+    with caplog.at_level("WARNING", logger="palaestra.retention"):
+        gone = sweep(runs, None, max_bytes=sum(sizes) - 1, max_age_s=0)
+    assert len(gone) == 1 and "run over" in gone[0].why and "retention: deleted" in caplog.text
+    live = {d.name for d in (runs / RUN).iterdir() if d.is_dir()}
+    keep = live.pop()
+    gone = sweep(runs, None, 0, max_age_s=60, live={keep}, now=time.time() + 3600)
+    assert {g.session_id for g in gone} == live and (runs / RUN / keep).is_dir()
