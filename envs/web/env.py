@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,19 +26,37 @@ import numpy as np
 from gymnasium import spaces
 
 from palaestra.actions import Action, ActionSet, Param, primitive
-from palaestra.chat import ANSWER, INFEASIBLE
+from palaestra.chat import ANSWER, INFEASIBLE, USER
 from palaestra.codec import EncodedImage
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.runtimes.browser import BrowserRuntime, is_closed_error, runtime, when_loaded
 from palaestra.envs.runtimes.simuser.bridge import asker, exchange
-from palaestra.envs.web import sites
+from palaestra.envs.web import cdp, sites
 from palaestra.envs.web.drivers import TaskDriver, driver_for
 from palaestra.errors import ActionError, EnvCrashed
-from palaestra.spaces import FreeText
+from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
 
+#: the lean default: what a text or vision agent needs, taken in one page evaluation
 PARTS = ("screenshot", "axtree", "url", "title", "goal", "chat", "tabs")
+#: BrowserGym's observation keys (``browsergym.core.env.BrowserEnv``), asked for by name:
+#: the CDP objects cost a DOM snapshot and Chrome's AX tree (see :mod:`.cdp`)
+CDP_PARTS = ("axtree_object", "dom_object", "extra_element_properties")
+BROWSERGYM_PARTS = (
+    *CDP_PARTS,
+    "chat_messages",
+    "goal_object",
+    "open_pages_urls",
+    "open_pages_titles",
+    "active_page_index",
+    "focused_element_bid",
+    "last_action",
+    "elapsed_time",
+)
+ALL_PARTS = (*PARTS, *BROWSERGYM_PARTS)
+MAX_OBJECT = 20_000_000  # a CDP object as JSON text (a large page's DOM snapshot is MBs)
 OBSERVE_JS = (Path(__file__).parent / "observe.js").read_text()
+LISTEN_JS = (Path(__file__).parent / "listen.js").read_text()
 MAX_AXTREE = 200_000
 MAX_TEXT = 20_000
 NOOP_MAX_MS = 10_000
@@ -114,6 +134,8 @@ class Browsing:
         self.generation = generation
         self.page = context.pages[0]
         self.chat: list[str] = []
+        self.stamps: list[float] = []  # when each chat line was first observed
+        self.started = time.time()
         self.notes: list[str] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         context.on("page", self._adopt)
@@ -171,11 +193,11 @@ class WebEnv(PalaestraEnv):
     ) -> None:
         super().__init__(task, **kwargs)
         if isinstance(observe, str):
-            raise TypeError(f"observe must be a list of parts from {PARTS}, not a string")
-        unknown = set(observe) - set(PARTS)
+            raise TypeError(f"observe must be a list of parts from {ALL_PARTS}, not a string")
+        unknown = set(observe) - set(ALL_PARTS)
         if unknown:
-            raise TypeError(f"observe: unknown part(s) {sorted(unknown)}; choose from {PARTS}")
-        self.parts = tuple(p for p in PARTS if p in observe)
+            raise TypeError(f"observe: unknown part(s) {sorted(unknown)}; choose from {ALL_PARTS}")
+        self.parts = tuple(p for p in ALL_PARTS if p in observe)
         setup = self.task.setup if self.task else {}
         self.viewport = tuple(viewport or setup.get("viewport") or (1280, 720))
         self.action_timeout_ms = action_timeout_s * 1000
@@ -192,6 +214,7 @@ class WebEnv(PalaestraEnv):
         for part in ("url", "title", "goal", "chat", "tabs"):
             if part in self.parts:
                 space[part] = FreeText(MAX_TEXT)
+        space.update({k: v for k, v in _browsergym_spaces().items() if k in self.parts})
         space["last_action_error"] = FreeText(2000)
         self.observation_space = spaces.Dict(space)
         self.rt: BrowserRuntime = runtime()
@@ -207,6 +230,8 @@ class WebEnv(PalaestraEnv):
         self._plan_of_b: tuple[frozenset[str], str | None] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._goal = ""
+        self._last_action: tuple[int, list[str]] = (0, [])  # (step, the step's actions)
+        self._started = time.monotonic()
 
     # ----- plumbing ---------------------------------------------------------------------
     def _run(self, coro: Any) -> Any:
@@ -242,15 +267,27 @@ class WebEnv(PalaestraEnv):
 
     # ----- lifecycle hooks -------------------------------------------------------------
     def _setup(self, task: Task | None) -> None:
+        self._started = time.monotonic()
         seed = int(self.np_random.integers(2**31 - 1))
         self._user = asker(task, seed)
         self._run(self._async_setup(task, seed))
 
     def _apply(self, action: Action) -> bool:
+        step, calls = self._last_action
+        self._last_action = (
+            self._steps,
+            [*calls, action.to_call()] if step == self._steps else [action.to_call()],
+        )
         return bool(self._run(self._async_apply(action)))
 
     def _observe(self) -> dict[str, Any]:
-        return self._run(self._async_observe())
+        obs = self._run(self._async_observe())
+        if "last_action" in self.parts:
+            step, calls = self._last_action
+            obs["last_action"] = "\n".join(calls)[:MAX_TEXT] if step == self._steps else ""
+        if "elapsed_time" in self.parts:
+            obs["elapsed_time"] = np.array([time.monotonic() - self._started])
+        return obs
 
     def state_probe(self) -> WebProbe:
         return WebProbe(self)
@@ -286,6 +323,7 @@ class WebEnv(PalaestraEnv):
         context = await self.rt.context(self.viewport, allowed)
         context.set_default_timeout(self.action_timeout_ms)
         context.set_default_navigation_timeout(self.navigation_timeout_ms)
+        await context.add_init_script(LISTEN_JS)  # before any page script binds a listener
         if admit is not None:
             await admit(context)
         browsing = Browsing(context, self.rt.generation)
@@ -334,6 +372,8 @@ class WebEnv(PalaestraEnv):
                 await extra.close()
             old.page = old.context.pages[0]
             old.chat.clear()
+            old.stamps.clear()
+            old.started = time.time()
             old.notes.clear()
             if plan[1]:
                 await old.page.goto(plan[1], wait_until="load")
@@ -482,11 +522,14 @@ class WebEnv(PalaestraEnv):
             await page.wait_for_load_state("load", timeout=self.navigation_timeout_ms)
         # the screenshot and the tree are requested together: the browser works on both at once
         shot = asyncio.ensure_future(self._screenshot()) if "screenshot" in self.parts else None
-        if "axtree" in self.parts:
+        # the CDP objects name elements by the ids observe.js marks, so it runs for them too
+        if "axtree" in self.parts or any(p in self.parts for p in CDP_PARTS):
             try:
-                obs["axtree"], self._next_bid, title = await page.evaluate(
+                tree, self._next_bid, title = await page.evaluate(
                     OBSERVE_JS, [self.axtree_max_chars, self._next_bid]
                 )
+                if "axtree" in self.parts:
+                    obs["axtree"] = tree
                 if "title" in self.parts:
                     obs["title"] = title[:MAX_TEXT]
             except Exception as exc:
@@ -494,7 +537,10 @@ class WebEnv(PalaestraEnv):
                     if shot is not None:
                         shot.cancel()
                     raise
-                obs["axtree"] = ""  # mid-navigation: the next observation will have it
+                if "axtree" in self.parts:
+                    obs["axtree"] = ""  # mid-navigation: the next observation will have it
+        if any(p in self.parts for p in BROWSERGYM_PARTS):
+            obs.update(await self._browsergym_parts(b))
         if shot is not None:
             obs["screenshot"] = await shot
         if "url" in self.parts:
@@ -523,12 +569,83 @@ class WebEnv(PalaestraEnv):
             self._prepared = (plan, asyncio.ensure_future(self._prepare(*plan, admit)))
         return obs
 
+    async def _browsergym_parts(self, b: Browsing) -> dict[str, Any]:
+        """BrowserGym's observation keys that were asked for (JSON text for objects and
+        lists: a client asking ``structured`` gets the values)."""
+        page, parts, out = b.page, self.parts, {}
+        if any(p in parts for p in CDP_PARTS):
+            try:
+                objects = await cdp.capture(page, self.viewport)
+            except Exception as exc:
+                if is_closed_error(exc):
+                    raise
+                objects = {"axtree_object": {"nodes": []}, "dom_object": {"documents": [],
+                           "strings": []}, "extra_element_properties": {}}  # fmt: skip
+            out.update({k: json.dumps(v) for k, v in objects.items() if k in parts})
+        if "chat_messages" in parts:
+            out["chat_messages"] = json.dumps(_chat_messages(self._goal, b))
+        if "goal_object" in parts:
+            out["goal_object"] = json.dumps([{"type": "text", "text": self._goal}])
+        pages = b.context.pages
+        if "open_pages_urls" in parts:
+            out["open_pages_urls"] = json.dumps([p.url for p in pages])
+        if "open_pages_titles" in parts:
+            titles = []
+            for p in pages:
+                try:
+                    titles.append(await p.title())
+                except Exception:
+                    titles.append("")
+            out["open_pages_titles"] = json.dumps(titles)
+        if "active_page_index" in parts:
+            out["active_page_index"] = np.array([pages.index(page) if page in pages else 0])
+        if "focused_element_bid" in parts:
+            try:
+                out["focused_element_bid"] = await cdp.focused_bid(page)
+            except Exception as exc:
+                if is_closed_error(exc):
+                    raise
+                out["focused_element_bid"] = ""
+        return out
+
     async def _privileged_state(self) -> dict[str, Any]:
         b = self._b
         state = {"url": b.page.url, "chat": list(b.chat)}
         if self._driver is not None:
             state.update(await self._driver.state(b.page))
         return state
+
+
+def _browsergym_spaces() -> dict[str, spaces.Space]:
+    """The spaces of BrowserGym's keys; objects and lists are JSON text."""
+    return {
+        **{k: JSONText(MAX_OBJECT) for k in CDP_PARTS},
+        "chat_messages": JSONText(MAX_OBJECT),
+        "goal_object": JSONText(MAX_TEXT * 2),
+        "open_pages_urls": JSONText(MAX_TEXT * 2),
+        "open_pages_titles": JSONText(MAX_TEXT * 2),
+        "active_page_index": spaces.Box(0, 255, (1,), np.int64),
+        "focused_element_bid": FreeText(100),
+        "last_action": FreeText(MAX_TEXT),
+        "elapsed_time": spaces.Box(0, np.inf, (1,), np.float64),
+    }
+
+
+def _chat_messages(goal: str, b: Browsing) -> list[dict[str, Any]]:
+    """The chat as BrowserGym's ``chat_messages``: the goal as the user's first message, the
+    agent's messages as ``assistant``, browser notices (dialogs, new tabs) as ``info``."""
+    messages = [{"role": "user", "timestamp": b.started, "message": goal}] if goal else []
+    while len(b.stamps) < len(b.chat):
+        b.stamps.append(time.time())
+    for line, stamp in zip(b.chat, b.stamps, strict=False):
+        if line.startswith(USER):
+            role, text = "user", line.removeprefix(USER)
+        elif line.startswith("assistant"):  # an answer, a question, an infeasibility report
+            role, text = "assistant", line.split(": ", 1)[-1]
+        else:
+            role, text = "info", line
+        messages.append({"role": role, "timestamp": stamp, "message": text})
+    return messages
 
 
 def _css(value: str) -> str:

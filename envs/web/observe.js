@@ -1,6 +1,9 @@
 // Marks elements with stable ids (data-bid) and returns the page as an accessibility-tree text.
 // Runs in the page on each observation. Ids persist on elements across steps, so an id the agent
-// read stays valid until its element leaves the page.
+// read stays valid until its element leaves the page. Elements that listen for clicks (listen.js
+// records addEventListener calls; onclick properties are read here) are kept even without a role
+// or a name: an icon bound by a script is as actionable as a button. A clickable element without
+// text says which it is by its id or class (`hint`), else two icons would read alike.
 ([maxChars, firstBid]) => {
   const IMPLICIT = {
     A: (e) => (e.hasAttribute("href") ? "link" : "generic"), BUTTON: () => "button",
@@ -26,6 +29,11 @@
   // ids continue from the session's counter, so an id never names a different element later,
   // even on another page or tab
   window.__palaestraNextBid = Math.max(window.__palaestraNextBid || 1, firstBid);
+  const LISTENED = window.__palaestraListened;
+  const clickable = (e) => !!(e.onclick || e.onmousedown || e.onmouseup || LISTENED?.has(e));
+  // inline children whose text belongs to their parent's text (a bold word inside a sentence)
+  const PHRASING = new Set(["SPAN", "B", "I", "EM", "STRONG", "A", "CODE", "SMALL", "SUB", "SUP",
+    "U", "MARK", "LABEL", "FONT", "ABBR", "Q", "S", "TIME", "BR"]);
   const clean = (s) => (s || "").replace(/\s+/g, " ").trim();
   const quote = (s) => "'" + clean(s).slice(0, 200).replace(/'/g, "\\'") + "'";
   const visible = (e) => {
@@ -66,14 +74,27 @@
       if (child.nodeType !== Node.ELEMENT_NODE || SKIP.has(child.tagName)) continue;
       const tag = child.tagName.toUpperCase();
       if (!visible(child) && tag !== "OPTION") continue;
-      let role = child.getAttribute("role") || (IMPLICIT[tag] ? IMPLICIT[tag](child) : "generic");
+      const explicit = child.getAttribute("role");
+      let role = explicit || (IMPLICIT[tag] ? IMPLICIT[tag](child) : "generic");
       if (role === null) continue;
       if (!child.dataset.bid) child.dataset.bid = String(window.__palaestraNextBid++);
       child.__palaestraNamed = false;
+      const listens = !INTERACTIVE.has(role) && clickable(child);
+      // text that acts as a link (a span or an anchor without href with a click handler) is one
+      if (listens && !explicit && role === "generic" && (tag === "A" || !child.children.length)
+          && clean(child.textContent)) role = "link";
       let name = clean(nameOf(child, role));
-      if (!name && !INTERACTIVE.has(role)) {
-        // an element with text of its own gets a name (and so a bid the agent can click)
-        name = clean(Array.from(child.childNodes)
+      if (!name && listens) {
+        // a clickable container (a card, an icon with a caption) is named by all its text
+        name = clean(child.innerText);
+        if (name) child.__palaestraNamed = true;
+      } else if (!name && !INTERACTIVE.has(role)) {
+        // an element with text of its own gets a name (and so a bid the agent can click); the
+        // text of inline children is part of it (a sentence is not cut around its bold word)
+        const own = Array.from(child.childNodes).some(
+          (n) => n.nodeType === Node.TEXT_NODE && clean(n.textContent));
+        const inline = Array.from(child.children).every((c) => PHRASING.has(c.tagName));
+        name = !own ? "" : inline ? clean(child.textContent) : clean(Array.from(child.childNodes)
           .filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join(" "));
         if (name) child.__palaestraNamed = true;
       }
@@ -91,7 +112,14 @@
       if (document.activeElement === child) props.push("focused");
       const expanded = child.getAttribute("aria-expanded");
       if (expanded) props.push("expanded=" + expanded);
-      const interesting = role !== "generic" || name || props.length || child.onclick;
+      if (listens) {
+        props.push("clickable");
+        if (!name) {
+          const hint = child.id || (typeof child.className === "string" ? child.className : "");
+          if (clean(hint)) props.push("hint=" + quote(hint));
+        }
+      }
+      const interesting = role !== "generic" || name || props.length;
       if (interesting) {
         const nameText = name ? " " + quote(name) : "";
         emit(depth, "[" + child.dataset.bid + "] " + role + nameText +

@@ -13,7 +13,27 @@ from pydantic import Field
 
 from palaestra.options import EnvOptions
 
-Part = Literal["screenshot", "axtree", "url", "title", "goal", "chat", "tabs"]
+#: the lean parts, then BrowserGym's observation keys (envs/web/env.py ALL_PARTS)
+Part = Literal[
+    "screenshot",
+    "axtree",
+    "url",
+    "title",
+    "goal",
+    "chat",
+    "tabs",
+    "axtree_object",
+    "dom_object",
+    "extra_element_properties",
+    "chat_messages",
+    "goal_object",
+    "open_pages_urls",
+    "open_pages_titles",
+    "active_page_index",
+    "focused_element_bid",
+    "last_action",
+    "elapsed_time",
+]
 
 
 class WebOptions(EnvOptions):
@@ -21,7 +41,10 @@ class WebOptions(EnvOptions):
         tuple[Annotated[int, Field(ge=320, le=1920)], Annotated[int, Field(ge=240, le=1200)]] | None
     ) = Field(default=None, description="[width, height] in CSS pixels (320..1920 x 240..1200)")
     observe: list[Part] | None = Field(
-        default=None, min_length=1, max_length=7, description="Observation parts to compute"
+        default=None,
+        min_length=1,
+        max_length=18,
+        description="Observation parts to compute (default: the first seven)",
     )
     action_timeout_s: float | None = Field(default=None, ge=0.1, le=30)
     navigation_timeout_s: float | None = Field(default=None, ge=1, le=60)

@@ -13,8 +13,8 @@ Every MiniWoB oracle is stateless: it is called once per step with the latest ob
 works out how far the episode has got from the tree itself (a textbox already holding its value,
 a checkbox already checked, which element has the focus). That keeps an oracle usable through
 any client, including a remote one that only relays observations. Tasks whose solution needs
-something the tree does not show (icons without names, SVG shapes, canvas drawings,
-file-vs-folder) have no oracle here.
+something the tree does not show (icons with neither names nor ids/classes, SVG shapes, canvas
+drawings, file-vs-folder) have no oracle here.
 """
 
 from __future__ import annotations
@@ -875,6 +875,44 @@ def scroll_text_2(obs: dict[str, Any]) -> str:
 # ----- the policies ----------------------------------------------------------------------------
 
 #: MiniWoB task name -> its oracle (observation -> action); tasks not named here have none
+_EMAIL = re.compile(
+    r"Find the email by (?P<sender>.+?) and (?:reply to them with the text \"(?P<reply>.*)\"\."
+    r"|forward that email to (?P<to>.+?)\."
+    r"|click the (?P<icon>trash|star) icon)",
+    re.S,
+)
+
+
+def _icon(nodes: list[Node], hint: str) -> Node | None:
+    """The first clickable icon whose ``hint`` (its id or first class) is ``hint``."""
+    return next((n for n in nodes if n.props.get("hint", "").split()[:1] == [hint]), None)
+
+
+def email_inbox(obs: dict[str, Any]) -> str:
+    """email-inbox and its variants: open the sender's email (or use its row's icons), then
+    reply, forward, trash or star it. The icons are script-bound spans without text: the tree
+    keeps them as ``clickable`` with a ``hint`` (``trash``, ``star``, ``send-reply``...)."""
+    match = _EMAIL.search(norm(obs["goal"]))
+    if match is None:
+        raise OracleError(f"not an email-inbox goal: {obs['goal']!r}")
+    nodes = page(obs)
+    for view, text in (("send-reply", match["reply"]), ("send-forward", match["to"])):
+        send = _icon(nodes, view)
+        if send is not None:  # the reply or forward form: its first box takes the text
+            box = textboxes(nodes)[0]
+            return click(send) if norm(box.value) == norm(text or "") else fill(box, text)
+    if _icon(nodes, "close-email") is not None:  # one email open
+        if match["icon"]:
+            return click(_icon(nodes, match["icon"]))  # type: ignore[arg-type]
+        return click(one(nodes, None, "Reply" if match["reply"] is not None else "Forward"))
+    for row in (n for n in nodes if "clickable" in n.props and n.name):
+        inner = subtree(nodes, row)
+        if inner and norm(inner[0].name) == norm(match["sender"]):
+            icon = _icon(inner, match["icon"]) if match["icon"] else None
+            return click(icon or row)
+    raise OracleError(f"no email from {match['sender']!r} in the inbox")
+
+
 ORACLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "click-button": click_button,
     "unicode-test": click_button,
@@ -944,6 +982,10 @@ ORACLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "use-slider": use_slider,
     "form-sequence": form_sequence,
     "scroll-text-2": scroll_text_2,
+    **{
+        f"email-inbox{variant}": email_inbox
+        for variant in ("", "-delete", "-forward", "-important", "-noscroll", "-reply")
+    },
 }
 
 
