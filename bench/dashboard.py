@@ -181,9 +181,11 @@ def cost_at(
     base, open_ = (harness.percentile(cost[k], 0.5) for k in ("off", "open"))
     share = (open_ - base) / base
     rounds = "; ".join(f"{k}: {', '.join(f'{v:.1f}' for v in vs)}" for k, vs in cost.items())
+    extra_ms_per_s = (open_ - base) * rate / 1000
     line = (
         f"{100 * share:+.2f}% | gateway CPU ms per 1k steps at {rate:.0f} steps/s: "
-        f"dashboard off {base:.1f}, open {open_:.1f} (rounds {rounds})"
+        f"dashboard off {base:.1f}, open {open_:.1f}; the dashboard's own "
+        f"{extra_ms_per_s:.1f} ms of CPU a second (rounds {rounds})"
     )
     return share, rate, line
 

@@ -26,6 +26,9 @@ _TAILS = (8 * 1024, 256 * 1024)
 _ACTION_CHARS = 160
 #: live sessions a page of the dashboard shows (and its events keep current)
 PAGE = 25
+#: a row's last action, error and thumbnail are re-read at most this often (its step count
+#: every tick): each new thumbnail in view is a request to the gateway
+REREAD_S = 2.0
 
 
 def image_url(run_id: str, sid: str, name: str) -> str:
@@ -92,6 +95,7 @@ def step_error(event: dict[str, Any]) -> str | None:
 class _Seen:
     size: int
     row: dict[str, Any]
+    read: float = 0.0
 
 
 @dataclass
@@ -101,8 +105,8 @@ class LiveSessions:
     seen: dict[str, _Seen] = field(default_factory=dict)
 
     def rows(self, sessions: list[Session], page: int = 0) -> dict[str, dict[str, Any]]:
-        """The rows of one page of ``sessions`` (oldest first)."""
-        shown = sorted(sessions, key=lambda s: s.created)[page * PAGE : (page + 1) * PAGE]
+        """The rows of one page of ``sessions`` (newest first)."""
+        shown = sorted(sessions, key=lambda s: -s.created)[page * PAGE : (page + 1) * PAGE]
         out = {}
         for s in shown:
             out[s.id] = self.row(s)
@@ -122,15 +126,18 @@ class LiveSessions:
         rec = s.recorder
         if rec is None:
             return {**base, "recorded": False}
-        path = str(rec.dir / "events.jsonl")
-        try:
-            size = os.stat(path).st_size
-        except OSError:
-            size = -1
         seen = self.seen.get(s.id)
-        if seen is None or seen.size != size:
-            seen = _Seen(size, self._from_event(rec.run_id, s.id, last_event(path)))
-            self.seen[s.id] = seen
+        now = time.monotonic()
+        if seen is None or now - seen.read >= REREAD_S:
+            path = str(rec.dir / "events.jsonl")
+            try:
+                size = os.stat(path).st_size
+            except OSError:
+                size = -1
+            if seen is None or seen.size != size:
+                seen = _Seen(size, self._from_event(rec.run_id, s.id, last_event(path)))
+                self.seen[s.id] = seen
+            seen.read = now
         return {**base, **seen.row, "recorded": True, "run": rec.run_id}
 
     @staticmethod

@@ -14,12 +14,13 @@
     Object.keys(data.rows).forEach(function (id) {
       var row = fragment(data.rows[id]);
       var old = document.getElementById("s-" + id);
-      if (old) { old.replaceWith(row); } else if (body.children.length < data.per_page) { body.appendChild(row); }
+      if (old) { old.replaceWith(row); } else { body.prepend(row); }  // newest first
     });
     data.gone.forEach(function (id) {
       var old = document.getElementById("s-" + id);
       if (old) { old.remove(); }
     });
+    while (body.children.length > data.per_page) { body.lastElementChild.remove(); }
     document.getElementById("session-count").textContent = data.count;
   });
   source.addEventListener("stats", function (msg) {
