@@ -370,11 +370,7 @@ class ActionSet:
             ) from None
         if len(kwargs) != len(call.keywords):
             raise ActionError("**kwargs are not allowed in actions", action=call.func.id)
-        try:
-            return self._build(call.func.id, args, kwargs)
-        except ActionError as exc:
-            exc.detail = f"{exc.detail} (received {text[:200]!r})"
-            raise
+        return self._build(call.func.id, args, kwargs)
 
     def _example(self) -> str:
         first = next(iter(self.primitives.values()))
