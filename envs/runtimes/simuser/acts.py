@@ -165,7 +165,7 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
     refuse = bool(_REFUSE.search(low))
     if consent or (question and not refuse and (values or _OFFER.search(low))):
         kind = CONFIRM if consent else OFFER
-        context = []
+        context: list[Act] = []
         while acts and acts[-1].kind == INFORM:
             context.insert(0, acts.pop())
         merged: dict[str, list[str]] = {}
@@ -186,8 +186,8 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
         return [Act(INFORM, values=values, text=sentence)]
     if question and acts and acts[-1].kind == INFORM:
         # a bare question after a statement asks about the statement ("... . Good?")
-        context = acts.pop()
-        return [Act(CONFIRM, values=context.values, text=f"{context.text} {sentence}")]
+        said = acts.pop()
+        return [Act(CONFIRM, values=said.values, text=f"{said.text} {sentence}")]
     return []
 
 

@@ -158,7 +158,7 @@ class SimulatedUser:
         for act in heard:
             wrong = self._conflict(act.values)
             proposal = act.kind in (A.CONFIRM, A.OFFER)
-            missing = self._missing(act) if proposal and not wrong else None
+            lacking = self._missing(act) if proposal and not wrong else None
             if act.kind == A.REQUEST:
                 out.append(self._inform(act.slot) if act.slot else ("not_needed", {}))
             elif act.kind in (A.CONFIRM, A.OFFER, A.DONE, A.INFORM) and wrong:
@@ -166,8 +166,8 @@ class SimulatedUser:
                 out.append(("negate_say" if kind == "say" else "negate", fields))
                 if act.kind == A.DONE:
                     st.outcome = "pending"
-            elif missing:
-                kind, fields = self._inform(missing)
+            elif lacking:
+                kind, fields = self._inform(lacking)
                 out.append(("missing_say" if kind == "say" else "missing", fields))
             elif act.kind == A.CONFIRM:
                 out.append(("affirm", {}))
