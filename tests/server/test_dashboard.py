@@ -49,7 +49,18 @@ def test_a_key_sees_only_its_own_sessions_and_recordings(keyed):
         lines = events.iter_lines()
         seen = next(line for line in lines if line.startswith("data:") and sid in line)
     assert "add(2)" in seen
+    assert a.get("/dashboard/runs/no-such-run/sessions/x").status_code == 404
     api.delete(f"/v1/sessions/{sid}")
+
+
+def test_pools_are_shown_to_their_key_only(keyed):
+    api = httpx.Client(base_url=keyed, headers={"X-API-Key": KEY_A}, timeout=30)
+    pool = api.post("/v1/pools", json={"env": BENCH_ENV, "size": 2}).json()["pool_id"]
+    try:
+        a, b = _signed_in(keyed, KEY_A), _signed_in(keyed, KEY_B)
+        assert pool in a.get("/").text and pool not in b.get("/").text
+    finally:
+        api.delete(f"/v1/pools/{pool}")
 
 
 def test_without_a_key_the_dashboard_asks_for_one(keyed):
