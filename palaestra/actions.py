@@ -69,7 +69,7 @@ class Param:
         if self.type == "strs" and isinstance(value, str):
             value = [value]
         if self.type == "id" and not isinstance(value, str):
-            value = _id_text(where, action, value)
+            value = _id_text(where, action, self.name, value)
         if self.type == "strs" and isinstance(value, list | tuple):
             if not all(isinstance(v, str) for v in value):
                 raise ActionError(f"{where} must be a string or a list of strings", action=action)
@@ -164,7 +164,7 @@ class Param:
         return cls(**data)
 
 
-def _id_text(where: str, action: str, value: Any) -> str:
+def _id_text(where: str, action: str, param: str, value: Any) -> str:
     """An unquoted element id -> its text; only a non-negative integer names one id."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return str(value)
@@ -172,6 +172,7 @@ def _id_text(where: str, action: str, value: Any) -> str:
         f'{where}: {value!r} is an ambiguous element id (an id is a string such as "12", '
         "or a non-negative integer)",
         action=action,
+        param=param,
     )
 
 

@@ -58,7 +58,7 @@ def miniwob_sync(base: str) -> dict[str, Any]:
         goal = first.observation["goal"]
         wanted = re.search(r'"(.+?)"', goal).group(1)  # type: ignore[union-attr]
         bid = re.search(rf"\[(\w+)\] button '{re.escape(wanted)}'", first.observation["axtree"])
-        bad = _raises(lambda: env.step({"name": "click", "args": {"bid": 12}}))
+        bad = _raises(lambda: env.step({"name": "click", "args": {"bid": 1.5}}))
         result = env.step({"action": f"click({bid.group(1)!r})"})  # type: ignore[union-attr]
         state = env.state()
         return {

@@ -20,7 +20,7 @@ def test_miniwob_task_reaches_reward_one_with_the_sync_client(driven: dict[str, 
     assert got["state"]["task"] == "miniwob/click-button" and got["state"]["step_count"] == 1
     # bad input: an OpenEnv error naming what is wrong, never an empty observation
     assert "send a 'reset' message first" in got["before_reset"]
-    assert "argument 'bid' must be str" in got["bad_action"]
+    assert "'bid': 1.5 is an ambiguous element id" in got["bad_action"]
     assert "VALIDATION_ERROR" in got["bad_action"]
 
 
