@@ -120,6 +120,7 @@ class View:
         self.gw, self.who, self.monitor, self.page = gw, who, monitor, max(0, page)
         self.sessions = live.LiveSessions()
         self.rates = live.Rates()
+        self._jobs: tuple[float, list[dict[str, Any]]] = (-1e9, [])
         self.macros: Any = gw.templates.get_template("_live.html").module
 
     def session_rows(self) -> tuple[dict[str, dict[str, Any]], int]:
@@ -138,11 +139,19 @@ class View:
             out["rates"] = self.rates.tick(gw.metrics.step_seconds)
         if who is not None:
             out["pools"] = live.pool_rows(gw.pools, who)
+            out["jobs"] = self.jobs()
+        return out
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """The latest jobs, from the job store (SQLite) at most every ``live.REREAD_S``."""
+        now = time.monotonic()
+        if now - self._jobs[0] >= live.REREAD_S and self.who is not None:
+            gw, who = self.gw, self.who
             jobs = live.job_rows(gw.eval_jobs, "eval", who) + live.job_rows(
                 gw.synth_jobs, "synth", who
             )
-            out["jobs"] = sorted(jobs, key=lambda j: -j["created"])[:_JOBS]
-        return out
+            self._jobs = (now, sorted(jobs, key=lambda j: -j["created"])[:_JOBS])
+        return self._jobs[1]
 
     def stats_html(self, stats: dict[str, Any]) -> dict[str, str]:
         return {"rates": str(self.macros.rates(stats)), "panels": str(self.macros.stats(stats))}

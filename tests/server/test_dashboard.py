@@ -1,8 +1,11 @@
-"""The dashboard's key rules over HTTP, against a real gateway with API keys."""
+"""The dashboard's key rules over HTTP, against a real gateway with API keys; reading a live
+row from a recording's tail."""
 
 import httpx
+import orjson
 import pytest
 
+from palaestra.server import live
 from palaestra.server.runner import gateway_thread
 from palaestra.server.settings import Settings
 from tests.conftest import BENCH_ENV
@@ -73,3 +76,20 @@ def test_without_a_key_the_dashboard_asks_for_one(keyed):
     assert anon.get("/dashboard/events").status_code == 401
     # a key header works as for the API, without the cookie
     assert 'id="sessions"' in anon.get("/", headers={"X-API-Key": KEY_B}).text
+
+
+def test_a_rows_last_event_skips_a_torn_line_and_reads_past_a_large_observation(tmp_path):
+    step = {
+        "type": "step",
+        "action": {"name": "click", "args": {"bid": "12"}},
+        "observation": {"axtree": "x" * 20_000, "screen": {"__file__": "images/e1_s3.png"}},
+        "info": {"verifier": {"error": "no answer"}},
+    }
+    path = tmp_path / "events.jsonl"
+    reset = orjson.dumps({"type": "reset", "observation": {}})
+    path.write_bytes(reset + b"\n" + orjson.dumps(step) + b'\n{"type":"step","act')
+    event = live.last_event(str(path))
+    assert event["action"]["args"] == {"bid": "12"}
+    assert live.first_image(event["observation"]) == "e1_s3.png"
+    assert live.step_error(event) == "no answer"
+    assert live.last_event(str(tmp_path / "absent.jsonl")) is None
