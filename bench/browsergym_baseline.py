@@ -95,18 +95,25 @@ def miniwob_url() -> str:
 
 
 def measure_browsergym(
-    tasks: list[str], resets_per_task: int = 3, steps_per_reset: int = 3
+    tasks: list[str],
+    resets_per_task: int = 3,
+    steps_per_reset: int = 3,
+    pre_observation_delay: float | None = None,
 ) -> dict:
     """Run BrowserGym's own MiniWoB envs on ``tasks`` (e.g. ``["click-button"]``) with the system
     Chromium, in ``.venv-browsergym``; return per-operation latencies in seconds:
     ``{"reset": [...], "step": [...], "memory_mb_per_env": float | None}``.
 
-    Raises RuntimeError if BrowserGym cannot be installed or run.
+    ``pre_observation_delay`` (seconds; None: BrowserGym's default 0.5 s sleep before each
+    observation) is passed to ``gym.make``. Raises RuntimeError if BrowserGym cannot be
+    installed or run.
     """
     python = ensure_browsergym_venv()
     env = {**os.environ, "MINIWOB_URL": miniwob_url()}
     script = str(Path(__file__).resolve())
     counts = ["--resets", str(resets_per_task), "--steps", str(steps_per_reset)]
+    if pre_observation_delay is not None:
+        counts += ["--pre-observation-delay", str(pre_observation_delay)]
     cmd = [str(python), script, "--tasks", ",".join(tasks), *counts, "--json"]
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
@@ -137,7 +144,7 @@ def _chromium_memory_mb() -> float | None:
     return harness.pss_mb(name="chrom") or None
 
 
-def _measure_here(tasks: list[str], resets: int, steps: int) -> dict:
+def _measure_here(tasks: list[str], resets: int, steps: int, delay: float | None = None) -> dict:
     """The measurement itself; runs inside the BrowserGym venv."""
     if not os.environ.get("MINIWOB_URL"):
         raise RuntimeError("MINIWOB_URL is not set")
@@ -151,7 +158,8 @@ def _measure_here(tasks: list[str], resets: int, steps: int) -> dict:
         out = harness.Timings("reset", "step")
         memory: list[float] = []
         for task in tasks:
-            env = gym.make(f"browsergym/miniwob.{task}")
+            kwargs = {} if delay is None else {"pre_observation_delay": delay}
+            env = gym.make(f"browsergym/miniwob.{task}", **kwargs)
             try:
                 for seed in range(resets):
                     with out.timed("reset"):
@@ -171,13 +179,14 @@ def main() -> None:
     parser.add_argument("--tasks", default="click-button,click-link,enter-text")
     parser.add_argument("--resets", type=int, default=3)
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--pre-observation-delay", type=float, default=None)
     parser.add_argument("--json", action="store_true", help="print only the result as JSON")
     args = parser.parse_args()
     tasks = [t for t in args.tasks.split(",") if t]
     if _importable("browsergym.miniwob"):  # we are in the BrowserGym venv
-        result = _measure_here(tasks, args.resets, args.steps)
+        result = _measure_here(tasks, args.resets, args.steps, args.pre_observation_delay)
     else:  # run from our main venv: go through the BrowserGym venv
-        result = measure_browsergym(tasks, args.resets, args.steps)
+        result = measure_browsergym(tasks, args.resets, args.steps, args.pre_observation_delay)
     if args.json:
         print(json.dumps(result))
         return

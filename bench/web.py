@@ -10,6 +10,11 @@ BrowserGym runs in its own process and venv (it pins an older Playwright), measu
 Memory per session is the growth of the worker's proportional set size (its Chromium tree
 included) per extra open session; the machine's capacity is 80% of its memory divided by it.
 
+Observations: a step with the lean default observation, with only the text tree (observe.js in
+the page) or only Chrome's AX tree (CDP), and with BrowserGym's full observation (screenshot,
+``axtree_object``, ``dom_object``, ``extra_element_properties`` and the small keys), against
+BrowserGym's own step with its default 0.5 s ``pre_observation_delay`` sleep and with none.
+
 Run: ``palaestra bench web`` or ``python -m palaestra.bench.web``.
 """
 
@@ -25,10 +30,18 @@ from rich.progress import track
 from palaestra.bench import harness
 from palaestra.bench.harness import console
 from palaestra.client import RemoteEnv
+from palaestra.envs.web.env import BROWSERGYM_PARTS
 from palaestra.server.runner import gateway_process
 
 TASKS = ["click-button", "click-link", "enter-text", "click-checkboxes", "focus-text"]
 NOOP = "noop(wait_ms=0)"
+#: what one observation holds: the default, the two trees alone, BrowserGym's whole dict
+OBSERVATIONS: dict[str, list[str] | None] = {
+    "default (screenshot + text tree + small parts)": None,
+    "text tree only (observe.js)": ["axtree"],
+    "Chrome AX tree only (CDP axtree_object)": ["axtree_object"],
+    "BrowserGym's full observation": ["screenshot", "url", "goal", *BROWSERGYM_PARTS],
+}
 
 
 def measure_palaestra(
@@ -51,6 +64,52 @@ def measure_palaestra(
                     env.step(NOOP)
         env.close()
     return out
+
+
+def measure_observations(url: str, tasks: list[str], steps: int) -> dict[str, list[float]]:
+    """Step latency (``noop`` plus the observation) per observation set of ``OBSERVATIONS``."""
+    out = harness.Timings(*OBSERVATIONS)
+    for label, parts in OBSERVATIONS.items():
+        options = {"observe": parts} if parts else {}
+        for name in tasks:
+            env = RemoteEnv(task=f"miniwob/{name}", base_url=url, transport="ws", options=options)
+            env.reset(seed=0)
+            out[label] += harness.sample(lambda env=env: env.step(NOOP), steps)
+            env.close()
+    return out
+
+
+def observation_table(
+    ours: dict[str, list[float]], tasks: list[str], resets: int, steps: int
+) -> dict:
+    """Print step p50 per observation set against BrowserGym with and without its sleep."""
+    from palaestra.bench.browsergym_baseline import measure_browsergym
+
+    theirs: dict[str, Any] = {}
+    for label, delay in (("default 0.5 s delay", None), ("pre_observation_delay=0", 0.0)):
+        try:
+            with console.status(f"BrowserGym, {label} ..."):
+                theirs[label] = measure_browsergym(
+                    tasks, resets, steps, pre_observation_delay=delay
+                )
+        except RuntimeError as exc:
+            console.print(f"[yellow]BrowserGym baseline unavailable:[/] {exc}")
+            theirs[label] = None
+    rows = []
+    for label, times in ours.items():
+        mine = harness.ms(times)
+        cells = [label, f"{mine:.0f}"]
+        for run in theirs.values():
+            bg = harness.ms(run["step"]) if run else None
+            cells += [f"{bg:.0f}" if bg else "n/a", harness.ratio(bg, mine, 1)]
+        rows.append(tuple(cells))
+    columns = ["palaestra observation", "palaestra step"]
+    for label in theirs:
+        columns += [f"BrowserGym step ({label})", "speed-up"]
+    harness.print_table(
+        f"MiniWoB step p50 in ms by observation ({', '.join(tasks)})", tuple(columns), rows
+    )
+    return theirs
 
 
 def measure_capacity(url: str, sessions: int = 6) -> dict[str, float]:
@@ -94,6 +153,7 @@ def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dic
         ours = measure_palaestra(url, tasks, resets, steps)
         thinking = measure_palaestra(url, tasks, resets, steps, think_s=0.5)
         capacity = measure_capacity(url)
+        observations = measure_observations(url, tasks, steps * resets)
     baseline: dict[str, Any] | None = None
     try:
         from palaestra.bench.browsergym_baseline import measure_browsergym
@@ -125,7 +185,15 @@ def main(tasks: list[str] | None = None, resets: int = 3, steps: int = 3) -> dic
         f"by memory; {capacity['concurrent_sessions']} sessions stepping at once made "
         f"{capacity['steps_per_s']:.1f} steps/s on {os.cpu_count()} cores"
     )
-    return {"palaestra": ours, "thinking": thinking, "browsergym": baseline, "capacity": capacity}
+    bg_by_delay = observation_table(observations, tasks, resets, steps)
+    return {
+        "palaestra": ours,
+        "thinking": thinking,
+        "browsergym": baseline,
+        "capacity": capacity,
+        "observations": observations,
+        "browsergym_by_delay": bg_by_delay,
+    }
 
 
 if __name__ == "__main__":

@@ -80,11 +80,12 @@
       if (!child.dataset.bid) child.dataset.bid = String(window.__palaestraNextBid++);
       child.__palaestraNamed = false;
       const listens = !INTERACTIVE.has(role) && clickable(child);
-      // text that acts as a link (a span or an anchor without href with a click handler) is one
-      if (listens && !explicit && role === "generic" && (tag === "A" || !child.children.length)
-          && clean(child.textContent)) role = "link";
+      // inline text that acts as a link (a span, an anchor without href, with a click handler)
+      // is one; a clickable block (a card, an overlay) stays generic, with `clickable`
+      if (listens && !explicit && role === "generic" && PHRASING.has(tag)
+          && (tag === "A" || !child.children.length) && clean(child.textContent)) role = "link";
       let name = clean(nameOf(child, role));
-      if (!name && listens) {
+      if (!name && listens && role === "generic") {
         // a clickable container (a card, an icon with a caption) is named by all its text
         name = clean(child.innerText);
         if (name) child.__palaestraNamed = true;

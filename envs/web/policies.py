@@ -701,7 +701,10 @@ def phone_book(obs: dict[str, Any]) -> str:
     nodes = widgets(obs)
     if any(norm(h.name) == norm(person) for h in find(nodes, "heading")):
         label = one(nodes, "generic", f"{detail.capitalize()}:")
-        return click(next(n for n in after(nodes, label) if n.bid and n.role == "generic"))
+        # the detail is a span with a click handler: the tree reads it as a link
+        return click(
+            next(n for n in after(nodes, label) if n.bid and n.role in ("generic", "link"))
+        )
     return click(one(nodes, "link", ">"))
 
 
