@@ -17,6 +17,7 @@ message), the assistant's messages, and the gold world to compare with.
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections.abc import Mapping
@@ -286,7 +287,9 @@ class DialogueProbe:
         ep = self.ep
         return {
             "db": dump(ep.conn),
-            "gold": lambda calls: world.gold(ep.domain, ep.seed, calls),
+            # a partial, not a lambda: an end-state snapshot records it (module, function,
+            # arguments) so a re-grade rebuilds the same gold (palaestra.workers.snapshot)
+            "gold": functools.partial(world.gold, ep.domain, ep.seed),
             "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
             "heard": [m["content"] for m in ep.messages if m["role"] == "user"],
             "calls": [dict(c) for c in ep.calls],
