@@ -54,7 +54,7 @@ from tenacity import (
 from palaestra import codec
 from palaestra.errors import PalaestraError, TransportError, from_problem
 from palaestra.registry import register_suite_ids
-from palaestra.spaces import space_from_json
+from palaestra.spaces import json_text_keys, space_from_json
 from palaestra.spaces import structured as structured_space
 from palaestra.steps import ResetReply, StepReply
 
@@ -873,6 +873,7 @@ class RemoteEnv(gym.Env[Any, Any]):
         self.action_description: str = made.get("actions", "")
         self.observation_space = space_from_json(made["spaces"]["observation"])
         self._query = "?structured=true" if structured else ""
+        self._json_keys = json_text_keys(self.observation_space) if structured else ()
         if structured:
             self.observation_space = structured_space(self.observation_space)
         self.action_space = space_from_json(made["spaces"]["action"])
@@ -888,6 +889,10 @@ class RemoteEnv(gym.Env[Any, Any]):
         return self.client.request("POST", path, payload)
 
     def _obs(self, encoded: Any) -> Any:
+        if self._json_keys and isinstance(encoded, dict):  # JSON values need no decoding
+            kept = {k: encoded[k] for k in self._json_keys if k in encoded}
+            rest = codec.decode({k: v for k, v in encoded.items() if k not in kept})
+            return conform({**rest, **kept}, self.observation_space)
         return conform(codec.decode(encoded), self.observation_space)
 
     def reset(
