@@ -44,6 +44,17 @@ def last_user_text(messages: list[dict[str, Any]]) -> str:
     return ""
 
 
+def by_turn(*steps: dict[str, Any]) -> Callable[[list[dict[str, Any]]], dict[str, Any]]:
+    """A 'model' that answers turn n (counted from the assistant turns already in the
+    messages) with ``steps[n]``: a retried request gets the same answer, not the next one."""
+
+    def answer(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        n = sum(m["role"] == "assistant" for m in messages)
+        return steps[min(n, len(steps) - 1)]
+
+    return answer
+
+
 def click_the_button(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """A 'model' for MiniWoB click-test: click the first button of the tree it was shown."""
     found = re.search(r"\[([^\]]+)\] button", last_user_text(messages))

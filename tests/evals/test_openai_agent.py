@@ -4,12 +4,18 @@ malformed JSON, a 429 with Retry-After and a 500, through a real gateway."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from palaestra.evals import EvalConfig, read_results, run_eval
-from tests.evals.fake_openai import FakeOpenAI, click_the_button, status, text, tool
+from tests.evals.fake_openai import FakeOpenAI, by_turn, click_the_button, status, text, tool
+
+
+def said(messages: list[dict]) -> str:
+    """Every text the model was sent, as one string (repr would escape the quotes)."""
+    return json.dumps(messages, ensure_ascii=False).replace('\\"', '"')
 
 
 def _run(gateway: str, out: Path, fake: FakeOpenAI, suite: str, task: str | None, **options):
@@ -52,9 +58,9 @@ def test_web_tool_calls_text_malformed_json_429_and_500(gateway, tmp_path, fake_
     bodies = [b for _, b in fake_openai.requests]
     assert {t["function"]["name"] for t in bodies[0]["tools"]} >= {"click", "fill", "noop"}
     # the malformed call came back as the env's error, and the model was shown it
-    second = str(bodies[1]["messages"])
+    second = said(bodies[1]["messages"])
     assert "not valid JSON" in second
-    third = str(bodies[2]["messages"])
+    third = said(bodies[2]["messages"])
     assert "cannot parse action" in third or "an action is one call" in third
     # the screenshot travels as an image part of the newest observation
     last_user = [m for m in bodies[-1]["messages"] if m["role"] == "user"][-1]
@@ -65,11 +71,12 @@ def test_web_tool_calls_text_malformed_json_429_and_500(gateway, tmp_path, fake_
 def test_usersim_conversation_with_tools(gateway, tmp_path, fake_openai):
     """usersim: messages and tool calls, one unknown tool (the env's error), then the end."""
     fake_openai.reset(
-        [
+        [],
+        fallback=by_turn(
             tool("send_message", {"text": "Hello, how can I help you today?"}),
             tool("teleport", {}),  # not an action of the env
             tool("end_conversation", {}),
-        ]
+        ),
     )
     summary, r = _run(gateway, tmp_path, fake_openai, "usersim", None, screenshots=False)
     assert r.status == "ok" and r.terminated and r.steps == 3
@@ -80,7 +87,7 @@ def test_usersim_conversation_with_tools(gateway, tmp_path, fake_openai):
     first = bodies[0]["messages"]
     assert first[0]["role"] == "system" and "customer-service" in first[0]["content"]
     assert "policy" in first[1]["content"]  # the domain policy and tool list come once
-    assert "unknown action 'teleport'" in str(bodies[2]["messages"])
+    assert "unknown action 'teleport'" in said(bodies[-1]["messages"])
     assert summary.errors == 0 and summary.scored == 1
 
 
@@ -140,11 +147,11 @@ def test_bad_agent_options_name_the_known_ones(gateway, tmp_path):
 def test_other_families(gateway, tmp_path, fake_openai, suite, final):
     """Each family's tools reach the model; an unknown tool is the env's error; the family's
     ending action ends a scored episode."""
-    fake_openai.reset([tool("fly", '{"to": '), final])
+    fake_openai.reset([], fallback=by_turn(tool("fly", '{"to": '), final))
     summary, r = _run(gateway, tmp_path, fake_openai, suite, None, screenshots=False)
     assert r.status == "ok" and r.terminated and r.steps == 2 and r.action_errors == 1, r
     bodies = [b for _, b in fake_openai.requests]
     assert final["tool"] in {t["function"]["name"] for t in bodies[0]["tools"]}
-    (told,) = [m for m in bodies[1]["messages"] if m["role"] == "tool"]
+    (told,) = [m for m in bodies[-1]["messages"] if m["role"] == "tool"]
     assert told["content"].startswith("error: tool call 'fly'")  # the env's last_action_error
     assert summary.scored == 1 and r.family in suite.replace("phone", "mobile")
