@@ -391,5 +391,15 @@ def _process(probe: Any, spec: dict[str, Any]) -> CheckResult:
 
 @check_kind("agent_status")
 def _agent_status(probe: Any, spec: dict[str, Any]) -> CheckResult:
-    status = _probe(probe).agent_status
-    return _leaf("agent_status", status == spec["status"], f"the agent ended with {status!r}")
+    """The agent ended with ``status`` (``done`` or ``fail``); with ``reason_mentions``, a
+    ``fail`` counts only when its reason names the missing item (a word starting with one of
+    these, case ignored), so one fixed refusal sentence does not pass every infeasible task."""
+    p = _probe(probe)
+    ok = p.agent_status == spec["status"]
+    detail = f"the agent ended with {p.agent_status!r}"
+    words = [str(w).lower() for w in spec.get("reason_mentions", [])]
+    if ok and words:
+        reason = str(p.last_output.get("reason", "")).lower()
+        ok = any(re.search(rf"\b{re.escape(w)}", reason) for w in words)
+        detail += f", its reason {'names' if ok else 'does not name'} the missing item"
+    return _leaf("agent_status", ok, detail)

@@ -23,8 +23,10 @@ Decisions:
 - Evaluators: ``exact_match`` and ``check_include_exclude`` over ``vm_command_line`` become
   ``command_output`` checks (run by the verifier in a fresh read-only sandbox that sees the
   agent's processes); ``infeasible``
-  becomes ``agent_status == "fail"``. ``vm_terminal_output`` (GNOME Terminal's text through the
-  accessibility tree), other metrics, and empty evaluators are reported as unsupported.
+  becomes ``agent_status == "fail"``, whose reason must name the missing item when
+  ``osworld_oracles.json`` says which (``_refusal_mentions``). ``vm_terminal_output`` (GNOME
+  Terminal's text through the accessibility tree), other metrics, and empty evaluators are
+  reported as unsupported.
 - For an infeasible task the config only sets the scene: steps that cannot run are skipped
   rather than rejecting the task, since only the agent's refusal is scored.
 - OSWorld tasks have no oracles; ``osworld_oracles.json`` beside this file holds ours (action
@@ -49,6 +51,9 @@ from palaestra.verifiers.validation import ValidationRecord
 
 ENV_ID = "palaestra/computer-v0"
 ORACLES = Path(__file__).with_name("osworld_oracles.json")
+#: the key of ``osworld_oracles.json`` that maps an infeasible task to the words one of which
+#: its refusal must name (the missing item), so that one fixed refusal does not pass them all
+MENTIONS = "_refusal_mentions"
 #: the last validation run of the converted tasks (``validation.write_osworld_validation``)
 RECORD = ValidationRecord(
     Path(__file__).with_name("osworld_validation.json"), "osworld-os", task_key
@@ -168,7 +173,11 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
     if not func:
         out.reasons.append("no evaluator (func is empty): the task cannot be scored")
     elif infeasible:
-        verifier = {"kind": "all", "checks": [{"kind": "agent_status", "status": "fail"}]}
+        status: dict[str, Any] = {"kind": "agent_status", "status": "fail"}
+        mentions = (oracles or {}).get(MENTIONS, {}).get(tid)
+        if mentions:  # what a refusal must name (ours)
+            status["reason_mentions"] = mentions
+        verifier = {"kind": "all", "checks": [status]}
     elif isinstance(func, list):
         out.reasons.append("evaluators with several metrics are not supported")
     else:

@@ -13,6 +13,8 @@ from the task's own data (its verifier, its oracle), never written for one task;
 validation plays every one and a task ships only if each fails it:
 
 - ``claim_done``: ends at once with ``done()``.
+- ``refuse``: ends at once with ``fail`` and one fixed sentence, on every task (an infeasible
+  task's refusal counts only when its reason names the missing item).
 - ``spoof_window``: for each window the verifier wants, opens an ``xterm`` dressed as it
   (``-class Mousepad -T 'plan.txt - Mousepad'``), also started as ``exec -a mousepad`` and as a
   renamed copy ``~/.local/bin/mousepad``, and the real program on no file, retitled from code
@@ -222,8 +224,12 @@ def _script(build: Any) -> PolicyFactory:
     return lambda **_: ScriptPolicy(build)
 
 
+#: what a policy that refuses everything says, the same on every task
+REFUSAL = "fail('Sorry, I cannot do that on this computer.')"
+
 ADVERSARIES: dict[str, PolicyFactory] = {
     "claim_done": _script(lambda task: ["done()"]),
+    "refuse": _script(lambda task: [REFUSAL]),
     "spoof_window": _script(_spoof_windows),
     "spoof_process": _script(_spoof_processes),
     "code_only": _script(_code_only),

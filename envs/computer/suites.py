@@ -644,7 +644,8 @@ TABLE: dict[str, list[Row]] = {
             "open-plan-in-editor",
             "Open ~/Documents/plan.txt in the text editor and leave it open.",
             window("mousepad", title="plan\\.txt", shows="Documents/plan.txt"),
-            ["run_shell('mousepad ~/Documents/plan.txt >/dev/null 2>&1 &')", "wait(1.5)"],
+            # a loaded machine may take more than a second to show the editor and its file
+            ["run_shell('mousepad ~/Documents/plan.txt >/dev/null 2>&1 &')", "wait(3.0)"],
             files={"Documents/plan.txt": "1. plan\n"},
         ),
         row(
@@ -720,7 +721,7 @@ TABLE: dict[str, list[Row]] = {
         row(
             "refuse-bluetooth",
             "Switch off Bluetooth on this computer.",
-            {"kind": "agent_status", "status": "fail"},
+            {"kind": "agent_status", "status": "fail", "reason_mentions": ["bluetooth"]},
             ["fail('this desktop has no Bluetooth device or settings')"],
             tags=("infeasible",),
         ),

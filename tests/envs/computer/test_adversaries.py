@@ -56,6 +56,12 @@ def test_process_checks_see_the_agent_and_not_a_spoof(env):
         assert not play(env, t, []).result.success, t.id
 
 
+def test_a_fixed_refusal_does_not_pass_an_infeasible_task(env):
+    task = TASKS["refuse-bluetooth"]
+    assert not play(env, task, ADVERSARIES["refuse"](), strict=False).result.success
+    assert play(env, task, task.oracle.data).result.success  # its reason names Bluetooth
+
+
 def test_no_task_claims_the_gui_without_verifying_it():
     """`run_shell` passed 6 of 8 "use the terminal/editor" tasks: none says so any more, and a
     task that did would be played through code by `code_only`."""
