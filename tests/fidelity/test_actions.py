@@ -9,11 +9,11 @@ from palaestra.envs.web.env import WEB_ACTIONS
 from palaestra.errors import ActionError
 
 
-def call(name, **args):
+def call(tool, /, **args):
     return {
-        "id": f"c_{name}",
+        "id": f"c_{tool}",
         "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
+        "function": {"name": tool, "arguments": json.dumps(args)},
     }
 
 
@@ -56,3 +56,31 @@ def test_unquoted_numeric_ids_are_accepted_and_ambiguous_ones_quoted():
     click = next(t for t in WEB_ACTIONS.tools() if t["function"]["name"] == "click")
     bid = click["function"]["parameters"]["properties"]["bid"]
     assert {"type": "integer", "minimum": 0} in bid["anyOf"]
+
+
+FAMILIES = {
+    "web": "palaestra.envs.web.env:WEB_ACTIONS",
+    "mobile": "palaestra.envs.mobile.env:MOBILE_ACTIONS",
+    "cad": "palaestra.envs.cad.actions:CAD_ACTIONS",
+    "computer": "palaestra.envs.computer.actions:COMPUTER_ACTIONS",
+    "usersim": "palaestra.envs.usersim.env:ACTIONS",
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_published_tool_definition_is_an_action_as_defined(family):
+    """Sampled actions, written as the tool calls the published definitions describe, validate
+    against those definitions' JSON Schema and parse to the very same actions."""
+    import jsonschema
+
+    from palaestra.resolve import resolve
+
+    actions = resolve(FAMILIES[family])
+    tools = {t["function"]["name"]: t["function"]["parameters"] for t in actions.tools()}
+    assert set(tools) == set(actions.primitives)
+    space = actions.space(seed=0)
+    for _ in range(60):
+        sample = space.sample()
+        jsonschema.validate(sample["args"], tools[sample["name"]])
+        parsed = actions.parse(call(sample["name"], **sample["args"]))
+        assert parsed == actions.parse(sample)
