@@ -3,13 +3,15 @@
 Reports the first step where what the agent saw (the observation's text fields, the reward,
 the episode's end) or the verifier's outcome differs from the recording. Screenshots are
 compared by content too but reported apart: pixels may legitimately move (a caret's blink)
-where the page's text and state do not. An episode recorded by another palaestra version
+where the page's text and state do not; so may a local site's port (one per worker), which
+the comparison ignores. An episode recorded by another palaestra version
 says which. ``repeat`` replays it several times: the determinism report of its family.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,7 +70,7 @@ def _compare(out: Replayed, i: int, ep: Episode, recorded: dict[str, Any], got: 
     if out.diverged_at is not None:
         return
     want_obs = recorded.get("observation")
-    if observation_text(want_obs) != observation_text(got["observation"]):
+    if _text(want_obs) != _text(got["observation"]):
         out.diverged_at, out.why = i, "observation text differs"
         return
     if i and (recorded.get("reward"), recorded.get("terminated"), recorded.get("truncated")) != (
@@ -91,6 +93,14 @@ def _compare(out: Replayed, i: int, ep: Episode, recorded: dict[str, Any], got: 
             return
     if _image_digest(ep, want_obs) != _image_digest(None, got["observation"]):
         out.image_diffs.append(i)
+
+
+#: a local server's port (a web family's site, one per worker) is infrastructure, not behaviour
+_LOCAL_PORT = re.compile(r"\b(127\.0\.0\.1|localhost):\d+")
+
+
+def _text(obs: Any) -> str:
+    return _LOCAL_PORT.sub(r"\1:*", observation_text(obs))
 
 
 def _image_digest(ep: Episode | None, obs: Any) -> str | None:
