@@ -308,6 +308,10 @@ def _session_body(
     return body
 
 
+def _structured(structured: bool) -> str:
+    return "?structured=true" if structured else ""
+
+
 class _Core:
     """What both clients share: configuration, every route, request building, the retry
     policy and answer reading. Subclasses bring the HTTP client and run the flows."""
@@ -411,14 +415,20 @@ class _Core:
 
     @_route
     def reset(
-        self, sid: str, seed: int | None = None, options: Mapping[str, Any] | None = None
+        self,
+        sid: str,
+        seed: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        structured: bool = False,
     ) -> _Flow[ResetReply]:
+        """``structured``: JSON-text fields as JSON values (the API's ``?structured=true``)."""
         body = {"seed": seed, "options": options}
-        return (yield _Call("POST", f"/v1/sessions/{sid}/reset", body))
+        return (yield _Call("POST", f"/v1/sessions/{sid}/reset{_structured(structured)}", body))
 
     @_route
-    def step(self, sid: str, action: Any) -> _Flow[StepReply]:
-        return (yield _Call("POST", f"/v1/sessions/{sid}/step", {"action": action}))
+    def step(self, sid: str, action: Any, structured: bool = False) -> _Flow[StepReply]:
+        path = f"/v1/sessions/{sid}/step{_structured(structured)}"
+        return (yield _Call("POST", path, {"action": action}))
 
     @_route
     def screenshot(self, sid: str) -> _Flow[np.ndarray]:
@@ -872,7 +882,7 @@ class RemoteEnv(gym.Env[Any, Any]):
         self.task_ref = made.get("task")
         self.action_description: str = made.get("actions", "")
         self.observation_space = space_from_json(made["spaces"]["observation"])
-        self._query = "?structured=true" if structured else ""
+        self._query = _structured(structured)
         self._json_keys = json_text_keys(self.observation_space) if structured else ()
         if structured:
             self.observation_space = structured_space(self.observation_space)

@@ -207,6 +207,12 @@ def space_schema(space: Mapping[str, Any]) -> dict[str, Any]:
         return {"type": "object", "properties": props}
     if kind in ("Text", "FreeText"):
         return {"type": "string", "maxLength": space.get("max_length")}
+    if kind == "JSONText":  # palaestra.spaces.JSONText: one JSON document as text
+        return {
+            "type": "string",
+            "maxLength": space.get("max_length"),
+            "contentMediaType": "application/json",
+        }
     if kind == "Discrete":
         start = space.get("start", 0)
         return {"type": "integer", "minimum": start, "maximum": start + space["n"] - 1}

@@ -20,7 +20,7 @@ def test_structured_is_asked_for_and_the_default_stays_text(gateway):
         try:
             text = client.request("POST", f"/v1/sessions/{sid}/reset", {"seed": 0})
             assert isinstance(text["observation"]["tools"], str)
-            shaped = client.request("POST", f"/v1/sessions/{sid}/reset?structured=true", {})
+            shaped = client.reset(sid, structured=True)
             tools = shaped["observation"]["tools"]
             assert isinstance(tools, list) and tools == json.loads(text["observation"]["tools"])
             assert isinstance(shaped["observation"]["policy"], str)  # FreeText stays text
