@@ -96,3 +96,18 @@ def test_gymnasium_ids_for_envs_and_suite_tasks_local_and_remote(gateway):
     finally:
         local.close()
         remote.close()
+
+
+def test_the_phone_element_list_arrives_as_android_worlds_elements(gateway):
+    from tests.fidelity.test_families import android_world
+
+    options = {"observe": ["ui_elements", "foreground_app"]}
+    env = RemoteEnv("palaestra/mobile-v0", base_url=gateway, options=options, structured=True)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert env.observation_space.contains(obs) and obs["foreground_app"] == "launcher"
+        elements = [android_world(e) for e in obs["ui_elements"]]
+        assert {"RailWay", "MailHub"} <= {e.text for e in elements}
+        assert all(0 <= e.bbox.x_min <= e.bbox.x_max <= 1 for e in elements)
+    finally:
+        env.close()
