@@ -179,7 +179,6 @@ async def dashboard(request: Request, gw: State, page: int = 0) -> HTMLResponse:
     html = gw.templates.get_template("dashboard.html").render(
         version=palaestra.__version__,
         backend=gw.backend.name,
-        workers=stats.get("workers", []),
         envs=list(envs.values()),
         suites=suites,
         sessions=len(gw.sessions.sessions) if view.monitor else "?",
