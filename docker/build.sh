@@ -32,7 +32,7 @@ fi
 wheels=docker/.wheels
 extras=synth
 for t in "${targets[@]}"; do
-    case $t in web) extras+=,web,mobile ;; cad) extras+=,cad ;; esac
+    case $t in web) extras+=,web,mobile ;; cad) extras+=,cad ;; computer) extras+=,computer ;; esac
 done
 mkdir -p "$wheels"
 rm -rf build  # setuptools' staging folder: stale files in it would end up in the wheel

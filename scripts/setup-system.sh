@@ -8,6 +8,7 @@ PACKAGES=(
     xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils  # computer
     libxres1 dbus-daemon dconf-service gsettings-desktop-schemas libglib2.0-bin  # computer:
     # the X server's own record of a window's process (XRes), a session bus and dconf (gsettings)
+    at-spi2-core  # computer: the accessibility bus and registry (the a11y_tree observation)
     libseccomp2  # the agent-code sandbox (computer, cad): seccomp filters through pyseccomp
     docker.io debootstrap  # the Docker backend's engine, and its base image without a registry
 )

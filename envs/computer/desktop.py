@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from palaestra.envs.computer.gui import Gui
+from palaestra.envs.computer.sandbox import A11Y_BUS, Sandbox
 from palaestra.envs.computer.sandbox import SESSION_BUS as BUS
-from palaestra.envs.computer.sandbox import Sandbox
 from palaestra.errors import EnvCrashed
 
 #: app name -> (argv, window class)
@@ -31,6 +31,7 @@ APPS: dict[str, tuple[list[str], str]] = {
     "spreadsheet": (["gnumeric", "--no-splash"], "Gnumeric"),
 }
 READY_TIMEOUT_S = 10.0
+REGISTRYD = "/usr/libexec/at-spi2-registryd"
 
 RC_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <openbox_config xmlns="http://openbox.org/3.4/rc">
@@ -60,11 +61,29 @@ def start_session_bus(sandbox: Sandbox) -> None:
     sandbox.launch(
         ["dbus-daemon", "--session", "--nofork", "--nopidfile", f"--address=unix:path={BUS}"]
     )
-    socket = Path(f"/proc/{sandbox.pid}/root{BUS}")
+    _wait_socket(sandbox, BUS, "the session bus (dbus-daemon)")
+
+
+def start_a11y(sandbox: Sandbox) -> None:
+    """The accessibility (AT-SPI) bus and its registry, before any app starts, so GTK apps'
+    bridge registers with it (``Sandbox.a11y`` gives every process in the sandbox the bus's
+    address instead of ``NO_AT_BRIDGE``). The bus is a ``dbus-daemon`` with at-spi2's own
+    configuration, which lets root connect: the env reads the tree from the host
+    (``a11y.read_tree``). ``at-spi-bus-launcher`` is not used: it would put the bus on a
+    socket of its choosing and answer for it on the session bus, which the agent owns."""
+    conf = "/usr/share/defaults/at-spi2/accessibility.conf"
+    address = f"--address=unix:path={A11Y_BUS}"
+    sandbox.launch(["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile", address])
+    _wait_socket(sandbox, A11Y_BUS, "the accessibility bus (dbus-daemon)")
+    sandbox.launch([REGISTRYD])
+
+
+def _wait_socket(sandbox: Sandbox, path: str, what: str) -> None:
+    socket = Path(f"/proc/{sandbox.pid}/root{path}")
     deadline = time.monotonic() + READY_TIMEOUT_S
     while not socket.exists():
         if time.monotonic() > deadline or not sandbox.alive():
-            raise EnvCrashed("the session bus (dbus-daemon) did not start")
+            raise EnvCrashed(f"{what} did not start")
         time.sleep(0.005)
 
 

@@ -8,7 +8,9 @@ Decisions:
   still. A dead X server is restarted on reset; a step against it raises ``EnvCrashed``.
 - Observation: ``screenshot`` (H x W x 3 uint8), ``windows`` (JSON list: title, class,
   geometry, focus), ``last_output`` (JSON of the last code action: stdout, stderr, exit code,
-  timed out), ``cwd`` of the shell, ``goal`` and ``last_action_error``.
+  timed out), ``cwd`` of the shell, ``goal`` and ``last_action_error``; ``observe=`` picks the
+  parts, and adds ``a11y_tree`` (OSWorld's accessibility tree XML, ``a11y.py``), which is off
+  by default: its bus makes GTK apps' accessibility bridge work, and reading it costs a step.
 - After a GUI action the env waits ``settle_ms`` (default 50) before the screenshot, so the app
   has repainted; code actions wait for the code, not for the screen.
 - A task's ``setup``: ``files`` {path: text}, ``dirs`` [path], ``modes`` {path: "755"},
@@ -39,13 +41,24 @@ from palaestra.envs.computer.code import CodeResult, CodeRunner
 from palaestra.envs.computer.display import Display
 from palaestra.envs.computer.gui import Gui, combo, key_name
 from palaestra.envs.computer.procs import window_pids
-from palaestra.envs.computer.sandbox import HOME, Limits, Sandbox, chown_tree, run_isolated
+from palaestra.envs.computer.sandbox import (
+    A11Y_BUS,
+    HOME,
+    Limits,
+    Sandbox,
+    chown_tree,
+    run_isolated,
+)
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
 from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
 from palaestra.verifiers.computer import ComputerProbe
 
 MAX_TEXT = 40_000
+MAX_TREE = 4_000_000
+#: the observation parts a session may ask for (``observe=``); the default leaves out the tree
+PARTS = ("screenshot", "windows", "last_output", "cwd", "goal", "a11y_tree")
+DEFAULT_PARTS = PARTS[:-1]
 GUI_ACTIONS = {
     "click",
     "double_click",
@@ -75,22 +88,14 @@ class ComputerEnv(PalaestraEnv):
         height: int = 768,
         settle_ms: float = 50.0,
         limits: dict[str, Any] | None = None,
+        observe: tuple[str, ...] | list[str] = DEFAULT_PARTS,
         **kwargs: Any,
     ) -> None:
         super().__init__(task, **kwargs)
         if not (320 <= width <= 3840 and 240 <= height <= 2160):
             raise TypeError("width must be in 320..3840 and height in 240..2160")
         self.width, self.height = int(width), int(height)
-        self.observation_space = spaces.Dict(
-            {
-                "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
-                "windows": JSONText(200_000),
-                "last_output": JSONText(MAX_TEXT * 3),
-                "cwd": FreeText(4096),
-                "goal": FreeText(MAX_TEXT),
-                "last_action_error": FreeText(2000),
-            }
-        )
+        self.set_parts(observe)
         self.display = Display(self.width, self.height)
         self.sandbox = Sandbox(Limits(**(limits or {})))
         self.sandbox.set_template(desktop.build_template)
@@ -99,6 +104,23 @@ class ComputerEnv(PalaestraEnv):
         self._last_output: dict[str, Any] = {}
         self.agent_status: str | None = None
         self._closed = False
+
+    def set_parts(self, observe: tuple[str, ...] | list[str]) -> None:
+        """The parts observed from the next reset on (the tree's bus starts with the episode)."""
+        if isinstance(observe, str) or set(observe) - set(PARTS):
+            raise TypeError(f"observe must be a list of parts from {PARTS}, got {observe!r}")
+        self.parts = tuple(p for p in PARTS if p in observe)
+        space: dict[str, spaces.Space] = {
+            "screenshot": spaces.Box(0, 255, (self.height, self.width, 3), np.uint8),
+            "windows": JSONText(200_000),
+            "last_output": JSONText(MAX_TEXT * 3),
+            "cwd": FreeText(4096),
+            "goal": FreeText(MAX_TEXT),
+            "a11y_tree": FreeText(MAX_TREE),
+        }
+        self.observation_space = spaces.Dict(
+            {**{p: space[p] for p in self.parts}, "last_action_error": FreeText(2000)}
+        )
 
     # ----- hooks -----------------------------------------------------------------------------
     def _setup(self, task: Task | None) -> None:
@@ -111,8 +133,11 @@ class ComputerEnv(PalaestraEnv):
         setup = dict(task.setup) if task else {}
         self.sandbox.restore_home()
         _write_setup(self.sandbox.home, setup, self.sandbox.uid)
+        self.sandbox.a11y = "a11y_tree" in self.parts
         self.sandbox.start(self.display)
         desktop.start_session_bus(self.sandbox)
+        if self.sandbox.a11y:
+            desktop.start_a11y(self.sandbox)
         self.code.reset()
         self._last_output = {}
         self.agent_status = None
@@ -233,16 +258,25 @@ class ComputerEnv(PalaestraEnv):
         self._last_output = result.to_json()
 
     def _observe(self) -> dict[str, Any]:
-        screen = self._screen if self._screen is not None else self.gui.screenshot()
-        self._screen = screen
-        goal = self.task.instruction if self.task else ""
-        return {
-            "screenshot": screen,
-            "windows": json.dumps(self.gui.windows()),
-            "last_output": json.dumps(self._last_output)[: MAX_TEXT * 3],
-            "cwd": self.code.cwd[:4096],
-            "goal": goal[:MAX_TEXT],
-        }
+        parts = self.parts
+        obs: dict[str, Any] = {}
+        if "screenshot" in parts:
+            screen = self._screen if self._screen is not None else self.gui.screenshot()
+            self._screen = obs["screenshot"] = screen
+        if "windows" in parts:
+            obs["windows"] = json.dumps(self.gui.windows())
+        if "last_output" in parts:
+            obs["last_output"] = json.dumps(self._last_output)[: MAX_TEXT * 3]
+        if "cwd" in parts:
+            obs["cwd"] = self.code.cwd[:4096]
+        if "goal" in parts:
+            obs["goal"] = (self.task.instruction if self.task else "")[:MAX_TEXT]
+        if "a11y_tree" in parts:
+            from palaestra.envs.computer import a11y  # jeepney: the ``computer`` extra
+
+            tree = a11y.read_tree(self.sandbox.pid, A11Y_BUS) if self.sandbox.alive() else ""
+            obs["a11y_tree"] = tree[:MAX_TREE]
+        return obs
 
     def state_probe(self) -> ComputerProbe:
         return ComputerProbe(

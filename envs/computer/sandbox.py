@@ -47,10 +47,12 @@ from palaestra.envs.runtimes.sandbox import (
 )
 from palaestra.errors import EnvCrashed
 
-__all__ = ["HOME", "SESSION_BUS", "Limits", "Sandbox", "chown_tree", "run_isolated"]
+__all__ = ["A11Y_BUS", "HOME", "SESSION_BUS", "Limits", "Sandbox", "chown_tree", "run_isolated"]
 
 #: the session D-Bus's socket inside the sandbox (its private /tmp): gsettings, dconf, GIO
 SESSION_BUS = "/tmp/.session-bus"
+#: the accessibility bus's socket (AT-SPI), when the session's observation asks for the tree
+A11Y_BUS = "/tmp/.a11y-bus"
 
 
 class Sandbox:
@@ -77,6 +79,8 @@ class Sandbox:
         self.pid = 0  # the sandbox's pid 1, as the host sees it
         self.display: Display | None = None
         self._children: list[subprocess.Popen] = []
+        #: apps talk to the accessibility bus (``desktop.start_a11y``); off: GTK's bridge is off
+        self.a11y = False
 
     # ----- home ------------------------------------------------------------------------------
     def set_template(self, build: Any) -> None:
@@ -205,8 +209,11 @@ class Sandbox:
             f"DISPLAY={display}",
             "LANG=C.UTF-8",
             "TERM=xterm",
-            "NO_AT_BRIDGE=1",
-            "GTK_A11Y=none",
+            *(
+                [f"AT_SPI_BUS_ADDRESS=unix:path={A11Y_BUS}"]
+                if self.a11y
+                else ["NO_AT_BRIDGE=1", "GTK_A11Y=none"]
+            ),
             "XDG_RUNTIME_DIR=/tmp",
             f"DBUS_SESSION_BUS_ADDRESS=unix:path={SESSION_BUS}",
         ]

@@ -1,0 +1,406 @@
+"""The desktop's accessibility tree (AT-SPI), read from the host, in OSWorld's XML form.
+
+OSWorld agents read ``a11y_tree``: the XML its VM server builds from AT-SPI with pyatspi, one
+element per accessible, tagged by role (spaces as ``-``), with ``name``, ``st:<state>="true"``
+per state, ``attr:<key>`` per object attribute, ``cp:screencoord="(x, y)"`` and
+``cp:size="(w, h)"`` for visible and showing components, the text as the element's text,
+``val:value``/``min``/``max``/``step`` and ``act:<name>_desc``/``_kb``. Agents look the
+namespaces up by URI, so ours are OSWorld's URIs.
+
+Decisions:
+
+- **Read from the env's process, never from inside the sandbox.** A reader in the sandbox would
+  run as the agent's uid, where the agent can kill it or write its memory. The reader is this
+  module, talking D-Bus (``jeepney``, pure Python: no GObject in the venv) to the sandbox's
+  accessibility bus, whose at-spi2 configuration lets root connect.
+- **Everything on that bus is the agent's**: the apps, and the bus itself (same uid; the agent
+  can replace it with a server of its own). So the socket is opened without following links
+  (``O_PATH|O_NOFOLLOW``, checked to be a socket: a planted symlink cannot make root connect to
+  a host socket) and every answer is bounded: a deadline for the whole read, a node budget, a
+  depth and a width (OSWorld's 50 and 1024), text and attribute lengths, and the bytes read. A
+  hostile or hung app leaves a partial tree, never a hung env.
+- **Pipelined**: the calls for a whole level of the tree are sent before any answer is read,
+  so a level costs about one round trip through each app's main loop, not one per call.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import struct
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
+from jeepney.io.blocking import DBusConnectionBase, prep_socket
+
+#: OSWorld's namespaces for Ubuntu trees (``desktop_env/server/main.py``), by prefix
+NS = {
+    "st": "https://accessibility.ubuntu.example.org/ns/state",
+    "attr": "https://accessibility.ubuntu.example.org/ns/attributes",
+    "cp": "https://accessibility.ubuntu.example.org/ns/component",
+    "doc": "https://accessibility.ubuntu.example.org/ns/document",
+    "docattr": "https://accessibility.ubuntu.example.org/ns/document/attributes",
+    "txt": "https://accessibility.ubuntu.example.org/ns/text",
+    "val": "https://accessibility.ubuntu.example.org/ns/value",
+    "act": "https://accessibility.ubuntu.example.org/ns/action",
+}
+for _prefix, _uri in NS.items():
+    ET.register_namespace(_prefix, _uri)
+
+#: AtspiStateType, in its order (bit i of GetState's two words)
+STATES = [
+    "invalid",
+    "active",
+    "armed",
+    "busy",
+    "checked",
+    "collapsed",
+    "defunct",
+    "editable",
+    "enabled",
+    "expandable",
+    "expanded",
+    "focusable",
+    "focused",
+    "has_tooltip",
+    "horizontal",
+    "iconified",
+    "modal",
+    "multi_line",
+    "multiselectable",
+    "opaque",
+    "pressed",
+    "resizable",
+    "selectable",
+    "selected",
+    "sensitive",
+    "showing",
+    "single_line",
+    "stale",
+    "transient",
+    "vertical",
+    "visible",
+    "manages_descendants",
+    "indeterminate",
+    "required",
+    "truncated",
+    "animated",
+    "invalid_entry",
+    "supports_autocompletion",
+    "selectable_text",
+    "is_default",
+    "visited",
+    "checkable",
+    "has_popup",
+    "read_only",
+]
+
+REGISTRY = "org.a11y.atspi.Registry"
+ROOT = "/org/a11y/atspi/accessible/root"
+ACC = "org.a11y.atspi.Accessible"
+PROPS = "org.freedesktop.DBus.Properties"
+
+MAX_DEPTH = 50  # OSWorld's
+MAX_WIDTH = 1024  # OSWorld's: children read per node
+MAX_TEXT = 10_000  # characters of one node's text
+MAX_VALUE = 500  # characters of a name, an attribute value, an action's description
+MAX_BYTES = 32 * 2**20  # read from the bus in one tree
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one read may cost; the defaults keep a step's tree well under a second."""
+
+    deadline_s: float = 2.0
+    max_nodes: int = 3000
+    #: about the characters of the XML (names, attributes, text): nodes past it are left out
+    max_chars: int = 600_000
+
+
+@dataclass
+class _Node:
+    bus: str
+    path: str
+    depth: int
+    elem: ET.Element = field(default_factory=lambda: ET.Element("unknown"))
+    replies: dict[str, Any] = field(default_factory=dict)
+    children: list[_Node] = field(default_factory=list)
+    parent_elem: ET.Element | None = None
+
+
+class _Bus(DBusConnectionBase):
+    """A D-Bus connection whose every wait has the read's deadline and whose reads are
+    counted (jeepney's own connection says Hello with no timeout)."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__(sock)
+        self.deadline = deadline
+        self.read = 0
+
+    def _read_some_data(self, timeout: float | None = None) -> tuple[bytes, list]:
+        data, fds = super()._read_some_data(timeout)
+        self.read += len(data)
+        if self.read > MAX_BYTES:
+            raise TimeoutError("the accessibility bus sent too much")
+        return data, fds
+
+    def calls(self, calls: list[Call]) -> list[Any]:
+        """Send every call at once, then collect the answers (an error: ``None``)."""
+        self.sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
+        first = next(self.outgoing_serial)
+        for _ in range(len(calls) - 1):
+            next(self.outgoing_serial)
+        self.sock.sendall(b"".join(_wire(c, first + i) for i, c in enumerate(calls)))
+        want = set(range(first, first + len(calls)))
+        out: list[Any] = [None] * len(calls)
+        while want:
+            msg = self._receive(self.deadline)
+            serial = msg.header.fields.get(HeaderFields.reply_serial)
+            if serial in want:
+                want.discard(serial)
+                if msg.header.message_type == MessageType.method_return:
+                    out[serial - first] = msg.body
+        return out
+
+
+#: a method call: (bus name, object path, interface, method, signature, arguments)
+Call = tuple[str, str, str, str, str, tuple]
+_WIRE: dict[Call, bytes] = {}
+
+
+def _wire(call: Call, serial: int) -> bytes:
+    """The call's bytes: serialised once (jeepney's serialiser is most of a read's CPU; the
+    same nodes are asked the same things every step), then only the serial (bytes 8..12 of
+    every D-Bus message) is set."""
+    data = _WIRE.get(call)
+    if data is None:
+        bus, path, iface, method, sig, body = call
+        msg = new_method_call(DBusAddress(path, bus, iface), method, sig or None, body)
+        data = msg.serialise(serial=1)
+        if len(_WIRE) > 50_000:
+            _WIRE.clear()
+        _WIRE[call] = data
+    return data[:8] + struct.pack("<I", serial) + data[12:]
+
+
+def connect(sandbox_pid: int, path: str, deadline: float) -> _Bus:
+    """A connection to the bus socket at ``path`` inside the sandbox, opened without
+    following a link the agent may have planted, authenticated and said Hello to."""
+    fd = os.open(f"/proc/{sandbox_pid}/root{path}", os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+            raise ConnectionError(f"{path} is not a socket")
+        sock = prep_socket(f"/proc/self/fd/{fd}", timeout=max(deadline - time.monotonic(), 0))
+    finally:
+        os.close(fd)
+    bus = _Bus(sock, deadline)
+    dbus = "org.freedesktop.DBus"
+    if bus.calls([(dbus, "/org/freedesktop/DBus", dbus, "Hello", "", ())])[0] is None:
+        bus.close()
+        raise ConnectionError("the accessibility bus did not answer Hello")
+    return bus
+
+
+def read_tree(sandbox_pid: int, path: str, budget: Budget | None = None) -> str:
+    """The tree as OSWorld's XML text (``<desktop-frame>`` with one child per app); what
+    could be read within the budget, or an empty desktop when the bus cannot be reached."""
+    budget = budget or Budget()
+    deadline = time.monotonic() + budget.deadline_s
+    root = _Node(REGISTRY, ROOT, 0)
+    root.elem = ET.Element("desktop-frame", {"name": ""})
+    try:
+        bus = connect(sandbox_pid, path, deadline)
+    except (OSError, ConnectionError, TimeoutError, ValueError):
+        return ET.tostring(root.elem, encoding="unicode")
+    try:
+        _walk(bus, root, budget)
+    except (OSError, TimeoutError, ValueError, TypeError, KeyError, IndexError):
+        pass  # a partial tree: what was read before the budget ran out or an answer was bad
+    finally:
+        bus.close()
+    return ET.tostring(root.elem, encoding="unicode")
+
+
+def _call(node: _Node, iface: str, method: str, sig: str = "", body: tuple = ()) -> Call:
+    return (node.bus, node.path, iface, method, sig, body)
+
+
+#: the calls made for every node first
+FIRST = {
+    "role": lambda n: _call(n, ACC, "GetRoleName"),
+    "name": lambda n: _call(n, PROPS, "Get", "ss", (ACC, "Name")),
+    "count": lambda n: _call(n, PROPS, "Get", "ss", (ACC, "ChildCount")),
+    "states": lambda n: _call(n, ACC, "GetState"),
+    "attrs": lambda n: _call(n, ACC, "GetAttributes"),
+    "ifaces": lambda n: _call(n, ACC, "GetInterfaces"),
+}
+IFACE = "org.a11y.atspi."
+#: the calls made for a node that has the interface (and, for extents, is on screen)
+SECOND = {
+    "extents": ("Component", lambda n: _call(n, IFACE + "Component", "GetExtents", "u", (0,))),
+    "chars": ("Text", lambda n: _call(n, PROPS, "Get", "ss", (IFACE + "Text", "CharacterCount"))),
+    "value": ("Value", lambda n: _call(n, PROPS, "GetAll", "s", (IFACE + "Value",))),
+    "actions": ("Action", lambda n: _call(n, IFACE + "Action", "GetActions")),
+}
+
+
+def _walk(bus: _Bus, root: _Node, budget: Budget) -> None:
+    """Breadth first, all calls of a round sent at once: a node's own calls, then the ones
+    its interfaces call for and its children, then the text (its length known by then)."""
+    pending: list[tuple[_Node, str, Call]] = [(root, k, f(root)) for k, f in FIRST.items()]
+    seen = 1
+    while pending:
+        answers = bus.calls([c for _, _, c in pending])
+        firsts: dict[int, _Node] = {}
+        nxt: list[tuple[_Node, str, Call]] = []
+        for (node, key, _), ans in zip(pending, answers, strict=True):
+            if key == "child":
+                child = _child(node, ans)
+                if child is not None:
+                    nxt += [(child, k, f(child)) for k, f in FIRST.items()]
+                continue
+            node.replies[key] = ans
+            if key in FIRST:
+                firsts[id(node)] = node
+            elif key == "chars":
+                chars = _variant(ans)
+                if isinstance(chars, int) and chars > 0:
+                    args = (0, min(chars, MAX_TEXT))
+                    nxt.append((node, "text", _call(node, IFACE + "Text", "GetText", "ii", args)))
+        for node in firsts.values():
+            ifaces = {str(i).removeprefix(IFACE) for i in _first(node.replies["ifaces"]) or []}
+            states = _states(_first(node.replies["states"]))
+            for key, (iface, make) in SECOND.items():
+                on_screen = "visible" in states and "showing" in states
+                if iface in ifaces and (key != "extents" or on_screen):
+                    nxt.append((node, key, make(node)))
+            count = _variant(node.replies["count"])
+            if node.depth < MAX_DEPTH and isinstance(count, int) and count > 0:
+                for j in range(max(0, min(count, MAX_WIDTH, budget.max_nodes - seen))):
+                    nxt.append((node, "child", _call(node, ACC, "GetChildAtIndex", "i", (j,))))
+                    seen += 1
+        pending = nxt
+    _fill_all(root, budget.max_chars)
+
+
+def _child(parent: _Node, ans: Any) -> _Node | None:
+    ref = _first(ans)
+    if not (isinstance(ref, tuple) and len(ref) == 2) or ref[1] == "/org/a11y/atspi/null":
+        return None
+    child = _Node(str(ref[0]), str(ref[1]), parent.depth + 1)
+    parent.children.append(child)
+    return child
+
+
+def _fill_all(root: _Node, max_chars: int) -> None:
+    """Every node's element, breadth first, until the size budget is spent."""
+    level, size = [root], 0
+    while level:
+        nxt = []
+        for node in level:
+            _fill(node)
+            e = node.elem
+            size += len(e.tag) + len(e.text or "") + sum(len(k) + len(v) for k, v in e.items())
+            if size > max_chars:
+                return
+            if node.parent_elem is not None:
+                node.parent_elem.append(e)
+            for child in node.children:
+                child.parent_elem = e
+            nxt += node.children
+        level = nxt
+
+
+def _fill(node: _Node) -> None:
+    """The node's element from its answers, as OSWorld's ``_create_atspi_node`` shapes it."""
+    r, elem = node.replies, node.elem
+    role = (_first(r.get("role")) or "unknown").strip().replace(" ", "-")
+    elem.tag = _tag(role)
+    attrib: dict[str, str] = {"name": _clip(_variant(r.get("name")) or "")}
+    states = _states(_first(r.get("states")))
+    for s in states:
+        attrib[f"{{{NS['st']}}}{s}"] = "true"
+    for k, v in list((_first(r.get("attrs")) or {}).items())[:64]:
+        if k and _xml_name(str(k)):
+            attrib[f"{{{NS['attr']}}}{k}"] = _clip(v)
+    extents = _first(r.get("extents"))
+    if "visible" in states and "showing" in states and isinstance(extents, tuple):
+        x, y, w, h = (int(v) for v in extents[:4])
+        attrib[f"{{{NS['cp']}}}screencoord"] = f"({x}, {y})"
+        attrib[f"{{{NS['cp']}}}size"] = f"({w}, {h})"
+    ifaces = set(_first(r.get("ifaces")) or [])
+    if "org.a11y.atspi.Image" in ifaces:
+        attrib["image"] = "true"
+    if "org.a11y.atspi.Selection" in ifaces:
+        attrib["selection"] = "true"
+    value = _first(r.get("value"))
+    if isinstance(value, dict):
+        for key, prop in (
+            ("value", "CurrentValue"),
+            ("min", "MinimumValue"),
+            ("max", "MaximumValue"),
+            ("step", "MinimumIncrement"),
+        ):
+            if prop in value:
+                attrib[f"{{{NS['val']}}}{key}"] = _clip(_prop_of(r.get("value"), prop))
+    for action in (_first(r.get("actions")) or [])[:32]:
+        if isinstance(action, tuple) and len(action) == 3:
+            name = str(action[0]).replace(" ", "-")
+            if _xml_name(name):
+                attrib[f"{{{NS['act']}}}{name}_desc"] = _clip(action[1])
+                attrib[f"{{{NS['act']}}}{name}_kb"] = _clip(action[2])
+    elem.attrib.update(attrib)
+    text = _first(r.get("text"))
+    if isinstance(text, str):
+        text = _clean(text.replace("\ufffc", "").replace("\ufffd", ""))[:MAX_TEXT]
+        if text:
+            elem.text = text
+
+
+def _first(body: Any) -> Any:
+    return body[0] if isinstance(body, tuple) and body else None
+
+
+def _variant(body: Any) -> Any:
+    """The value of a ``Properties.Get`` answer (a variant: ``(signature, value)``)."""
+    v = _first(body)
+    return v[1] if isinstance(v, tuple) and len(v) == 2 else None
+
+
+def _prop_of(body: Any, name: str) -> Any:
+    """One property of a ``Properties.GetAll`` answer (``{name: (signature, value)}``)."""
+    props = _first(body)
+    v = props.get(name) if isinstance(props, dict) else None
+    return v[1] if isinstance(v, tuple) and len(v) == 2 else None
+
+
+def _states(words: Any) -> list[str]:
+    if not isinstance(words, list):
+        return []
+    bits = sum(int(w) << (32 * i) for i, w in enumerate(words[:2]))
+    return [s for i, s in enumerate(STATES) if i and bits >> i & 1]
+
+
+def _clip(v: Any) -> str:
+    return _clean(str(v))[:MAX_VALUE]
+
+
+def _clean(s: str) -> str:
+    """Without the characters XML 1.0 cannot hold (an app's name could carry any)."""
+    return "".join(c for c in s if c in "\t\n\r" or " " <= c <= "\ud7ff" or _ok_high(c))
+
+
+def _ok_high(c: str) -> bool:
+    return "\ue000" <= c <= "\ufffd" or c >= "\U00010000"
+
+
+def _xml_name(s: str) -> bool:
+    return bool(s) and (s[0].isalpha() or s[0] == "_") and all(c.isalnum() or c in "-_." for c in s)
+
+
+def _tag(role: str) -> str:
+    return role if _xml_name(role) else "unknown"

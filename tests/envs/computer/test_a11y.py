@@ -1,0 +1,104 @@
+"""The computer family's accessibility tree (``a11y_tree``, OSWorld's XML form) on the shared
+desktop: the editor's window, menus and text read from AT-SPI, off by default, an unknown
+``observe`` key refused, OSWorld's screen size as an option, and a hostile bus bounded."""
+
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from palaestra.envs.computer import a11y, desktop
+from palaestra.envs.computer.env import DEFAULT_PARTS, PARTS
+from palaestra.envs.computer.options import ComputerOptions
+from palaestra.envs.computer.sandbox import A11Y_BUS
+from palaestra.errors import InvalidRequest
+from palaestra.options import OperatorConfig, check_options
+from palaestra.tasks import get_task
+
+pytestmark = pytest.mark.timeout(120)
+ST, CP = a11y.NS["st"], a11y.NS["cp"]
+
+
+@pytest.fixture
+def tree_env(env):
+    """The shared desktop observing the tree too; back to the default parts after."""
+    env.set_parts(PARTS)
+    yield env
+    env.set_parts(DEFAULT_PARTS)
+
+
+def tree_of(env, want, tries=40):
+    """The tree once ``want(root)`` holds (GTK's bridge registers just after the window)."""
+    for _ in range(tries):
+        obs, *_ = env.step("wait(0.05)")
+        assert env.observation_space.contains(obs)
+        root = ET.fromstring(obs["a11y_tree"])
+        if want(root):
+            return root
+    raise AssertionError(obs["a11y_tree"][:2000])
+
+
+def test_the_editors_window_menus_and_text_are_in_the_tree(tree_env):
+    obs, _ = tree_env.reset(options={"task": get_task("computer-basic/append-line-in-editor")})
+    assert obs["a11y_tree"].startswith("<desktop-frame")
+    root = tree_of(tree_env, lambda r: r.find(".//application[@name='mousepad']//text") is not None)
+    app = root.find("application[@name='mousepad']")
+    frame = app.find("frame")
+    assert "Mousepad" in frame.get("name") and frame.get(f"{{{ST}}}active") == "true"
+    assert frame.get(f"{{{CP}}}screencoord") == "(0, 0)"
+    assert desktop.REGISTRYD in {p["exe"] for p in tree_env.sandbox.processes()}
+    assert frame.get(f"{{{CP}}}size") == "(1024, 768)"
+    menus = [m.get("name") for m in app.iter("menu")]
+    assert {"File", "Edit"} <= set(menus)
+    assert any(i.get("name", "").strip().startswith("Save") for i in app.iter("menu-item"))
+    text = next(t for t in app.iter("text") if t.get(f"{{{ST}}}editable") == "true")
+    assert text.text == "eggs\nbread" and text.get(f"{{{ST}}}multi_line") == "true"
+    # the tree follows the GUI: typed text shows in the text node
+    tree_env.step("key('ctrl+End')")
+    tree_env.step("type_text('\\nmilk')")
+    tree_of(tree_env, lambda r: any(t.text == "eggs\nbread\nmilk" for t in r.iter("text")))
+
+
+def test_a_planted_link_or_a_silent_bus_leaves_an_empty_or_partial_tree(tree_env):
+    tree_env.reset(options={"task": get_task("computer-basic/append-line-in-editor")})
+    # a bus that accepts and never answers: the read ends at its deadline
+    tree_env.step(
+        f"run_shell('rm -f {A11Y_BUS}; python3 -c \"import socket,time; s=socket.socket(1); "
+        f"s.bind(\\'{A11Y_BUS}\\'); s.listen(); c=s.accept(); time.sleep(60)\" &')"
+    )
+    time.sleep(0.3)
+    start = time.monotonic()
+    tree = a11y.read_tree(tree_env.sandbox.pid, A11Y_BUS, a11y.Budget(deadline_s=0.3))
+    assert time.monotonic() - start < 1.5 and tree == '<desktop-frame name="" />'
+    # a link to a socket outside the sandbox is not followed (root would connect to it)
+    obs, *_ = tree_env.step(f"run_shell('rm -f {A11Y_BUS}; ln -s /run/dbus/x {A11Y_BUS}')")
+    assert obs["a11y_tree"] == '<desktop-frame name="" />'
+
+
+def test_the_tree_is_off_by_default(env):
+    obs, _ = env.reset()
+    assert "a11y_tree" not in obs and "a11y_tree" not in env.observation_space.spaces
+    assert not env.sandbox.a11y
+    exes = {p["exe"] for p in env.sandbox.processes()}
+    assert exes and desktop.REGISTRYD not in exes
+    assert "observe" not in check_options(ComputerOptions, {}, None).env_kwargs(OperatorConfig())
+
+
+def test_unknown_observe_key_is_a_422_naming_the_parts():
+    with pytest.raises(InvalidRequest) as err:
+        check_options(ComputerOptions, {"observe": ["screenshot", "axtree"]}, None)
+    assert err.value.status == 422 and "options.observe" in str(err.value)
+    assert all(p in str(err.value) for p in PARTS)
+    ok = check_options(ComputerOptions, {"observe": ["a11y_tree", "screenshot"]}, None)
+    assert ok.env_kwargs(OperatorConfig())["observe"] == ["a11y_tree", "screenshot"]
+
+
+def test_osworld_screen_size_is_an_option():
+    kwargs = check_options(ComputerOptions, {"screen": "osworld"}, None).env_kwargs(
+        OperatorConfig()
+    )
+    assert (kwargs["width"], kwargs["height"]) == (1920, 1080) and "screen" not in kwargs
+    with pytest.raises(InvalidRequest, match="not both"):
+        check_options(ComputerOptions, {"screen": "osworld", "width": 800}, None)
+    with pytest.raises(InvalidRequest, match=r"options\.screen"):
+        check_options(ComputerOptions, {"screen": "4k"}, None)
