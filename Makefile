@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS := dev,bench,eval,data,web,synth,usersim,mobile,cad,ray,docker
+EXTRAS := dev,bench,eval,data,web,synth,usersim,mobile,cad,computer,ray,docker
 
 .PHONY: setup demo serve test lint bench clean
 
