@@ -6,9 +6,11 @@ command must not pay for importing the gateway, Ray or a browser driver.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import asdict, is_dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -754,7 +756,19 @@ def replay(
     from palaestra.data import commands
 
     where = runs_dir or commands.default_runs_dir()
-    _data_command(lambda: commands.run_replay(target, where, console, url, api_key, repeat))
+
+    @contextlib.contextmanager
+    def gateway() -> Iterator[str]:
+        if url is not None:
+            yield url
+            return
+        from palaestra.server.runner import gateway_thread
+        from palaestra.server.settings import Settings
+
+        with gateway_thread(Settings(workers=1, record=False)) as local:
+            yield local
+
+    _data_command(lambda: commands.run_replay(target, where, console, gateway, api_key, repeat))
 
 
 @app.command()

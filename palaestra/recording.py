@@ -185,7 +185,8 @@ def summary(
     run_id: str, meta: dict[str, Any], seed: Any, started: float, end: dict[str, Any]
 ) -> dict[str, Any]:
     """One ended episode as the catalog indexes it, from its session's meta and last event."""
-    verifier = end.get("verifier") if isinstance(end.get("verifier"), dict) else {}
+    found = end.get("verifier")
+    verifier: dict[str, Any] = found if isinstance(found, dict) else {}
     info_v = (end.get("info") or {}).get("verifier") or {}
     score = verifier.get("score", info_v.get("score", end.get("reward")))
     return {

@@ -276,7 +276,7 @@ class EpisodeCatalog:
     ) -> dict[str, Any]:
         self.run(owner, run_id)  # 404 unless the owner's
         limit, offset = _paging(limit, offset)
-        where, args = ["run_id = ?", "owner = ?"], [run_id, owner]
+        where, args = ["run_id = ?", "owner = ?"], list[Any]([run_id, owner])
         for column, value in (("task", task), ("env", env), ("agent", agent)):
             if value is not None:
                 where.append(f"{column} = ?")

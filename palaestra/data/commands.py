@@ -3,9 +3,9 @@ code, so the CLI's functions stay declarations of options (``palaestra/cli.py``)
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from rich.console import Console
@@ -51,27 +51,16 @@ def run_regrade(run: str, runs_dir: Path, console: Console, as_json: bool = Fals
     return 0
 
 
-@contextlib.contextmanager
-def _gateway(url: str | None, workers: int) -> Iterator[str]:
-    if url is not None:
-        yield url
-        return
-    from palaestra.server.runner import gateway_thread
-    from palaestra.server.settings import Settings
-
-    with gateway_thread(Settings(workers=workers, record=False)) as local:
-        yield local
-
-
 def run_replay(
     target: str,
     runs_dir: Path,
     console: Console,
-    url: str | None = None,
+    gateway: Callable[[], AbstractContextManager[str]],
     api_key: str | None = None,
     repeat: int = 1,
 ) -> int:
-    """``RUN/SESSION[/EPISODE]``; 0 when every replay matched the recording, 1 otherwise."""
+    """``RUN/SESSION[/EPISODE]`` replayed on the gateway ``gateway()`` gives (the CLI's, or
+    one it starts); 0 when every replay matched the recording, 1 otherwise."""
     from palaestra.client import Client
 
     run, _, key = target.partition("/")
@@ -79,8 +68,8 @@ def run_replay(
     note = replay.version_note(ep)
     if note:
         console.print(f"[yellow]version[/] {note}")
-    with _gateway(url, 1) as gateway:
-        client = Client(gateway, api_key)
+    with gateway() as url:
+        client = Client(url, api_key)
         results = [replay.replay(ep, client) for _ in range(repeat)]
     for r in results:
         where = "no divergence" if r.deterministic else f"diverged at step {r.diverged_at}"
