@@ -13,18 +13,21 @@ Measured in one process, for real (Xvfb, openbox, xterm/mousepad in bubblewrap):
   once a second) and the memory bound (the machine's memory less 4 GB);
 - execution validation per task with the family's adversaries against without them (oracle
   twice and doing nothing), as a ratio, on a few tasks of each kind (GUI, code, window,
-  process).
+  process);
+- GUI step p50 on the editor task with the accessibility tree (``observe`` with ``a11y_tree``,
+  OSWorld's XML read over AT-SPI) against without it, as a ratio, and the tree's size.
 
 Run: ``palaestra bench computer`` or ``python -m palaestra.bench.computer``.
 """
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from palaestra.bench import harness
 from palaestra.bench.harness import ms
-from palaestra.envs.computer.env import ComputerEnv
+from palaestra.envs.computer.env import DEFAULT_PARTS, PARTS, ComputerEnv
 from palaestra.envs.computer.policies import ADVERSARIES
 from palaestra.envs.computer.suites import all_tasks
 from palaestra.envs.computer.validation import validate_task
@@ -104,8 +107,32 @@ def measure_validation() -> tuple[float, float]:
     return plain / len(VALIDATED), with_adv / len(VALIDATED)
 
 
+def measure_a11y(steps: int = 30) -> tuple[float, float, int, int]:
+    """GUI step p50 (ms) on the editor task without the tree and with it (one env, the parts
+    switched between resets), the tree's elements and characters."""
+    editor = {t.id: t for t in all_tasks()}["append-line-in-editor"]
+    env = ComputerEnv(editor)
+    out = harness.Timings("plain", "tree")
+    size = (0, 0)
+    try:
+        for key, parts in (("plain", DEFAULT_PARTS), ("tree", PARTS)) * 2:
+            env.set_parts(parts)
+            env.reset(seed=0, options={"task": editor})
+            for i in range(steps // 2):
+                with out.timed(key):
+                    obs, *_ = env.step(("key('End')", "move(200, 200)", "click(500, 300)")[i % 3])
+                assert not obs["last_action_error"], obs["last_action_error"]
+            if key == "tree":
+                tree = obs["a11y_tree"]
+                size = (len(list(ET.fromstring(tree).iter())), len(tree))
+    finally:
+        env.close()
+    return ms(out["plain"]), ms(out["tree"]), *size
+
+
 def main(resets: int = 10) -> dict[str, Any]:
     p50 = {key: ms(xs) for key, xs in measure(resets).items()}
+    plain_ms, tree_ms, tree_nodes, tree_chars = measure_a11y()
     plain_s, adv_s = measure_validation()
     memory = measure_memory()
     reset, fresh, cpu_ms = p50["reset_term"], p50["fresh"], p50["cpu_step"]
@@ -155,7 +182,26 @@ def main(resets: int = 10) -> dict[str, Any]:
             ),
         ],
     )
+    harness.print_table(
+        "GUI step with the accessibility tree vs without (editor task, mousepad)",
+        ("observation", "step p50 ms", "ratio"),
+        [
+            (
+                "default (screenshot, windows, ...)",
+                f"{plain_ms:.0f}",
+                harness.ratio(plain_ms, plain_ms, 1),
+            ),
+            (
+                f"+ a11y_tree ({tree_nodes} elements, {tree_chars // 1000} k chars)",
+                f"{tree_ms:.0f}",
+                harness.ratio(tree_ms, plain_ms, 1),
+            ),
+        ],
+    )
     return {
+        "gui_step_a11y_ms": tree_ms,
+        "gui_step_plain_ms": plain_ms,
+        "a11y_over_plain": tree_ms / plain_ms,
         "validation_s": plain_s,
         "validation_with_adversaries_s": adv_s,
         "adversaries_over_plain": adv_s / plain_s,
