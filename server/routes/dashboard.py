@@ -40,6 +40,9 @@ COOKIE_TTL_S = 12 * 3600
 _RECENT = 10
 #: jobs shown (the latest, running or not)
 _JOBS = 6
+#: an event stream ends after this long and the browser reconnects at once: uvicorn waits for
+#: open responses before it stops, so a dashboard left open delays a shutdown by at most this
+STREAM_S = 10.0
 
 
 # ----- who is looking -----------------------------------------------------------------------
@@ -215,8 +218,9 @@ async def events(
         shown: dict[str, str] = {}
         last_stats: dict[str, str] = {}
         last_total = -1
-        yield b"retry: 2000\n\n"
-        while not await request.is_disconnected():
+        yield b"retry: 250\n\n"
+        ends = time.monotonic() + STREAM_S
+        while time.monotonic() < ends and not await request.is_disconnected():
             rows, total = view.session_rows()
             changed = {}
             for sid, row in rows.items():
