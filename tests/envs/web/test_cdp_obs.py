@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from palaestra import registry
+from palaestra.client import RemoteEnv
 from palaestra.envs.runtimes.axtree import find, parse
 from palaestra.envs.web.env import ALL_PARTS, BROWSERGYM_PARTS
 from palaestra.envs.web.options import WebOptions
@@ -107,3 +108,20 @@ def test_browsergym_utilities_read_our_observation(opened, tmp_path) -> None:
     trash = next(n.bid for n in parse(opened["axtree"]) if n.props.get("hint") == "trash")
     assert f"[{trash}] " in out["axtree"] and "clickable" in out["axtree"]
     assert f'bid="{trash}"' in out["pruned"] and "Reply" in out["pruned"]
+
+
+def test_over_the_gateway_structured(gateway) -> None:
+    """A remote client gets the objects as JSON values; a key the family lacks is a 422."""
+    parts = ["axtree_object", "extra_element_properties", "active_page_index", "chat_messages"]
+    env = RemoteEnv(
+        task="miniwob/click-button", base_url=gateway, options={"observe": parts}, structured=True
+    )
+    try:
+        obs, _ = env.reset(seed=0)
+        assert isinstance(obs["axtree_object"]["nodes"], list)
+        assert isinstance(obs["extra_element_properties"], dict)
+        assert obs["chat_messages"][0]["role"] == "user" and obs["active_page_index"][0] == 0
+    finally:
+        env.close()
+    with pytest.raises(InvalidRequest, match="dom_object"):
+        RemoteEnv(task="miniwob/click-button", base_url=gateway, options={"observe": ["a11y"]})
