@@ -205,6 +205,22 @@ def connect(sandbox_pid: int, path: str, deadline: float) -> _Bus:
     return bus
 
 
+def app_count(sandbox_pid: int, path: str, deadline_s: float = 0.2) -> int:
+    """How many apps have registered with the accessibility registry (0 if unreachable)."""
+    deadline = time.monotonic() + deadline_s
+    try:
+        bus = connect(sandbox_pid, path, deadline)
+    except (OSError, ConnectionError, TimeoutError, ValueError):
+        return 0
+    try:
+        count = _variant(bus.calls([(REGISTRY, ROOT, PROPS, "Get", "ss", (ACC, "ChildCount"))])[0])
+        return count if isinstance(count, int) else 0
+    except (OSError, TimeoutError, ValueError):
+        return 0
+    finally:
+        bus.close()
+
+
 def read_tree(sandbox_pid: int, path: str, budget: Budget | None = None) -> str:
     """The tree as OSWorld's XML text (``<desktop-frame>`` with one child per app); what
     could be read within the budget, or an empty desktop when the bus cannot be reached."""

@@ -32,6 +32,8 @@ APPS: dict[str, tuple[list[str], str]] = {
 }
 READY_TIMEOUT_S = 10.0
 REGISTRYD = "/usr/libexec/at-spi2-registryd"
+GTK_APPS = {"editor", "spreadsheet"}  # the apps with an accessibility bridge
+A11Y_TIMEOUT_S = 3.0
 
 RC_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <openbox_config xmlns="http://openbox.org/3.4/rc">
@@ -76,6 +78,20 @@ def start_a11y(sandbox: Sandbox) -> None:
     sandbox.launch(["dbus-daemon", f"--config-file={conf}", "--nofork", "--nopidfile", address])
     _wait_socket(sandbox, A11Y_BUS, "the accessibility bus (dbus-daemon)")
     sandbox.launch([REGISTRYD])
+
+
+def wait_a11y(sandbox: Sandbox, apps: list[list[str]]) -> None:
+    """Wait until the task's GTK apps have registered with the accessibility registry (their
+    bridge does so just after the window maps), so the first observation's tree has them;
+    xterm has no bridge. Bounded: a slow app leaves a tree without it, not a failed reset."""
+    from palaestra.envs.computer import a11y  # jeepney: the ``computer`` extra
+
+    want = sum(app[0] in GTK_APPS for app in apps)
+    deadline = time.monotonic() + A11Y_TIMEOUT_S
+    while want and a11y.app_count(sandbox.pid, A11Y_BUS) < want:
+        if time.monotonic() > deadline:
+            return
+        time.sleep(0.02)
 
 
 def _wait_socket(sandbox: Sandbox, path: str, what: str) -> None:

@@ -158,6 +158,8 @@ class ComputerEnv(PalaestraEnv):
             self.code.cwd = f"{HOME}/{setup['cwd']}".rstrip("/")
         apps = setup.get("apps", [] if task else [["terminal"]])
         desktop.start_desktop(self.sandbox, self.gui, [list(a) for a in apps])
+        if self.sandbox.a11y:
+            desktop.wait_a11y(self.sandbox, [list(a) for a in apps])
         for action in setup.get("gui", []):
             self._apply(self.action_set.parse(translate(action)))
         self._screen: np.ndarray | None = self.gui.stable_screenshot()
