@@ -296,9 +296,18 @@ def _eval_path(job_id: str) -> str:
 
 
 def _session_body(
-    env: str | None, task: str | None, options: Mapping[str, Any] | None, record: bool | None
+    env: str | None,
+    task: str | None,
+    options: Mapping[str, Any] | None,
+    record: bool | None,
+    run: str | None = None,
+    tags: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {"options": dict(options or {})}
+    if run is not None:  # the named run its recording joins (docs/data.md)
+        body["run"] = run
+    if tags:
+        body["tags"] = dict(tags)
     if env is not None:
         body["env"] = env
     if task is not None:
@@ -410,8 +419,11 @@ class _Core:
         task: str | None = None,
         options: Mapping[str, Any] | None = None,
         record: bool | None = None,
+        run: str | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> _Flow[dict[str, Any]]:
-        return (yield _Call("POST", "/v1/sessions", _session_body(env, task, options, record)))
+        body = _session_body(env, task, options, record, run, tags)
+        return (yield _Call("POST", "/v1/sessions", body))
 
     @_route
     def reset(

@@ -59,6 +59,11 @@ class EvalConfig(BaseModel):
     #: agent_options.api_key_env); never written anywhere
     model_api_key: str | None = Field(default=None, exclude=True, repr=False)
     out: Path | None = Field(default=None, description="folder of results.jsonl/summary/report")
+    run: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+        description="the recorded run (docs/data.md); default: eval-SUITE-AGENT-<folder digest>",
+    )
 
     @field_validator("seeds")
     @classmethod

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import re
 import threading
 import time
 from collections import Counter, deque
@@ -199,7 +201,9 @@ class Runner:
     # ----- the run -----------------------------------------------------------------------------
     async def run(self) -> EvalSummary:
         c = self.config
-        sessions = self._sessions or GatewaySessions(c.url, c.api_key)
+        sessions = self._sessions or GatewaySessions(
+            c.url, c.api_key, run=self.run_name(), tags={"agent": c.agent, "suite": c.suite}
+        )
         executor = ThreadPoolExecutor(max_workers=c.parallel, thread_name_prefix="eval-agent")
         spec: AgentSpec | None = None
         try:
@@ -231,6 +235,16 @@ class Runner:
                 await sessions.aclose()
             executor.shutdown(wait=False, cancel_futures=True)
         return self.finish(cancelled=self.cancel.is_set())
+
+    def run_name(self) -> str:
+        """The recorded run of this evaluation: named by the config, else after its results
+        folder (so a resumed evaluation records into the same run)."""
+        c = self.config
+        if c.run:
+            return c.run
+        digest = hashlib.sha256(str(self._out().resolve()).encode()).hexdigest()[:8]
+        name = re.sub(r"[^A-Za-z0-9._-]", "-", f"{c.suite}-{c.agent}")[:50]
+        return f"eval-{name}-{digest}"
 
     def _out(self) -> Path:
         c = self.config

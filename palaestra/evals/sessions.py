@@ -65,16 +65,27 @@ class GatewaySession:
 
 
 class GatewaySessions:
-    def __init__(self, url: str | None, api_key: str | None = None, timeout: float = 300.0):
+    def __init__(
+        self,
+        url: str | None,
+        api_key: str | None = None,
+        timeout: float = 300.0,
+        run: str | None = None,
+        tags: dict[str, str] | None = None,
+    ):
+        """``run``: the named run (docs/data.md) the episodes are recorded in, with ``tags``."""
         self.client = AsyncClient(url, api_key, timeout)
-        self._run_id: str | None = None
+        self._run_id: str | None = run
+        self._tags = tags
         self._action_sets: dict[str, ActionSet | None] = {}
 
     async def tasks(self, suite: str) -> list[dict[str, Any]]:
         return await self.client.tasks(suite)
 
     async def open(self, task: str, *, options: dict[str, Any], record: bool) -> GatewaySession:
-        made = await self.client.create_session(task=task, options=options, record=record)
+        made = await self.client.create_session(
+            task=task, options=options, record=record, run=self._run_id, tags=self._tags
+        )
         return GatewaySession(self.client, made, self._action_set(made))
 
     def _action_set(self, made: dict[str, Any]) -> ActionSet | None:

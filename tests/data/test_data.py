@@ -163,3 +163,22 @@ def test_retention_keeps_runs_under_size_and_age_and_logs(recorded, tmp_path, ca
     keep = live.pop()
     gone = sweep(runs, None, 0, max_age_s=60, live={keep}, now=time.time() + 3600)
     assert {g.session_id for g in gone} == live and (runs / RUN / keep).is_dir()
+
+
+def test_an_eval_names_its_run_and_the_catalog_finds_it(gateway, runs_dir, tmp_path):
+    from palaestra.evals import EvalConfig, read_results, run_eval
+
+    config = EvalConfig(
+        suite="palaestra-bench", tasks=["count-to-3", "count-to-5"], agent="oracle",
+        url=gateway, out=tmp_path / "ev", run="eval-data-test",
+    )  # fmt: skip
+    assert run_eval(config).success_rate == 1.0
+    assert all(
+        r.trajectory.startswith("/v1/runs/eval-data-test/") for r in read_results(config.out)
+    )
+    http = httpx.Client(base_url=gateway, timeout=30)
+    runs = http.get("/v1/runs", params={"agent": "oracle", "limit": 500}).json()["runs"]
+    run = next(r for r in runs if r["run_id"] == "eval-data-test")
+    assert run["episodes"] == 2 and run["tags"]["suite"] == "palaestra-bench"
+    rows = regrade.regrade(runs_dir / "eval-data-test")
+    assert len(rows) == 2 and not any(r.changed or r.error for r in rows)
