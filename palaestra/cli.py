@@ -329,6 +329,7 @@ def eval_(
     limit: Annotated[int | None, typer.Option(help="The first N tasks only")] = None,
     infra_retries: Annotated[int, typer.Option(help="Retries of infrastructure errors")] = 2,
     record: Annotated[bool, typer.Option(help="Record each episode's trajectory")] = True,
+    run: Annotated[str | None, typer.Option(help="The recorded run's name (docs/data.md)")] = None,
     workers: Annotated[int, typer.Option(help="Worker processes of the local gateway")] = 2,
 ) -> None:
     """Evaluate an agent on a suite; `palaestra eval compare A B` compares two runs.
@@ -363,6 +364,7 @@ def eval_(
             limit=limit,
             infra_retries=infra_retries,
             record=record,
+            run=run,
             url=url,
             api_key=api_key,
             out=out,
