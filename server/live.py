@@ -228,11 +228,17 @@ def job_rows(manager: Any, kind: str, owner: str, limit: int = 10) -> list[dict[
 
 @dataclass
 class Rates:
-    """Step rate and latency between two ticks, from the gateway's step histogram."""
+    """Step rate and latency over the last second or more, from the gateway's step histogram.
+    One per gateway, shared by every viewer: a new or reconnecting page shows a rate at once,
+    and several pages do not shorten each other's interval."""
 
     last: tuple[float, float, float] | None = None  # (time, count, sum)
+    shown: dict[str, Any] = field(default_factory=dict)
 
-    def tick(self, histogram: Any) -> dict[str, Any]:
+    def tick(self, histogram: Any, min_s: float = 0.9) -> dict[str, Any]:
+        now = time.monotonic()
+        if self.last is not None and now - self.last[0] < min_s and self.shown:
+            return self.shown
         count = total = 0.0
         for metric in histogram.collect():
             for sample in metric.samples:
@@ -240,7 +246,6 @@ class Rates:
                     count = sample.value
                 elif sample.name.endswith("_sum"):
                     total = sample.value
-        now = time.monotonic()
         out: dict[str, Any] = {"steps_total": int(count), "step_rate": None, "latency_ms": None}
         if self.last is not None:
             dt, dn, ds = now - self.last[0], count - self.last[1], total - self.last[2]
@@ -248,5 +253,5 @@ class Rates:
             out["latency_ms"] = round(1000 * ds / dn, 2) if dn else None
         elif count:
             out["latency_ms"] = round(1000 * total / count, 2)
-        self.last = (now, count, total)
+        self.last, self.shown = (now, count, total), out
         return out

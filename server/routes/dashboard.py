@@ -18,6 +18,7 @@ import hashlib
 import hmac
 import secrets
 import time
+import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -30,6 +31,7 @@ import palaestra
 from palaestra import registry, tasks
 from palaestra.errors import NotFound, Unauthorized
 from palaestra.server import live
+from palaestra.server.metrics import Metrics
 from palaestra.server.routes import runs
 from palaestra.server.state import Gateway, State, key_from
 
@@ -122,7 +124,7 @@ class View:
     def __init__(self, gw: Gateway, who: str | None, monitor: bool, page: int = 0) -> None:
         self.gw, self.who, self.monitor, self.page = gw, who, monitor, max(0, page)
         self.sessions = live.LiveSessions()
-        self.rates = live.Rates()
+        self.rates = _rates(gw)
         self._jobs: tuple[float, list[dict[str, Any]]] = (-1e9, [])
         self.macros: Any = gw.templates.get_template("_live.html").module
 
@@ -158,6 +160,16 @@ class View:
 
     def stats_html(self, stats: dict[str, Any]) -> dict[str, str]:
         return {"rates": str(self.macros.rates(stats)), "panels": str(self.macros.stats(stats))}
+
+
+def _rates(gw: Gateway) -> live.Rates:
+    """The gateway's one :class:`live.Rates` (tests run several gateways in one process)."""
+    if gw.metrics not in _RATES:
+        _RATES[gw.metrics] = live.Rates()
+    return _RATES[gw.metrics]
+
+
+_RATES: weakref.WeakKeyDictionary[Metrics, live.Rates] = weakref.WeakKeyDictionary()
 
 
 def _recent(gw: Gateway, who: str | None) -> list[dict[str, Any]]:
