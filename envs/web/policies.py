@@ -877,13 +877,41 @@ def scroll_text_2(obs: dict[str, Any]) -> str:
 
 # ----- the policies ----------------------------------------------------------------------------
 
-#: MiniWoB task name -> its oracle (observation -> action); tasks not named here have none
 _EMAIL = re.compile(
     r"Find the email by (?P<sender>.+?) and (?:reply to them with the text \"(?P<reply>.*)\"\."
     r"|forward that email to (?P<to>.+?)\."
     r"|click the (?P<icon>trash|star) icon)",
     re.S,
 )
+
+
+#: email-inbox-forward-nl's phrasings name the sender after from/by, before "sent", or first
+_NL_SENDER = (
+    r"(?:from|by) ([A-Z]\w*)",
+    r"^([A-Z]\w*) wants his",
+    r"Get ([A-Z]\w*) email",
+    r"([A-Z]\w*) sent",
+)
+#: the capitalized words of those phrasings that are not names
+_NL_WORDS = frozenset(
+    {"Find", "Locate", "Forward", "Look", "Send", "Go", "Please", "The", "Give", "I"}
+    | {"Navigate", "Search", "Get"}
+)
+
+
+def _email_intent(goal: str) -> dict[str, str | None]:
+    """sender and one of reply (text), to (a name), icon (trash/star), from the goal."""
+    match = _EMAIL.search(goal)
+    if match is not None:
+        return match.groupdict()
+    for pattern in _NL_SENDER:  # a forward request in free words
+        found = re.search(pattern, goal)
+        if found:
+            rest = goal[: found.start(1)] + goal[found.end(1) :]
+            names = [w for w in re.findall(r"\b[A-Z]\w*", rest) if w not in _NL_WORDS]
+            if len(names) == 1:
+                return {"sender": found[1], "reply": None, "to": names[0], "icon": None}
+    raise OracleError(f"not an email-inbox goal: {goal!r}")
 
 
 def _icon(nodes: list[Node], hint: str) -> Node | None:
@@ -895,9 +923,7 @@ def email_inbox(obs: dict[str, Any]) -> str:
     """email-inbox and its variants: open the sender's email (or use its row's icons), then
     reply, forward, trash or star it. The icons are script-bound spans without text: the tree
     keeps them as ``clickable`` with a ``hint`` (``trash``, ``star``, ``send-reply``...)."""
-    match = _EMAIL.search(norm(obs["goal"]))
-    if match is None:
-        raise OracleError(f"not an email-inbox goal: {obs['goal']!r}")
+    match = _email_intent(norm(obs["goal"]))
     nodes = page(obs)
     for view, text in (("send-reply", match["reply"]), ("send-forward", match["to"])):
         send = _icon(nodes, view)
@@ -916,6 +942,7 @@ def email_inbox(obs: dict[str, Any]) -> str:
     raise OracleError(f"no email from {match['sender']!r} in the inbox")
 
 
+#: MiniWoB task name -> its oracle (observation -> action); tasks not named here have none
 ORACLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "click-button": click_button,
     "unicode-test": click_button,
@@ -987,7 +1014,10 @@ ORACLES: dict[str, Callable[[dict[str, Any]], str]] = {
     "scroll-text-2": scroll_text_2,
     **{
         f"email-inbox{variant}": email_inbox
-        for variant in ("", "-delete", "-forward", "-important", "-noscroll", "-reply")
+        for variant in (
+            *("", "-delete", "-forward", "-forward-nl", "-important", "-noscroll", "-reply"),
+            "-star-reply",
+        )
     },
 }
 
