@@ -11,6 +11,7 @@ import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -18,7 +19,7 @@ from palaestra import registry
 from palaestra.client import RemoteEnv
 from palaestra.envs.runtimes.axtree import find, parse
 from palaestra.envs.web.env import ALL_PARTS, BROWSERGYM_PARTS
-from palaestra.envs.web.options import WebOptions
+from palaestra.envs.web.options import Part, WebOptions
 from palaestra.errors import InvalidRequest
 from palaestra.options import check_options
 
@@ -125,3 +126,14 @@ def test_over_the_gateway_structured(gateway) -> None:
         env.close()
     with pytest.raises(InvalidRequest, match="dom_object"):
         RemoteEnv(task="miniwob/click-button", base_url=gateway, options={"observe": ["a11y"]})
+
+
+def test_focused_element_bid(env) -> None:
+    obs, _ = env.reset(seed=0, options={"task": "miniwob/enter-text"})
+    box = find(parse(obs["axtree"]), "textbox")[0]
+    obs, *_ = env.step(f"click({box.bid!r})")
+    assert obs["focused_element_bid"] == box.bid
+
+
+def test_the_options_model_lists_every_part() -> None:
+    assert set(get_args(Part)) == set(ALL_PARTS)
