@@ -3,9 +3,10 @@
 Reports the first step where what the agent saw (the observation's text fields, the reward,
 the episode's end) or the verifier's outcome differs from the recording. Screenshots are
 compared by content too but reported apart: pixels may legitimately move (a caret's blink)
-where the page's text and state do not; so may a local site's port (one per worker), which
-the comparison ignores. An episode recorded by another palaestra version
-says which. ``repeat`` replays it several times: the determinism report of its family.
+where the page's text and state do not; so may a local site's port (one per worker) and a
+synthesized app's per-session path, which the comparison ignores. An episode recorded by
+another palaestra version says which. ``repeat`` replays it several times: the determinism
+report of its family.
 """
 
 from __future__ import annotations
@@ -95,12 +96,13 @@ def _compare(out: Replayed, i: int, ep: Episode, recorded: dict[str, Any], got: 
         out.image_diffs.append(i)
 
 
-#: a local server's port (a web family's site, one per worker) is infrastructure, not behaviour
-_LOCAL_PORT = re.compile(r"\b(127\.0\.0\.1|localhost):\d+")
+#: a local server's port (a web family's site, one per worker) and a synthesized app's
+#: per-session path (``/s/<token>/``) are infrastructure, not behaviour
+_LOCAL_URL = re.compile(r"\b(127\.0\.0\.1|localhost):\d+(/s/[A-Za-z0-9_-]+)?")
 
 
 def _text(obs: Any) -> str:
-    return _LOCAL_PORT.sub(r"\1:*", observation_text(obs))
+    return _LOCAL_URL.sub(lambda m: f"{m[1]}:*" + ("/s/*" if m[2] else ""), observation_text(obs))
 
 
 def _image_digest(ep: Episode | None, obs: Any) -> str | None:
