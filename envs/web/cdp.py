@@ -43,13 +43,17 @@ async def _session(page: Any) -> Any:
 async def capture(page: Any, viewport: tuple[int, int]) -> dict[str, Any]:
     """``axtree_object``, ``dom_object`` and ``extra_element_properties`` of ``page``."""
     cdp = await _session(page)
-    dom, axtree = await asyncio.gather(
-        cdp.send(
-            "DOMSnapshot.captureSnapshot",
-            {"computedStyles": [], "includeDOMRects": True, "includePaintOrder": True},
-        ),
-        cdp.send("Accessibility.getFullAXTree", {}),
-    )
+    try:
+        dom, axtree = await asyncio.gather(
+            cdp.send(
+                "DOMSnapshot.captureSnapshot",
+                {"computedStyles": [], "includeDOMRects": True, "includePaintOrder": True},
+            ),
+            cdp.send("Accessibility.getFullAXTree", {}),
+        )
+    except Exception:
+        _sessions.pop(page, None)  # a detached session is not reused: the next call opens one
+        raise
     bids = rename_bids(dom)
     for node in axtree.get("nodes", []):
         bid = bids.get(node.get("backendDOMNodeId"))
