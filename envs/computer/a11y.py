@@ -34,8 +34,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from typing import Any
 
-from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
-from jeepney.io.blocking import DBusConnectionBase, prep_socket
+from jeepney import DBusAddress, new_method_call
+from jeepney.io.blocking import prep_socket
+from jeepney.low_level import Endianness, calc_msg_size, parse_signature
 
 #: OSWorld's namespaces for Ubuntu trees (``desktop_env/server/main.py``), by prefix
 NS = {
@@ -109,6 +110,8 @@ MAX_WIDTH = 1024  # OSWorld's: children read per node
 MAX_TEXT = 10_000  # characters of one node's text
 MAX_VALUE = 500  # characters of a name, an attribute value, an action's description
 MAX_BYTES = 32 * 2**20  # read from the bus in one tree
+#: what a dead, slow or lying bus raises here (socket errors and timeouts are OSErrors)
+BAD_BUS = (OSError, ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError)
 
 
 @dataclass(frozen=True)
@@ -132,39 +135,111 @@ class _Node:
     parent_elem: ET.Element | None = None
 
 
-class _Bus(DBusConnectionBase):
+class _Bus:
     """A D-Bus connection whose every wait has the read's deadline and whose reads are
-    counted (jeepney's own connection says Hello with no timeout)."""
+    bounded (jeepney's own connection says Hello with no timeout and parses every header in
+    full: most of a tree's CPU). Headers are read here (only a reply's serial and signature
+    matter), and only the bodies of answers still wanted are parsed, by jeepney."""
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
-        super().__init__(sock)
+        self.sock = sock
         self.deadline = deadline
+        self.serial = 0
         self.read = 0
+        self.buf = bytearray()
 
-    def _read_some_data(self, timeout: float | None = None) -> tuple[bytes, list]:
-        data, fds = super()._read_some_data(timeout)
-        self.read += len(data)
-        if self.read > MAX_BYTES:
-            raise TimeoutError("the accessibility bus sent too much")
-        return data, fds
+    def close(self) -> None:
+        self.sock.close()
 
     def calls(self, calls: list[Call]) -> list[Any]:
         """Send every call at once, then collect the answers (an error: ``None``)."""
-        self.sock.settimeout(max(self.deadline - time.monotonic(), 0.001))
-        first = next(self.outgoing_serial)
-        for _ in range(len(calls) - 1):
-            next(self.outgoing_serial)
+        first = self.serial + 1
+        self.serial += len(calls)
+        self._timeout()
         self.sock.sendall(b"".join(_wire(c, first + i) for i, c in enumerate(calls)))
         want = set(range(first, first + len(calls)))
         out: list[Any] = [None] * len(calls)
         while want:
-            msg = self._receive(self.deadline)
-            serial = msg.header.fields.get(HeaderFields.reply_serial)
+            kind, serial, sig, raw, pos = self._next()
             if serial in want:
                 want.discard(serial)
-                if msg.header.message_type == MessageType.method_return:
-                    out[serial - first] = msg.body
+                if kind == 2:  # a method return
+                    out[serial - first] = _parse_body(raw, pos, sig)
         return out
+
+    def _timeout(self) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the accessibility tree's deadline passed")
+        self.sock.settimeout(left)
+
+    def _next(self) -> tuple[int, int, str, bytes, int]:
+        """The next message: its type, reply serial, body signature, bytes, body offset."""
+        while True:
+            buf = self.buf
+            if len(buf) >= 16:
+                size = calc_msg_size(bytes(buf[:16]))
+                if size > MAX_BYTES:
+                    raise ValueError("a message larger than the tree's byte budget")
+                if len(buf) >= size:
+                    raw = bytes(buf[:size])
+                    del buf[:size]
+                    return _header(raw)
+            self._timeout()
+            data = self.sock.recv(1 << 16)  # socket.timeout is TimeoutError (an OSError)
+            if not data:
+                raise ConnectionError("the accessibility bus closed the connection")
+            self.read += len(data)
+            if self.read > MAX_BYTES:
+                raise ValueError("the accessibility bus sent too much")
+            buf += data
+
+
+def _header(raw: bytes) -> tuple[int, int, str, bytes, int]:
+    """A message's type, reply serial (0: none), body signature and body offset, read from
+    its header fields (of which only reply_serial, 5, and signature, 8, are kept)."""
+    end = "<" if raw[0:1] == b"l" else ">"
+    (fields_len,) = struct.unpack_from(end + "I", raw, 12)
+    pos, stop = 16, 16 + fields_len
+    serial, sig = 0, ""
+    while pos < stop:
+        pos += -pos % 8
+        code, n = raw[pos], raw[pos + 1]
+        kind = raw[pos + 2 : pos + 2 + n]
+        pos += 3 + n
+        if kind == b"u":
+            pos += -pos % 4
+            (value,) = struct.unpack_from(end + "I", raw, pos)
+            pos += 4
+            if code == 5:
+                serial = value
+        elif kind in (b"s", b"o"):
+            pos += -pos % 4
+            (length,) = struct.unpack_from(end + "I", raw, pos)
+            pos += 5 + length
+        elif kind == b"g":
+            length = raw[pos]
+            if code == 8:
+                sig = raw[pos + 1 : pos + 1 + length].decode()
+            pos += 2 + length
+        else:
+            raise ValueError(f"a header field of type {kind!r}")
+    return raw[1], serial, sig, raw, stop + (-stop % 8)
+
+
+_BODY_TYPES: dict[str, Any] = {}
+
+
+def _parse_body(raw: bytes, pos: int, sig: str) -> tuple:
+    if not sig:
+        return ()
+    body_type = _BODY_TYPES.get(sig)
+    if body_type is None:
+        if len(_BODY_TYPES) > 256:
+            _BODY_TYPES.clear()
+        body_type = _BODY_TYPES[sig] = parse_signature(list(f"({sig})"))
+    endian = Endianness.little if raw[0:1] == b"l" else Endianness.big
+    return body_type.parse_data(raw, pos, endian)[0]
 
 
 #: a method call: (bus name, object path, interface, method, signature, arguments)
@@ -210,31 +285,34 @@ def app_count(sandbox_pid: int, path: str, deadline_s: float = 0.2) -> int:
     deadline = time.monotonic() + deadline_s
     try:
         bus = connect(sandbox_pid, path, deadline)
-    except (OSError, ConnectionError, TimeoutError, ValueError):
+    except BAD_BUS:
         return 0
     try:
         count = _variant(bus.calls([(REGISTRY, ROOT, PROPS, "Get", "ss", (ACC, "ChildCount"))])[0])
         return count if isinstance(count, int) else 0
-    except (OSError, TimeoutError, ValueError):
+    except BAD_BUS:
         return 0
     finally:
         bus.close()
 
 
-def read_tree(sandbox_pid: int, path: str, budget: Budget | None = None) -> str:
+def read_tree(
+    sandbox_pid: int, path: str, budget: Budget | None = None, static: Static | None = None
+) -> str:
     """The tree as OSWorld's XML text (``<desktop-frame>`` with one child per app); what
-    could be read within the budget, or an empty desktop when the bus cannot be reached."""
+    could be read within the budget, or an empty desktop when the bus cannot be reached.
+    ``static``: the answers kept from earlier reads of the same desktop (updated)."""
     budget = budget or Budget()
     deadline = time.monotonic() + budget.deadline_s
     root = _Node(REGISTRY, ROOT, 0)
     root.elem = ET.Element("desktop-frame", {"name": ""})
     try:
         bus = connect(sandbox_pid, path, deadline)
-    except (OSError, ConnectionError, TimeoutError, ValueError):
+    except BAD_BUS:
         return ET.tostring(root.elem, encoding="unicode")
     try:
-        _walk(bus, root, budget)
-    except (OSError, TimeoutError, ValueError, TypeError, KeyError, IndexError):
+        _walk(bus, root, budget, {} if static is None else static)
+    except BAD_BUS:
         pass  # a partial tree: what was read before the budget ran out or an answer was bad
     finally:
         bus.close()
@@ -264,13 +342,26 @@ SECOND = {
 }
 
 
-def _walk(bus: _Bus, root: _Node, budget: Budget) -> None:
+#: answers that do not change while an object lives: kept across reads (``Static``)
+STATIC = {"role", "ifaces", "actions"}
+#: (bus name, object path, key) -> answer, for one episode's desktop
+Static = dict[tuple[str, str, str], Any]
+
+
+def _walk(bus: _Bus, root: _Node, budget: Budget, static: Static) -> None:
     """Breadth first, all calls of a round sent at once: a node's own calls, then the ones
-    its interfaces call for and its children, then the text (its length known by then)."""
+    its interfaces call for and its children, then the text (its length known by then).
+    Answers in ``static`` are not asked again."""
     pending: list[tuple[_Node, str, Call]] = [(root, k, f(root)) for k, f in FIRST.items()]
     seen = 1
     while pending:
-        answers = bus.calls([c for _, _, c in pending])
+        keys = [(c[0], c[1], key) for _, key, c in pending]
+        asked = [c for (_, _, c), k in zip(pending, keys, strict=True) if k not in static]
+        fresh = iter(bus.calls(asked))
+        answers = [static[k] if k in static else next(fresh) for k in keys]
+        for k, ans in zip(keys, answers, strict=True):
+            if k[2] in STATIC and ans is not None and len(static) < 100_000:
+                static[k] = ans
         firsts: dict[int, _Node] = {}
         nxt: list[tuple[_Node, str, Call]] = []
         for (node, key, _), ans in zip(pending, answers, strict=True):

@@ -134,6 +134,7 @@ class ComputerEnv(PalaestraEnv):
         self.sandbox.restore_home()
         _write_setup(self.sandbox.home, setup, self.sandbox.uid)
         self.sandbox.a11y = "a11y_tree" in self.parts
+        self._a11y_static: dict = {}  # what does not change in the tree, per episode
         self.sandbox.start(self.display)
         desktop.start_session_bus(self.sandbox)
         if self.sandbox.a11y:
@@ -276,7 +277,8 @@ class ComputerEnv(PalaestraEnv):
         if "a11y_tree" in parts:
             from palaestra.envs.computer import a11y  # jeepney: the ``computer`` extra
 
-            tree = a11y.read_tree(self.sandbox.pid, A11Y_BUS) if self.sandbox.alive() else ""
+            pid, static = self.sandbox.pid, self._a11y_static
+            tree = a11y.read_tree(pid, A11Y_BUS, static=static) if self.sandbox.alive() else ""
             obs["a11y_tree"] = tree[:MAX_TREE]
         return obs
 
