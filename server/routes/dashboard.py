@@ -21,6 +21,7 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import orjson
 from fastapi import APIRouter, Form, Request
@@ -101,7 +102,11 @@ def _may_monitor(request: Request, gw: Gateway, who: str | None) -> bool:
 
 @router.post("/dashboard/login")
 async def login(request: Request, gw: State, api_key: str = Form(...)) -> Response:
-    """Trade an API key for the dashboard's signed cookie (a 401 for an unknown key)."""
+    """Trade an API key for the dashboard's signed cookie (a 401 for an unknown key). A form
+    posted from another site's page is refused: it would sign the browser in as someone else."""
+    origin = request.headers.get("origin")
+    if origin and urlsplit(origin).netloc != request.headers.get("host"):
+        raise Unauthorized("sign in from the dashboard's own page")
     who = gw.authenticate(api_key)
     out = RedirectResponse("/", status_code=303)
     out.set_cookie(

@@ -72,6 +72,9 @@ def test_without_a_key_the_dashboard_asks_for_one(keyed):
     assert 'action="/dashboard/login"' in page and 'id="sessions"' not in page
     assert anon.get("/dashboard/events").status_code == 401
     assert anon.post("/dashboard/login", data={"api_key": "wrong"}).status_code == 401
+    elsewhere = {"Origin": "http://evil.example"}
+    login = anon.post("/dashboard/login", data={"api_key": KEY_A}, headers=elsewhere)
+    assert login.status_code == 401 and "set-cookie" not in login.headers
     anon.cookies.set("palaestra_dashboard", "W10=.forged")
     assert anon.get("/dashboard/events").status_code == 401
     # a key header works as for the API, without the cookie
