@@ -2,6 +2,10 @@
 desktop: the editor's window, menus and text read from AT-SPI, off by default, an unknown
 ``observe`` key refused, OSWorld's screen size as an option, and a hostile bus bounded."""
 
+import os
+import socket
+import struct
+import threading
 import time
 import xml.etree.ElementTree as ET
 
@@ -48,6 +52,7 @@ def test_the_editors_window_menus_and_text_are_in_the_tree(tree_env):
     assert frame.get(f"{{{CP}}}screencoord") == "(0, 0)"
     assert desktop.REGISTRYD in {p["exe"] for p in tree_env.sandbox.processes()}
     assert frame.get(f"{{{CP}}}size") == "(1024, 768)"
+    assert root.find(".//frame[@st:active='true']", a11y.NS) is frame  # OSWorld's xpaths
     menus = [m.get("name") for m in app.iter("menu")]
     assert {"File", "Edit"} <= set(menus)
     assert any(i.get("name", "").strip().startswith("Save") for i in app.iter("menu-item"))
@@ -102,3 +107,28 @@ def test_osworld_screen_size_is_an_option():
         check_options(ComputerOptions, {"screen": "osworld", "width": 800}, None)
     with pytest.raises(InvalidRequest, match=r"options\.screen"):
         check_options(ComputerOptions, {"screen": "4k"}, None)
+
+
+def test_a_lying_bus_gives_an_empty_tree_fast(tmp_path):
+    """A server that authenticates like D-Bus, then announces a 4 GB message: the reader
+    stops at its byte budget (no sandbox needed: the path is read through /proc/PID/root)."""
+    path = tmp_path / "bus"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    server.listen()
+
+    def serve():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(1024)  # the NUL byte and AUTH EXTERNAL
+            conn.sendall(b"OK 0123456789abcdef0123456789abcdef\r\n")
+            conn.recv(1024)  # BEGIN and Hello
+            conn.sendall(b"l\x02\x01\x01" + struct.pack("<III", 0xFFFFFFF0, 1, 0) + b"x" * 64)
+            time.sleep(1)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    start = time.monotonic()
+    assert a11y.read_tree(os.getpid(), str(path)) == '<desktop-frame name="" />'
+    assert time.monotonic() - start < 1.0
+    server.close()
