@@ -182,3 +182,14 @@ def test_an_eval_names_its_run_and_the_catalog_finds_it(gateway, runs_dir, tmp_p
     assert run["episodes"] == 2 and run["tags"]["suite"] == "palaestra-bench"
     rows = regrade.regrade(runs_dir / "eval-data-test")
     assert len(rows) == 2 and not any(r.changed or r.error for r in rows)
+
+
+def test_bad_run_names_and_paging_are_422_naming_the_field(gateway):
+    http = httpx.Client(base_url=gateway, timeout=30)
+    bad = http.post("/v1/sessions", json={"task": TASKS[0], "run": "../etc"})
+    assert bad.status_code == 422 and "run" in bad.text
+    tags = http.post("/v1/sessions", json={"task": TASKS[0], "run": "ok", "tags": {"a": 1}})
+    assert tags.status_code == 422 and "tags" in tags.text
+    for params, name in (({"limit": 501}, "limit"), ({"offset": -1}, "offset")):
+        page = http.get("/v1/runs", params=params)
+        assert page.status_code == 422 and name in page.text
