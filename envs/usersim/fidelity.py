@@ -188,19 +188,24 @@ class StyleReport:
     success: dict[str, dict[str, float]]  # bank -> style -> competent success
     wrong: dict[str, dict[str, float]]  # bank -> style -> wrong-assistant success
     unread: dict[str, dict[str, int]]  # bank -> style -> assistant messages left unread
+    #: bank -> style -> share of the competent assistant's first tries the user read (a
+    #: message it asked to have rephrased is a miss, however the rephrasing fared)
+    first_try: dict[str, dict[str, float]] = field(default_factory=dict)
+    rephrased: dict[str, dict[str, int]] = field(default_factory=dict)  # messages said again
     failures: list[str] = field(default_factory=list)  # "bank/style/task" of the failed ones
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     def table(self) -> list[tuple[str, ...]]:
-        """Rows (style, competent success per bank..., the wrong assistant's highest success,
-        unread messages over all banks) for printing, under :meth:`header`."""
+        """Rows (style, competent success per bank with its first-try read rate in brackets,
+        the wrong assistant's highest success, unread messages over all banks) for printing,
+        under :meth:`header`."""
         banks = list(self.success)
         return [
             (
                 style,
-                *(f"{self.success[b][style]:.2f}" for b in banks),
+                *(f"{self.success[b][style]:.2f} ({self.first_try[b][style]:.2f})" for b in banks),
                 f"{max(self.wrong[b].get(style, 0.0) for b in banks):.2f}",
                 str(sum(self.unread[b][style] for b in banks)),
             )
@@ -208,7 +213,7 @@ class StyleReport:
         ]
 
     def header(self) -> tuple[str, ...]:
-        return ("style", *self.success, "wrong", "unread")
+        return ("style", *(f"{b} (read)" for b in self.success), "wrong", "unread")
 
 
 def measure_styles(
@@ -218,23 +223,26 @@ def measure_styles(
     seeds: int = 1,
     wrong: bool = True,
     env_kwargs: dict[str, Any] | None = None,
+    rephrase: bool = True,
 ) -> StyleReport:
     """Play every task with the competent assistant's decisions reworded in each style (and,
-    with ``wrong``, the wrong assistant's, which must still fail): success per style and bank."""
+    with ``wrong``, the wrong assistant's, which must still fail): success per style and bank.
+    With ``rephrase`` an assistant asked to rephrase says it once more in other words (as an
+    LLM agent would); the first-try read rate is reported either way."""
     tasks, styles, banks = list(tasks), list(styles), list(banks)
     env = UserSimEnv(**(env_kwargs or {}))
     out = StyleReport(0, {}, {}, {})
     try:
         for bank in banks:
-            for key in ("success", "wrong", "unread"):
+            for key in ("success", "wrong", "unread", "first_try", "rephrased"):
                 getattr(out, key)[bank] = {}
             for style in styles:
                 won: dict[str, list[bool]] = {"competent": [], "wrong": []}
-                unread = 0
+                unread = tries = missed = again = 0
                 for task in tasks:
                     for kind in ("competent", "wrong") if wrong else ("competent",):
                         for seed in range(seeds):
-                            policy = RewordedAssistant(style, kind, seed, bank)
+                            policy = RewordedAssistant(style, kind, seed, bank, rephrase)
                             result = run_episode(env, policy, task, seed=seed)
                             ok = bool(result.info.get("verifier", {}).get("success"))
                             won[kind].append(ok)
@@ -244,12 +252,17 @@ def measure_styles(
                                 unread += sum(
                                     1 for turn in env.episode.user.log if turn.get("unread")
                                 )
+                                tries += policy.first_tries
+                                missed += policy.first_unread
+                                again += policy.rephrased
                                 if not ok:
                                     out.failures.append(f"{bank}/{style}/{task.id}/{seed}")
                 out.success[bank][style] = _ratio(sum(won["competent"]), len(won["competent"]))
                 if wrong:
                     out.wrong[bank][style] = _ratio(sum(won["wrong"]), len(won["wrong"]), 0.0)
                 out.unread[bank][style] = unread
+                out.first_try[bank][style] = 1 - _ratio(missed, tries, 0.0)
+                out.rephrased[bank][style] = again
     finally:
         env.close()
     return out

@@ -18,6 +18,11 @@ Phrasings come from two banks written apart: ``seen`` and ``heldout``. The reade
 (:mod:`palaestra.envs.runtimes.simuser.lexicon`) was written from neither, and the held-out bank
 was written after it, so its success rate says how the reader does on words nobody tuned it for.
 Every choice is drawn from a generator seeded by the episode seed: same seed, same words.
+
+When the user asks what was meant (its request for clarification), the assistant does what an
+LLM agent does: it says the same thing once more in other words, from the next bank and another
+style (``rephrase=False`` turns this off). It counts its first tries and how many of them the
+user could not read, so the first-try read rate is reported apart from the success rate.
 """
 
 from __future__ import annotations
@@ -25,8 +30,10 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
+from palaestra.envs.runtimes.simuser import wording
 from palaestra.envs.usersim.policies import CLOSING, ScriptedAssistant, _say
 from palaestra.envs.usersim.world import bind
 
@@ -566,21 +573,48 @@ class RewordedAssistant(ScriptedAssistant):
     """The ``kind`` scripted assistant's moves, worded in ``style`` from phrasing ``bank``."""
 
     def __init__(
-        self, style: str, kind: str = "competent", seed: int = 0, bank: str = "seen"
+        self,
+        style: str,
+        kind: str = "competent",
+        seed: int = 0,
+        bank: str = "seen",
+        rephrase: bool = True,
     ) -> None:
         if style not in STYLES:
             raise ValueError(f"unknown style {style!r}; styles: {list(STYLES)}")
         if bank not in BANKS:
             raise ValueError(f"unknown phrasing bank {bank!r}; banks: {list(BANKS)}")
         super().__init__(kind, seed)
-        self.style, self.bank = style, bank
+        self.style, self.bank, self.rephrase = style, bank, rephrase
 
     def reset(self, task: Any) -> None:
         super().reset(task)
         self.words = random.Random(f"{self.seed}:{self.style}:{self.bank}:{task.id}")
         self._asked: list[str] = []
+        self._redo: Callable[[], str] | None = None  # the last message in other words
+        self._first = False  # the last message was a first try (not a rephrasing)
+        self.first_tries = 0  # messages said for the first time
+        self.first_unread = 0  # of those, how many the user asked to have rephrased
+        self.rephrased = 0
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        reply = observation.get("user_message", "")
+        unread = any(c.lower() in reply.lower() for c in wording.CORE["clarify"])
+        self.first_unread += self._first and unread
+        self._first = False
+        if unread and self.rephrase and self._redo is not None:
+            redo, self._redo = self._redo, None
+            self.rephrased += 1
+            return _say(redo())
+        action = self._next(observation, info)
+        if action["name"] == "send_message":
+            self.first_tries += 1
+            self._first = True
+        else:
+            self._redo = None
+        return action
+
+    def _next(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         reply = observation.get("user_message", "")
         for slot in self._asked:  # several slots may be asked at once: read each
             found = self.dom.slots[slot].find(reply)
@@ -605,19 +639,35 @@ class RewordedAssistant(ScriptedAssistant):
                         i += 1
                         slots.append(plan[i]["ask"])
                 self._asked = slots
-                yield _say(self._ask(slots))
+                yield self._worded(partial(self._ask, slots))
             elif "call" in step:
                 args = bind(step["args"], self._value)
                 yield {"name": "call_tool", "args": {"name": step["call"], "arguments": args}}
             elif "confirm" in step or "offer" in step:
-                text = self._propose(step)
-                yield _say(text)
+                yield self._worded(partial(self._propose, step))
                 if self.kind == "competent" and self._disagreed:
-                    yield _say(self._propose(step))
+                    yield self._worded(partial(self._propose, step))
             elif "tell" in step:
-                yield _say(self._report(self._tell(step)))
+                told = self._tell(step)
+                yield self._worded(partial(self._report, told))
             i += 1
-        yield _say(self._close())
+        yield self._worded(self._close)
+
+    def _worded(self, word: Callable[[], str]) -> dict[str, Any]:
+        """The message ``word`` says, remembering how to say it again in other words: from
+        the next phrasing bank, in another style."""
+
+        def again() -> str:
+            kept = self.bank, self.style
+            self.bank = BANKS[(BANKS.index(self.bank) + 1) % len(BANKS)]
+            self.style = "instructions" if self.style == "polite" else "polite"
+            try:
+                return word()
+            finally:
+                self.bank, self.style = kept
+
+        self._redo = again
+        return _say(word())
 
     # ----- wording --------------------------------------------------------------------------
     def _style(self, move: str) -> str:

@@ -49,7 +49,8 @@ _ASK = re.compile(
     r"i(?:'ll| will|'d| would)? (?:also )?(?:need|require)|need (?:your|the)|"
     r"let me know (?:your|the|which|what|how|when)|tell me|give me|send me|"
     r"do you (?:have|know|need|want|prefer)|any (?:preference|particular)|"
-    r"(?:your|the) [\w' ]+\?$)"
+    r"(?:your|the) [\w' ]+\?$|"
+    r"^[\w' ,-]+ please[.!]?$)"
 )
 #: asking for consent to a proposal, as a question, a tag or an instruction
 _CONSENT = re.compile(
@@ -63,6 +64,7 @@ _CONSENT = re.compile(
     r"good to go|agreed|"
     r"reply (?:with )?['\"\u2018\u201c]?yes|say ['\"\u2018\u201c]?yes|"
     r"(?:your|the) (?:approval|permission|consent|go-ahead)|"
+    r"i(?:'ll| will| can)(?!'t|not| not)\b.+\b(?:once|as soon as|when|after) you\b|"
     r"let me know if (?:i should|you(?:'d| would) like me to|you want me to|that(?:'s| is) (?:ok|"
     r"okay|fine|alright)))\b"
     r"|(?:\b(?:ok|okay|alright|all right|right|correct|yes|good|fine)\s*\?\s*$)"
@@ -97,6 +99,10 @@ _DONE = re.compile(
     r"all set|all done|successfully|went through|you(?:'re| are) (?:all )?(?:set|booked)|"
     r"^done)\b"
 )
+#: a short question about nothing in the domain that asks whether there is more to do
+_MORE = re.compile(
+    r"\b(?:anything|something|everything|all|more|further|other|that it|that's it)\b.*\?\s*$"
+)
 _BYE = re.compile(
     r"\b(?:goodbye|good bye|bye|take care|have a (?:nice|great|good|lovely|safe) "
     r"(?:day|trip|stay|evening|meal|flight|journey))\b"
@@ -109,11 +115,16 @@ class Act:
     slot: str | None = None
     values: dict[str, list[str]] = field(default_factory=dict)
     text: str = ""
+    #: a guessed request: every slot it may ask for, best first (the user answers the first
+    #: its goal holds and has not said)
+    alternatives: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
         if self.slot:
             out["slot"] = self.slot
+        if self.alternatives:
+            out["guessed"] = list(self.alternatives)
         if self.values:
             out["values"] = self.values
         return out
@@ -154,7 +165,9 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
         if asked and (
             (ask and not (consent and values)) or (question and not consent and not values)
         ):
-            return [Act(REQUEST, slot, text=sentence) for slot in asked]
+            return [Act(REQUEST, slot, text=sentence) for slot in asked] + _guesses(
+                words, sentence, asked
+            )
         if unknown and (ask or question):
             return [Act(REQUEST, None, text=sentence)]
     closing = any(w in low for w in ("else", "any", "all", "further")) and bool(
@@ -163,6 +176,10 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
     if closing and not values:
         return [Act(ANYTHING_ELSE, text=sentence)]
     refuse = bool(_REFUSE.search(low))
+    if consent and not values and _GIVE.search(low):  # "go ahead and give me the ..."
+        guessed = _guesses(words, sentence, [])
+        if guessed:
+            return guessed
     if consent or (question and not refuse and (values or _OFFER.search(low))):
         kind = CONFIRM if consent else OFFER
         context: list[Act] = []
@@ -176,6 +193,14 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
         return [Act(kind, values=merged, text=full)]
     if closing:
         return [Act(ANYTHING_ELSE, text=sentence)]
+    if (
+        _MORE.search(low)
+        and not values
+        and not refuse
+        and not asked
+        and not _WRITE_VERB.search(low)
+    ):
+        return [Act(ANYTHING_ELSE, text=sentence)]
     if refuse:
         return [Act(REFUSE, values=values, text=sentence)]
     if _DONE.search(low):
@@ -184,11 +209,43 @@ def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[
         return [Act(BYE, text=sentence)]
     if values:
         return [Act(INFORM, values=values, text=sentence)]
+    if (question or _ASK.search(low)) and not values and (not consent or _GIVE.search(low)):
+        guessed = _guesses(words, sentence, [])
+        if guessed:
+            return guessed
     if question and acts and acts[-1].kind == INFORM:
         # a bare question after a statement asks about the statement ("... . Good?")
         said = acts.pop()
         return [Act(CONFIRM, values=said.values, text=f"{said.text} {sentence}")]
     return []
+
+
+#: asking to be given something: it outweighs a consent cue ("go ahead and give me the ...")
+_GIVE = re.compile(r"\b(?:give|tell|send|provide|share|type|enter) (?:me|us|in|over)\b")
+_ITEMS = re.compile(r",\s*(?:and\s+)?|\s+and\s+|:\s*")
+
+
+def _guesses(words: lexicon.Lexicon, sentence: str, asked: list[str]) -> list[Act]:
+    """Requests for the items of a request that the lexicon maps to no slot, each guessed
+    (:meth:`lexicon.Lexicon.guess`): "the district, type of cuisine and price bracket"."""
+    items = _ITEMS.split(sentence)
+    if len(items) == 1:
+        guessed = () if asked else words.guess(sentence)
+        return [Act(REQUEST, guessed[0], text=sentence, alternatives=guessed)] if guessed else []
+    out = []
+    for item in items:
+        if words.asked(item)[0]:
+            continue
+        guessed = tuple(g for g in words.guess(item) if g not in asked)
+        if guessed:
+            asked = [*asked, guessed[0]]
+            out.append(Act(REQUEST, guessed[0], text=sentence, alternatives=guessed))
+    return out
+
+
+_WRITE_VERB = re.compile(
+    r"\b(?:book|cancel|change|modify|return|exchange|move|add|set|refund|reserve|update|switch)\b"
+)
 
 
 def _expects(text: str) -> bool:

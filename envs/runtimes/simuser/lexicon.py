@@ -15,6 +15,7 @@ count only when nothing more specific is named ("How many bags?" asks for bags).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -202,6 +203,12 @@ class Lexicon:
                 listed = (re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])"), by_low)
             pattern = re.compile(slot.pattern) if slot.pattern else None
             self._finders.append((name, pattern, listed))
+        self._bags = {name: _bag(self.words(slot)) for name, slot in domain.slots.items()}
+        stems = {t for bag in self._bags.values() for t in bag}
+        self._idf = {
+            t: math.log((1 + len(self._bags)) / sum(t in b for b in self._bags.values()))
+            for t in stems
+        }
         patterns = [s.pattern for s in domain.slots.values() if s.pattern]
         #: slots whose values no other slot reads: a value of theirs says which slot it is
         self.unique = {
@@ -271,6 +278,43 @@ class Lexicon:
                     out.append(slot)
         return out, False
 
+    def guess(self, sentence: str) -> tuple[str, ...]:
+        """The slots a request in words outside the lexicon most likely asks for, best first
+        (empty when nothing points anywhere): the fallback when :meth:`asked` names none.
+
+        Each slot is a bag of word stems from its own words and synonyms, weighted by how few
+        slots share them (IDF), so "the duration of the stay" is the slot that says "length of
+        stay", "the number of seats" the one that says "how many seats", and "the name of the
+        place" every slot named "... name" (the user answers the one its goal holds). A closed
+        compound is read by its head ("headcount" ~ "... count"). A word right after a subject
+        pronoun is a verb ("what did you order?"), not a noun naming a slot. Ties are all
+        returned; a score under one generic word's weight is no guess."""
+        scores: dict[str, float] = {}
+        for stem in self._stems(sentence):
+            for name, bag in self._bags.items():
+                if stem in bag:
+                    scores[name] = scores.get(name, 0.0) + self._idf[stem]
+        if not scores:
+            return ()
+        best = max(scores.values())
+        if best < _MIN_GUESS:
+            return ()
+        return tuple(n for n, v in scores.items() if v >= best - 1e-9)
+
+    def _stems(self, sentence: str) -> set[str]:
+        out: set[str] = set()
+        words = _TOKEN.findall(sentence.lower())
+        for i, word in enumerate(words):
+            if word in _STOP or (i and words[i - 1] in _SUBJECTS):
+                continue
+            stem = _stem(word)
+            if stem not in self._idf and len(word) >= 7:  # a closed compound: its head
+                heads = [t for t in self._idf if len(t) >= 4 and stem.endswith(t)]
+                stem = max(heads, key=len) if heads else stem
+            if stem in self._idf:
+                out.add(stem)
+        return out
+
     def names(self, slot: str, sentence: str) -> bool:
         """Whether ``sentence`` names ``slot`` (its answers count only where it is named,
         unless its values are its own)."""
@@ -305,6 +349,35 @@ class Lexicon:
 
 
 _DETERMINER = re.compile(r" of (?:the |your |a )")
+_TOKEN = re.compile(r"[a-z][a-z-]*")
+#: function words and the words of asking: they name no slot
+_STOP_WORDS = (
+    "a an the of for in on at to from with by about your my our their its this that these those "
+    "what which when where who whose why how many much is are was were be been do does did will "
+    "would could can may might shall should please kindly you i we me us it and or any some "
+    "need like want tell give let know send share provide yes no ok okay good right correct "
+    "fine alright sure type enter state spell supply specify go ahead require continue over"
+)
+_STOP = frozenset(_STOP_WORDS.split())
+_SUBJECTS = frozenset({"you", "i", "we", "they"})
+#: the least a guess must score: above one word every slot shares
+_MIN_GUESS = 0.5
+
+
+def _stem(word: str) -> str:
+    """A crude English stem, enough to meet a slot's word in another inflection ("seats" ~
+    "seat", "travelling" ~ "travellers")."""
+    word = word.removesuffix("'s")
+    for suffix in ("ers", "ing", "ies", "ed", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _bag(phrases: list[str]) -> set[str]:
+    return {_stem(w) for p in phrases for w in _TOKEN.findall(p) if w not in _STOP}
+
+
 _YEARLESS = re.compile(r"(?<![\w-])--\d\d-\d\d\b")
 
 

@@ -160,7 +160,8 @@ class SimulatedUser:
             proposal = act.kind in (A.CONFIRM, A.OFFER)
             lacking = self._missing(act) if proposal and not wrong else None
             if act.kind == A.REQUEST:
-                out.append(self._inform(act.slot) if act.slot else ("not_needed", {}))
+                slot = self._resolve(act) if act.alternatives else act.slot
+                out.append(self._inform(slot) if slot else ("not_needed", {}))
             elif act.kind in (A.CONFIRM, A.OFFER, A.DONE, A.INFORM) and wrong:
                 kind, fields = self._inform(wrong)
                 out.append(("negate_say" if kind == "say" else "negate", fields))
@@ -216,6 +217,13 @@ class SimulatedUser:
         if slot in self.domain.slots:
             return ("dont_know", {"label": self._label(slot)})
         return ("not_needed", {})
+
+    def _resolve(self, act: A.Act) -> str | None:
+        """A guessed request's slot: the first candidate the goal holds and has not said yet
+        (then one it has said), as a person reads an unfamiliar word by what is still open."""
+        held = [s for s in act.alternatives if s in self.goal.facts]
+        fresh = [s for s in held if s not in self.state.said]
+        return (fresh or held or [act.slot])[0]
 
     def _choose(self, values: dict[str, list[str]]) -> tuple[str, dict[str, str]]:
         """An offer that names the goal's value among others: pick it by name."""

@@ -51,6 +51,36 @@ def test_a_question_about_something_no_slot_holds_is_not_answered_with_another_s
     assert "ZFA04Y" not in turn.text and [k for k, _ in turn.acts] == ["not_needed"]
 
 
+# words outside the lexicon, read by generalisation (none of them is in the phrasing banks)
+@pytest.mark.parametrize(
+    ("dom", "text", "slot"),
+    [
+        ("hotel", "Need the guestcount.", "people"),  # a closed compound, by its head
+        ("retail", "Kindly state the motive for the cancellation.", "reason"),  # shared stems
+        ("airline", "Go ahead and send me the tripcount.", "passengers"),  # not a consent
+        ("train", "Your ticket class, please.", "seat_class"),  # an elliptic instruction
+    ],
+)
+def test_requests_in_words_outside_the_lexicon_are_guessed(dom, text, slot):
+    assert kinds(dom, text) == [(A.REQUEST, slot)]
+
+
+def test_a_guess_between_slots_is_answered_with_the_one_the_goal_holds():
+    assert [a.alternatives for a in A.read(domain("hotel"), "What is the name of the venue?")] == [
+        ("restaurant", "hotel")
+    ]
+    for venue, fact in (("restaurant", "El Toro"), ("hotel", "Gonville Hotel")):
+        user = SimulatedUser(domain("hotel"), Goal("book", "book", {venue: fact}), "terse", 0)
+        assert fact in user.reply("What is the name of the venue?").text
+
+
+def test_a_guess_never_reads_a_verb_or_a_proposal_as_a_request():
+    assert kinds("hotel", "What did you book?") == [(A.UNREAD, None)]
+    assert kinds("airline", "Please give me the go-ahead.") == [(A.CONFIRM, None)]
+    proposal = kinds("airline", "Cancel reservation ZFA04Y? Yes or no?")
+    assert proposal[0][0] in (A.CONFIRM, A.OFFER) and A.REQUEST not in dict(proposal)
+
+
 PROPOSAL = "I'll cancel reservation ZFA04Y with a full refund of $200.00"
 
 
@@ -64,6 +94,7 @@ PROPOSAL = "I'll cancel reservation ZFA04Y with a full refund of $200.00"
         f"{PROPOSAL}, OK?",
         "Would you like me to cancel reservation ZFA04Y?",
         "Cancel reservation ZFA04Y?",
+        f"{PROPOSAL} as soon as you say so.",  # a proposal conditional on the user
     ],
 )
 def test_confirmations_in_any_form_get_a_yes(text):
@@ -88,6 +119,10 @@ def test_confirmations_in_any_form_get_a_yes(text):
         ("retail", "Our policy doesn't let me cancel a delivered order.", A.REFUSE),
         ("hotel", "Can I help with anything else?", A.ANYTHING_ELSE),
         ("hotel", "Will that be all?", A.ANYTHING_ELSE),
+        ("hotel", "Is that everything?", A.ANYTHING_ELSE),  # a short question about no slot
+        ("hotel", "Anything more?", A.ANYTHING_ELSE),
+        ("hotel", "Is that it?", A.ANYTHING_ELSE),
+        ("airline", "I can't cancel reservation ZFA04Y once you have flown.", A.REFUSE),
     ],
 )
 def test_reports_refusals_and_closings(dom, text, kind):
@@ -133,6 +168,21 @@ def test_wrong_values_in_any_format_are_refused(when, agrees):
     assert A.user_agrees(turn.text) is agrees, turn.text
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I can't cancel reservation ZFA04Y once you have flown.",  # a refusal, not a proposal
+        "I'll cancel reservation ZFA0D7 as soon as you say so.",  # a wrong value
+        "Go ahead and give me the reason, then I'll cancel reservation ZFA0D7.",
+    ],
+)
+def test_a_refusal_or_a_wrong_value_is_never_agreed_to(text):
+    goal = Goal("cancel", "cancel", {"reservation_id": "ZFA04Y"})
+    user = SimulatedUser(domain("airline"), goal, "terse", 0)
+    turn = user.reply(text)
+    assert "affirm" not in [k for k, _ in turn.acts], turn
+
+
 def test_a_code_by_its_ending():
     goal = Goal("cancel", "cancel", {"reservation_id": "ZFA04Y"})
     user = SimulatedUser(domain("airline"), goal, "terse", 0)
@@ -162,10 +212,36 @@ def sample():
 
 
 def test_every_style_with_the_competent_decisions(sample):
-    report = fidelity.measure_styles(sample, STYLES, ("seen",), wrong=True)
-    for style in STYLES:
-        assert report.success["seen"][style] >= 0.9, (style, report.failures)
-        assert report.wrong["seen"][style] == 0.0, style
+    report = fidelity.measure_styles(sample, STYLES, ("seen", "heldout"), wrong=True)
+    for bank in ("seen", "heldout"):
+        for style in STYLES:
+            assert report.success[bank][style] >= 0.9, (bank, style, report.failures)
+            assert report.wrong[bank][style] == 0.0, (bank, style)
+            assert 0.0 < report.first_try[bank][style] <= 1.0
+
+
+def test_held_out_words_are_read_without_rephrasing():
+    """The reader's own generalisation, with no second chance: the assistant never rephrases,
+    and the held-out bank still succeeds (the first-try read rate is reported apart)."""
+    tasks = [t for d in ("airline", "hotel", "retail", "train") for t in generate(d)[::20]]
+    styles = ("polite", "terse", "instructions", "combined")
+    report = fidelity.measure_styles(tasks, styles, ("heldout",), wrong=False, rephrase=False)
+    assert all(report.rephrased["heldout"][s] == 0 for s in styles)
+    assert min(report.success["heldout"].values()) >= 0.85, report.failures
+
+
+def test_an_unread_message_is_rephrased_once_in_other_words():
+    from palaestra.envs.runtimes.simuser import wording
+    from palaestra.envs.usersim.reworded import RewordedAssistant
+
+    policy = RewordedAssistant("terse", bank="heldout")
+    policy.reset(generate("airline")[0])
+    first = policy.act({"user_message": "Hi"}, {})
+    assert first["name"] == "send_message" and policy.first_tries == 1
+    clarify = f"Look, {wording.CORE['clarify'][1].lower()} Quickly, please."
+    again = policy.act({"user_message": clarify}, {})
+    assert again["name"] == "send_message" and again["args"]["text"] != first["args"]["text"]
+    assert (policy.rephrased, policy.first_unread, policy.first_tries) == (1, 1, 1)
 
 
 def test_the_hand_written_lexicon_holds_no_held_out_phrasing():
