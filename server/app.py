@@ -69,6 +69,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     await gw.backend.start(gw.settings.workers)
     # jobs a crashed gateway left running are marked interrupted, for their owners to resume
     gw.jobs.recover()
+    # runs recorded before the episode catalog existed (or copied in) are indexed once
+    Path(gw.settings.runs_dir).mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(gw.sessions.episodes.index_missing, gw.settings.runs_dir)
     reaper = asyncio.create_task(gw.sessions.run_reaper())
     s = gw.settings
     retention = None

@@ -11,6 +11,7 @@ THE QUERY API (used by ``/v1/runs``, the dashboard and tests) is :class:`Episode
     cat.episodes(owner, run_id, *, task=None, env=None, success=None, min_score=None,
                  agent=None, limit=50, offset=0) -> Page
     cat.index_run(run_dir) -> int                         # (re)index a run from its files
+    cat.index_missing(runs_dir) -> list[str]              # runs it does not know (at start)
     cat.forget(run_id, session_id=None)                   # after retention deleted files
 
 A ``Page`` is ``{"items": [...], "total": n, "limit": l, "offset": o, "next_offset": o2|None}``.
@@ -165,16 +166,29 @@ class EpisodeCatalog:
         count = 0
         for sdir in sessions:
             with contextlib.suppress(OSError, ValueError):
-                who = json.loads((sdir / "session.json").read_text()).get("owner")
-                self.add_session(run_dir.name, sdir.name, str(who))
+                who = str(json.loads((sdir / "session.json").read_text()).get("owner"))
+                owners.add(who)
+                self.add_session(run_dir.name, sdir.name, who)
             for ep in recording.episodes(sdir):
-                owners.add(ep["owner"])
                 self.add(ep)
                 count += 1
         owner = meta.get("owner") or (owners.pop() if len(owners) == 1 else None)
-        if owner:
-            self.claim_run(run_dir.name, str(owner), meta.get("tags"))
+        # a run several keys wrote to (the old default, ``live``) stays shared
+        with contextlib.suppress(Conflict):  # re-indexing a run another key holds changes nothing
+            self.claim_run(run_dir.name, str(owner), meta.get("tags"), shared=owner is None)
         return count
+
+    def index_missing(self, runs_dir: Path) -> list[str]:
+        """Index the runs under ``runs_dir`` the catalog does not know (recorded before it
+        existed, or by another tool); their names. Run once when the gateway starts."""
+        with self._lock:
+            known = {r for (r,) in self._db.execute("SELECT run_id FROM runs")}
+        found = []
+        for meta in sorted(Path(runs_dir).glob("*/run.json")):
+            if meta.parent.name not in known and recording.RUN_NAME.match(meta.parent.name):
+                self.index_run(meta.parent)
+                found.append(meta.parent.name)
+        return found
 
     def forget(self, run_id: str, session_id: str | None = None) -> None:
         with self._lock:

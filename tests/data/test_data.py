@@ -193,3 +193,16 @@ def test_bad_run_names_and_paging_are_422_naming_the_field(gateway):
     for params, name in (({"limit": 501}, "limit"), ({"offset": -1}, "offset")):
         page = http.get("/v1/runs", params=params)
         assert page.status_code == 422 and name in page.text
+
+
+def test_runs_recorded_before_the_catalog_are_indexed(recorded, tmp_path):
+    import shutil
+
+    from palaestra.server.episodes import EpisodeCatalog
+
+    shutil.copytree(recorded, tmp_path / "runs" / "old")
+    cat = EpisodeCatalog(tmp_path / "runs" / ".catalog.sqlite3")
+    assert cat.index_missing(tmp_path / "runs") == ["old"]
+    assert cat.index_missing(tmp_path / "runs") == []
+    assert cat.episodes("anonymous", "old", success=True)["total"] == 2
+    assert cat.runs("anonymous")["items"][0]["tags"] == {"agent": "oracle"}
