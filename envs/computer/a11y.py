@@ -25,7 +25,9 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import socket
 import stat
 import struct
@@ -111,7 +113,16 @@ MAX_TEXT = 10_000  # characters of one node's text
 MAX_VALUE = 500  # characters of a name, an attribute value, an action's description
 MAX_BYTES = 32 * 2**20  # read from the bus in one tree
 #: what a dead, slow or lying bus raises here (socket errors and timeouts are OSErrors)
-BAD_BUS = (OSError, ValueError, TypeError, KeyError, IndexError, struct.error, RecursionError)
+BAD_BUS = (
+    OSError,
+    ValueError,
+    TypeError,
+    KeyError,
+    IndexError,
+    AttributeError,
+    struct.error,
+    RecursionError,
+)
 
 
 @dataclass(frozen=True)
@@ -379,7 +390,7 @@ def _walk(bus: _Bus, root: _Node, budget: Budget, static: Static) -> None:
                     args = (0, min(chars, MAX_TEXT))
                     nxt.append((node, "text", _call(node, IFACE + "Text", "GetText", "ii", args)))
         for node in firsts.values():
-            ifaces = {str(i).removeprefix(IFACE) for i in _first(node.replies["ifaces"]) or []}
+            ifaces = {i.removeprefix(IFACE) for i in _strs(_first(node.replies["ifaces"]))}
             states = _states(_first(node.replies["states"]))
             for key, (iface, make) in SECOND.items():
                 on_screen = "visible" in states and "showing" in states
@@ -394,9 +405,15 @@ def _walk(bus: _Bus, root: _Node, budget: Budget, static: Static) -> None:
     _fill_all(root, budget.max_chars)
 
 
+_BUS_NAME = re.compile(r"[:A-Za-z0-9_.-]{1,255}\Z")
+_PATH = re.compile(r"/[A-Za-z0-9_/]{0,500}\Z")
+
+
 def _child(parent: _Node, ans: Any) -> _Node | None:
     ref = _first(ans)
-    if not (isinstance(ref, tuple) and len(ref) == 2) or ref[1] == "/org/a11y/atspi/null":
+    if not (isinstance(ref, tuple) and len(ref) == 2 and all(isinstance(x, str) for x in ref)):
+        return None
+    if ref[1] == "/org/a11y/atspi/null" or not (_BUS_NAME.match(ref[0]) and _PATH.match(ref[1])):
         return None
     child = _Node(str(ref[0]), str(ref[1]), parent.depth + 1)
     parent.children.append(child)
@@ -409,7 +426,8 @@ def _fill_all(root: _Node, max_chars: int) -> None:
     while level:
         nxt = []
         for node in level:
-            _fill(node)
+            with contextlib.suppress(*BAD_BUS):  # answers of the wrong type: a bare node
+                _fill(node)
             e = node.elem
             size += len(e.tag) + len(e.text or "") + sum(len(k) + len(v) for k, v in e.items())
             if size > max_chars:
@@ -425,21 +443,22 @@ def _fill_all(root: _Node, max_chars: int) -> None:
 def _fill(node: _Node) -> None:
     """The node's element from its answers, as OSWorld's ``_create_atspi_node`` shapes it."""
     r, elem = node.replies, node.elem
-    role = (_first(r.get("role")) or "unknown").strip().replace(" ", "-")
+    role = str(_first(r.get("role")) or "unknown").strip().replace(" ", "-")
     elem.tag = _tag(role)
     attrib: dict[str, str] = {"name": _clip(_variant(r.get("name")) or "")}
     states = _states(_first(r.get("states")))
     for s in states:
         attrib[f"{{{NS['st']}}}{s}"] = "true"
-    for k, v in list((_first(r.get("attrs")) or {}).items())[:64]:
+    attrs = _first(r.get("attrs"))
+    for k, v in list(attrs.items() if isinstance(attrs, dict) else [])[:64]:
         if k and _xml_name(str(k)):
             attrib[f"{{{NS['attr']}}}{k}"] = _clip(v)
     extents = _first(r.get("extents"))
-    if "visible" in states and "showing" in states and isinstance(extents, tuple):
-        x, y, w, h = (int(v) for v in extents[:4])
+    if "visible" in states and "showing" in states and _ints(extents, 4):
+        x, y, w, h = extents
         attrib[f"{{{NS['cp']}}}screencoord"] = f"({x}, {y})"
         attrib[f"{{{NS['cp']}}}size"] = f"({w}, {h})"
-    ifaces = set(_first(r.get("ifaces")) or [])
+    ifaces = set(_strs(_first(r.get("ifaces"))))
     if "org.a11y.atspi.Image" in ifaces:
         attrib["image"] = "true"
     if "org.a11y.atspi.Selection" in ifaces:
@@ -454,7 +473,8 @@ def _fill(node: _Node) -> None:
         ):
             if prop in value:
                 attrib[f"{{{NS['val']}}}{key}"] = _clip(_prop_of(r.get("value"), prop))
-    for action in (_first(r.get("actions")) or [])[:32]:
+    actions = _first(r.get("actions"))
+    for action in (actions if isinstance(actions, list) else [])[:32]:
         if isinstance(action, tuple) and len(action) == 3:
             name = str(action[0]).replace(" ", "-")
             if _xml_name(name):
@@ -485,8 +505,16 @@ def _prop_of(body: Any, name: str) -> Any:
     return v[1] if isinstance(v, tuple) and len(v) == 2 else None
 
 
+def _ints(v: Any, n: int) -> bool:
+    return isinstance(v, tuple | list) and len(v) == n and all(type(x) is int for x in v)
+
+
+def _strs(v: Any) -> list[str]:
+    return [x for x in v if isinstance(x, str)] if isinstance(v, list) else []
+
+
 def _states(words: Any) -> list[str]:
-    if not isinstance(words, list):
+    if not _ints(words, 2):
         return []
     bits = sum(int(w) << (32 * i) for i, w in enumerate(words[:2]))
     return [s for i, s in enumerate(STATES) if i and bits >> i & 1]

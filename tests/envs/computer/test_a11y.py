@@ -132,3 +132,25 @@ def test_a_lying_bus_gives_an_empty_tree_fast(tmp_path):
     assert a11y.read_tree(os.getpid(), str(path)) == '<desktop-frame name="" />'
     assert time.monotonic() - start < 1.0
     server.close()
+
+
+def test_answers_of_the_wrong_type_are_left_out():
+    """An app answers whatever signature it likes: wrong types never break the tree."""
+    node = a11y._Node("x", "/a", 0)
+    node.replies = {
+        "role": ("push button",),
+        "name": (("s", "OK"),),
+        "states": ([1 << 25 | 1 << 30, 0],),  # showing, visible
+        "attrs": ("not a dict",),
+        "extents": (("a", 1, 2, 3),),
+        "ifaces": (5,),
+        "actions": (7,),
+        "text": ("hi\x00there",),
+    }
+    a11y._fill(node)
+    assert ET.tostring(node.elem, encoding="unicode") == (
+        f'<push-button xmlns:st="{ST}" name="OK" st:showing="true" st:visible="true">'
+        "hithere</push-button>"
+    )
+    assert a11y._child(node, (("x", "not a path"),)) is None
+    assert a11y._child(node, ((":1.2", "/org/a11y/atspi/accessible/3"),)).depth == 1
