@@ -159,7 +159,8 @@ class EvalJobManager(JobManager):
         # a scripted agent's sessions are the job's own; a model agent's are the caller's
         owner = f"eval:{job.id}" if body.agent in SCRIPTED else job.owner
         loop = asyncio.get_running_loop()
-        sessions = OwnSessions(self, owner, loop)
+        tags = {"agent": body.agent, "suite": body.suite}
+        sessions = OwnSessions(self, owner, loop, f"eval-{job.id}"[:64], tags)
         stop = threading.Event()
 
         def progress(event: Any) -> None:  # in the runner's thread
@@ -220,8 +221,18 @@ class OwnSessions:
     gateway's own session manager: the runner calls from its thread, each call runs in the
     gateway's event loop, and the replies are the JSON-ready dicts a client would receive."""
 
-    def __init__(self, jobs: EvalJobManager, owner: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        jobs: EvalJobManager,
+        owner: str,
+        loop: asyncio.AbstractEventLoop,
+        run: str | None = None,
+        tags: dict[str, str] | None = None,
+    ) -> None:
+        """``run``: the named run (docs/data.md) recorded sessions join, with ``tags``."""
         self.jobs = jobs
+        self.run = run
+        self.tags = tags or {}
         self.manager = jobs.sessions
         self.owner = owner
         self.loop = loop
@@ -236,14 +247,15 @@ class OwnSessions:
         return [t.agent_view() for t in found.tasks]
 
     async def open(self, task: str, *, options: dict[str, Any], record: bool) -> OwnSession:
-        req = CreateSession(task=task, options=options, record=record)
+        req = CreateSession(task=task, options=options, record=record, run=self.run, tags=self.tags)
         (session,) = await self.call(self.manager.create(self.owner, req))
         return OwnSession(self, session)
 
     async def trajectory(self, session_id: str) -> str | None:
         settings = self.jobs.settings
-        recorded = (settings.runs_dir / settings.run_id / session_id).exists()
-        return f"/v1/runs/{settings.run_id}/sessions/{session_id}" if recorded else None
+        run = self.run or settings.run_id
+        recorded = (settings.runs_dir / run / session_id).exists()
+        return f"/v1/runs/{run}/sessions/{session_id}" if recorded else None
 
     async def aclose(self) -> None:
         """Sessions are closed by the runner; anything left is for the idle reaper."""
