@@ -69,6 +69,8 @@ def record_run(runs: Path, episodes: int) -> Path:
 
 
 def export_rate(episodes: int = 200) -> dict[str, float]:
+    import datasets  # noqa: F401  (imported before timing: its import is seconds, not export)
+
     from palaestra.data import episodes as reader
     from palaestra.data import export
 

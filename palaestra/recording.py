@@ -17,7 +17,9 @@ e.g. an app's SQLite database, beside it) and the step event names that folder i
 
 Each event is written with one ``write`` and flushed before the step's answer leaves the
 gateway, so whatever an agent was told is on disk even if the gateway is then killed; a reader
-skips a torn last line.
+skips a torn last line. Image files are written by a writer thread, off the step's path, and
+are all on disk at each episode's end; a gateway killed mid-episode may leave an event naming
+an image that was never written, which readers skip.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,12 +79,13 @@ class SessionRecorder:
         self.index = 0
         self._started = 0.0
         self._seed: int | None = None
+        self._pending: list[Future[None]] = []
 
     def _cut_images(self, value: Any, prefix: str) -> Any:
         if isinstance(value, dict):
             if IMAGE_KEY in value:
                 name = f"{prefix}.{'jpg' if value[IMAGE_KEY] == 'jpeg' else 'png'}"
-                (self.images / name).write_bytes(base64.b64decode(value["data"]))
+                self._save(self.images / name, value["data"])
                 return {"__file__": f"images/{name}", "shape": value["shape"]}
             return {k: self._cut_images(v, f"{prefix}_{k}") for k, v in value.items()}
         return value
@@ -135,6 +139,7 @@ class SessionRecorder:
         self._write(event)
         if not (result["terminated"] or result["truncated"]):
             return None
+        self.settle()
         return summary(self.run_id, self.meta, self._seed, self._started, event)
 
     def _snapshot(self, snap: dict[str, Any]) -> str:
@@ -152,10 +157,31 @@ class SessionRecorder:
     def note(self, kind: str, **fields: Any) -> None:
         self._write({"type": kind, "episode": self.episode, **fields})
 
+    def _save(self, path: Path, data: str) -> None:
+        """An image file is written by the shared writer thread, off the step's path (creating
+        a file costs more than the rest of recording a step); the event that names it is
+        written at once. :meth:`settle` waits for the writes (at every episode end and close),
+        so a finished episode's images are on disk before anything indexes or reads it."""
+        self._pending.append(_WRITER.submit(_write_image, path, data))
+
+    def settle(self) -> None:
+        pending, self._pending = self._pending, []
+        for done in pending:
+            done.result()
+
     def close(self) -> None:
+        self.settle()
         if not self._events.closed:
             self.note("close")
             self._events.close()
+
+
+#: one thread writes every recorder's image files, in order
+_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="palaestra-images")
+
+
+def _write_image(path: Path, data: str) -> None:
+    path.write_bytes(base64.b64decode(data))
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -118,7 +118,7 @@ def row(ep: Episode) -> dict[str, Any]:
     events = [ep.reset, *ep.steps]
     images = []
     for e in events:
-        img = _first_image(e.get("observation"))
+        img = _first_image(e.get("observation"), ep.session_dir)
         images.append({"bytes": (ep.session_dir / img).read_bytes(), "path": img} if img else None)
     v = ep.verdict
     return {
@@ -220,7 +220,7 @@ def conversation(ep: Episode) -> dict[str, Any]:
 
 def _user(ep: Episode, obs: Any) -> dict[str, Any]:
     parts: list[dict[str, Any]] = [{"type": "text", "text": observation_text(obs)}]
-    img = _first_image(obs)
+    img = _first_image(obs, ep.session_dir)
     if img:
         kind = "jpeg" if img.endswith(".jpg") else "png"
         data = base64.b64encode((ep.session_dir / img).read_bytes()).decode()
@@ -231,12 +231,15 @@ def _user(ep: Episode, obs: Any) -> dict[str, Any]:
 
 
 # ----- helpers -----------------------------------------------------------------------------
-def _first_image(obs: Any) -> str | None:
+def _first_image(obs: Any, session_dir: Path | None = None) -> str | None:
+    """The first image file an observation names (one never written, after a crash, is
+    skipped when ``session_dir`` is given)."""
     if isinstance(obs, dict):
         if "__file__" in obs:
-            return str(obs["__file__"])
+            name = str(obs["__file__"])
+            return name if session_dir is None or (session_dir / name).is_file() else None
         for value in obs.values():
-            found = _first_image(value)
+            found = _first_image(value, session_dir)
             if found:
                 return found
     return None

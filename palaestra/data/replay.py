@@ -113,7 +113,10 @@ def _image_digest(ep: Episode | None, obs: Any) -> str | None:
         return None
     for value in obs.values():
         if isinstance(value, dict) and ep is not None and "__file__" in value:
-            data = (ep.session_dir / value["__file__"]).read_bytes()
+            path = ep.session_dir / value["__file__"]
+            if not path.is_file():  # never written (the gateway died mid-episode)
+                return None
+            data = path.read_bytes()
             return hashlib.sha1(image_from_bytes(data, value["shape"]).tobytes()).hexdigest()
         if getattr(value, "ndim", 0) >= 2:  # an image decoded by the client
             return hashlib.sha1(value.tobytes()).hexdigest()
