@@ -65,7 +65,9 @@ def test_the_editors_window_menus_and_text_are_in_the_tree(tree_env):
 
 
 def test_a_planted_link_or_a_silent_bus_leaves_an_empty_or_partial_tree(tree_env):
-    tree_env.reset(options={"task": get_task("computer-basic/append-line-in-editor")})
+    tree_env.set_parts(["a11y_tree"])  # the tree alone, as OSWorld's a11y_tree-only setting
+    obs, _ = tree_env.reset(options={"task": get_task("computer-basic/append-line-in-editor")})
+    assert set(obs) == {"a11y_tree", "last_action_error"} and "mousepad" in obs["a11y_tree"]
     # a bus that accepts and never answers: the read ends at its deadline
     tree_env.step(
         f"run_shell('rm -f {A11Y_BUS}; python3 -c \"import socket,time; s=socket.socket(1); "
