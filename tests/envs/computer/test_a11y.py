@@ -7,13 +7,14 @@ import socket
 import struct
 import threading
 import time
+import typing
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from palaestra.envs.computer import a11y, desktop
 from palaestra.envs.computer.env import DEFAULT_PARTS, PARTS
-from palaestra.envs.computer.options import ComputerOptions
+from palaestra.envs.computer.options import ComputerOptions, Part
 from palaestra.envs.computer.sandbox import A11Y_BUS
 from palaestra.errors import InvalidRequest
 from palaestra.options import OperatorConfig, check_options
@@ -96,6 +97,7 @@ def test_unknown_observe_key_is_a_422_naming_the_parts():
         check_options(ComputerOptions, {"observe": ["screenshot", "axtree"]}, None)
     assert err.value.status == 422 and "options.observe" in str(err.value)
     assert all(p in str(err.value) for p in PARTS)
+    assert typing.get_args(Part) == PARTS  # the options model and the env list the same parts
     ok = check_options(ComputerOptions, {"observe": ["a11y_tree", "screenshot"]}, None)
     assert ok.env_kwargs(OperatorConfig())["observe"] == ["a11y_tree", "screenshot"]
 
