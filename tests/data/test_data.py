@@ -206,3 +206,16 @@ def test_runs_recorded_before_the_catalog_are_indexed(recorded, tmp_path):
     assert cat.index_missing(tmp_path / "runs") == []
     assert cat.episodes("anonymous", "old", success=True)["total"] == 2
     assert cat.runs("anonymous")["items"][0]["tags"] == {"agent": "oracle"}
+
+
+def test_a_pool_records_into_its_named_run(gateway):
+    http = httpx.Client(base_url=gateway, timeout=30)
+    body = {"task": TASKS[0], "size": 2, "run": "pool-run", "tags": {"agent": "pool"}}
+    pid = http.post("/v1/pools", json=body).json()["pool_id"]
+    http.post(f"/v1/pools/{pid}/reset", json={"seed": 3})
+    http.post(f"/v1/pools/{pid}/step", json={"actions": ["add(3)", "add(1)"]})
+    http.post(f"/v1/pools/{pid}/step", json={"actions": ["done()", "done()"]})
+    page = http.get("/v1/runs/pool-run/episodes").json()
+    assert page["total"] == 2 and sorted(e["success"] for e in page["episodes"]) == [False, True]
+    assert {e["agent"] for e in page["episodes"]} == {"pool"}
+    http.delete(f"/v1/pools/{pid}")
