@@ -743,7 +743,9 @@ def regrade(
 
 @app.command()
 def replay(
-    target: Annotated[str, typer.Argument(help="RUN/SESSION or RUN/SESSION/EPISODE")],
+    target: Annotated[
+        str, typer.Argument(help="RUN (every episode), RUN/SESSION or RUN/SESSION/EPISODE")
+    ],
     runs_dir: RunsDir = None,
     url: Annotated[
         str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")

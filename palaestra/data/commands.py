@@ -59,25 +59,31 @@ def run_replay(
     api_key: str | None = None,
     repeat: int = 1,
 ) -> int:
-    """``RUN/SESSION[/EPISODE]`` replayed on the gateway ``gateway()`` gives (the CLI's, or
-    one it starts); 0 when every replay matched the recording, 1 otherwise."""
+    """``RUN/SESSION[/EPISODE]`` (or a whole ``RUN``: every finished episode) replayed
+    ``repeat`` times on the gateway ``gateway()`` gives (the CLI's, or one it starts); prints
+    each replay and a determinism report per family; 0 when every replay matched."""
     from palaestra.client import Client
 
     run, _, key = target.partition("/")
-    ep = episodes.find(episodes.run_dir(runs_dir, run), key)
-    note = replay.version_note(ep)
-    if note:
-        console.print(f"[yellow]version[/] {note}")
+    path = episodes.run_dir(runs_dir, run)
+    chosen = [episodes.find(path, key)] if key else list(episodes.read_run(path))
+    by_family: dict[str, list[replay.Replayed]] = {}
     with gateway() as url:
         client = Client(url, api_key)
-        results = [replay.replay(ep, client) for _ in range(repeat)]
-    for r in results:
-        where = "no divergence" if r.deterministic else f"diverged at step {r.diverged_at}"
-        extra = f"; screenshots differ at {r.image_diffs}" if r.image_diffs else ""
-        console.print(f"{r.episode} ({ep.family}): {where} {r.why or ''}{extra}")
-    if repeat > 1:
-        console.print_json(json.dumps({ep.family: replay.determinism(results)}))
-    return 0 if all(r.deterministic for r in results) else 1
+        for ep in chosen:
+            note = replay.version_note(ep)
+            if note:
+                console.print(f"[yellow]version[/] {ep.key}: {note}")
+            for _ in range(repeat):
+                r = replay.replay(ep, client)
+                by_family.setdefault(ep.family, []).append(r)
+                where = "no divergence" if r.deterministic else f"diverged at step {r.diverged_at}"
+                extra = f"; screenshots differ at {r.image_diffs}" if r.image_diffs else ""
+                console.print(f"{r.episode} ({ep.family}): {where} {r.why or ''}{extra}")
+    if repeat > 1 or len(chosen) > 1:
+        report = {fam: replay.determinism(rs) for fam, rs in by_family.items()}
+        console.print_json(json.dumps(report))
+    return 0 if all(r.deterministic for rs in by_family.values() for r in rs) else 1
 
 
 def run_export(
