@@ -132,8 +132,10 @@ def main(episodes: int = 20) -> dict[str, Any]:
 def reader(per_domain: int = 10, rounds: int = 3) -> dict[str, Any]:
     """The simulated user's reader alone: every assistant message of reworded episodes (the
     competent decisions in each style and phrasing bank, over ``per_domain`` tasks a domain),
-    read ``rounds`` times. Messages per second on one core, and the p50 per message."""
-    from palaestra.envs.runtimes.simuser import acts
+    read ``rounds`` times. Messages per second on one core, and the p50 per message; against
+    a baseline in the same process, interleaved by round: the reader without its fallback for
+    words outside the lexicon (:meth:`Lexicon.guess` returning nothing, as before it)."""
+    from palaestra.envs.runtimes.simuser import acts, lexicon
     from palaestra.envs.usersim import suites
     from palaestra.envs.usersim.reworded import BANKS, STYLES, RewordedAssistant
     from palaestra.policies import run_episode
@@ -150,17 +152,26 @@ def reader(per_domain: int = 10, rounds: int = 3) -> dict[str, Any]:
                 said = [m["content"] for m in env.episode.messages if m["role"] == "assistant"]
                 messages += [(dom, text) for text in said]
     env.close()
-    out = harness.Timings("read")
+    out = harness.Timings("read", "baseline")
+    guess = lexicon.Lexicon.guess
     for _ in range(rounds):
-        for dom, text in messages:
-            with out.timed("read"):
-                acts.read(dom, text)
+        for key in ("baseline", "read"):
+            lexicon.Lexicon.guess = (lambda self, sentence: ()) if key == "baseline" else guess  # type: ignore[method-assign]
+            try:
+                for dom, text in messages:
+                    with out.timed(key):
+                        acts.read(dom, text)
+            finally:
+                lexicon.Lexicon.guess = guess  # type: ignore[method-assign]
     per_s = len(out["read"]) / sum(out["read"])
+    base_s = len(out["baseline"]) / sum(out["baseline"])
     console.print(
         f"reader: {per_s:,.0f} messages/s on one core, p50 {harness.ms(out['read']) * 1000:.0f} "
-        f"us per message ({len(messages)} reworded assistant messages x {rounds})"
+        f"us per message ({len(messages)} reworded assistant messages x {rounds}); without the "
+        f"fallback for unknown words {base_s:,.0f}/s, p50 "
+        f"{harness.ms(out['baseline']) * 1000:.0f} us (throughput ratio {per_s / base_s:.2f})"
     )
-    return {"read": out["read"], "messages_per_s": per_s}
+    return {"read": out["read"], "messages_per_s": per_s, "baseline_per_s": base_s}
 
 
 def validation(per_domain: int = 8, rounds: int = 3) -> dict[str, Any]:
