@@ -156,13 +156,13 @@ def reader(per_domain: int = 10, rounds: int = 3) -> dict[str, Any]:
     guess = lexicon.Lexicon.guess
     for _ in range(rounds):
         for key in ("baseline", "read"):
-            lexicon.Lexicon.guess = (lambda self, sentence: ()) if key == "baseline" else guess  # type: ignore[method-assign]
+            lexicon.Lexicon.guess = (lambda self, sentence: ()) if key == "baseline" else guess
             try:
                 for dom, text in messages:
                     with out.timed(key):
                         acts.read(dom, text)
             finally:
-                lexicon.Lexicon.guess = guess  # type: ignore[method-assign]
+                lexicon.Lexicon.guess = guess
     per_s = len(out["read"]) / sum(out["read"])
     base_s = len(out["baseline"]) / sum(out["baseline"])
     console.print(
