@@ -816,10 +816,9 @@ def bench_all() -> None:
         resolve(fam.bench)()
     synth()
     scale()
-    console.rule("eval runner benchmark")
-    from palaestra.bench.eval import main as evals
-
-    evals()
+    for name in ("eval", "validation", "data", "dashboard", "fidelity"):
+        console.rule(f"{name} benchmark")
+        resolve(f"palaestra.bench.{name}:main")()
 
 
 @bench_app.command("http")
@@ -935,6 +934,35 @@ def bench_scale(
     from palaestra.bench.scale import main
 
     main(starts=starts, steps=steps, backends=backends, routing=routing, max_sessions=max_sessions)
+
+
+@bench_app.command("data")
+def bench_data(
+    steps: Annotated[int, typer.Option(help="Timed WebSocket steps per round")] = 1500,
+    episodes: Annotated[int, typer.Option(help="Episodes in the exported run")] = 200,
+) -> None:
+    """Recording overhead on a WebSocket step, and export rate per format."""
+    from palaestra.bench.data import main
+
+    main(steps=steps, episodes=episodes)
+
+
+@bench_app.command("dashboard")
+def bench_dashboard() -> None:
+    """The live dashboard with 200 stepping sessions: render time and the gateway CPU it costs."""
+    from palaestra.bench.dashboard import main
+
+    main()
+
+
+@bench_app.command("fidelity")
+def bench_fidelity(
+    steps: Annotated[int, typer.Option(help="Timed steps per transport and round")] = 2000,
+) -> None:
+    """Structured observation fields against JSON text, over REST and WebSocket."""
+    from palaestra.bench.fidelity import main
+
+    main(steps=steps)
 
 
 @bench_app.command("usersim")
