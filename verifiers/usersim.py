@@ -48,6 +48,11 @@ _POLARITY = re.compile(
     r"denied|den(?:y|ies)|ineligible|past|instead|however|regret\w*|turn(?:ed|ing)? \w+ down|"
     r"reject\w*|forbid\w*|prohibit\w*|disallow\w*|outside|out of stock)\b"
 )
+#: negations that are courtesy, not refusal ("If you don't mind, how many seats?")
+_HEDGES = re.compile(
+    r"\b(?:if you (?:do )?not mind|would you not mind|(?:do )?not hesitate|no problem|"
+    r"not a problem|no worries)\b"
+)
 
 
 # ----- wording-robust matching, shared by the checks ----------------------------------------
@@ -300,7 +305,7 @@ def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     for said in state["said"][after or 0 :]:
         text = prose(said)
         low = normalize(text)
-        if not _POLARITY.search(low) or not names(text, spec["reason"]):
+        if not _POLARITY.search(_HEDGES.sub(" ", low)) or not names(text, spec["reason"]):
             continue
         if len(low.split()) > REFUSAL_WORDS:
             why = f"the reason is said only inside a dump (over {REFUSAL_WORDS} words)"
