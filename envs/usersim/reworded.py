@@ -27,6 +27,7 @@ user could not read, so the first-try read rate is reported apart from the succe
 
 from __future__ import annotations
 
+import calendar
 import random
 import re
 from collections.abc import Callable, Iterator
@@ -495,20 +496,7 @@ _NUM = [
     "eleven",
     "twelve",
 ]
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+_MONTHS = list(calendar.month_name)[1:]
 
 
 def _cap(text: str) -> str:

@@ -20,6 +20,7 @@ drawings, file-vs-folder) have no oracle here.
 from __future__ import annotations
 
 import ast
+import calendar
 import operator
 import random
 import re
@@ -752,20 +753,7 @@ def terminal(obs: dict[str, Any]) -> str:
     return action("keyboard_type", command)
 
 
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+_MONTHS = list(calendar.month_name)[1:]
 
 
 _DATE = re.compile(r"(\d\d)/(\d\d)/(\d{4})")
