@@ -1,0 +1,207 @@
+"""One telecom episode's world (both sides), its reset from a task, gold replay and DB comparison.
+
+Mirrors tau2-bench ``TelecomEnvironment`` (``environment.py``: ``sync_tools`` after every call,
+``set_state`` running the task's ``initialization_actions`` on either side) and the DB part of
+``src/tau2/evaluator/evaluator_env.py``: the gold world is the task's initial world with the gold
+actions (agent- and user-side) replayed; the episode's final world matches when both the agent's
+DB and the user's device/surroundings are equal. Where tau2 compares two hashes, :func:`compare`
+names the differing fields. The task's ``env_assertions`` are run too (:func:`env_assertions`),
+and :func:`reward` combines ``DB`` and ``ENV_ASSERTION`` per ``reward_basis`` as tau2 does.
+
+Left: the ``ACTION`` / ``COMMUNICATE`` / NL checks, a palaestra Env and the ``tau2-telecom`` suite
+(not registered in the usersim FAMILY yet), and the symbolic user that plays these tasks.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from palaestra.envs.usersim.tau2.telecom_device import DeviceTools, user_db
+from palaestra.envs.usersim.tau2.telecom_world import (
+    ACTIVE,
+    AgentTools,
+    ToolError,
+    agent_db,
+    call_checked,
+    telecom_dir,
+)
+
+
+@functools.cache
+def tasks() -> dict[str, dict[str, Any]]:
+    """tau2's telecom tasks by id (the ``base`` split that ``../shared/tau2`` holds)."""
+    raw = json.loads((telecom_dir() / "tasks.json").read_text())
+    out = {}
+    for i, task in enumerate(raw):
+        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
+            raise ValueError(f"telecom tasks.json[{i}]: field 'id' missing or not a string")
+        if not isinstance(task.get("evaluation_criteria"), dict):
+            raise ValueError(f"telecom task {task['id']}: field 'evaluation_criteria' missing")
+        out[task["id"]] = task
+    return out
+
+
+@dataclass
+class Result:
+    """What a call answered: tau2's content (``Error: ...`` when ``error``)."""
+
+    content: str
+    error: bool = False
+
+
+class TelecomWorld:
+    """The agent's DB and the user's phone of one episode, synced as tau2's environment syncs."""
+
+    def __init__(self) -> None:
+        self.agent = AgentTools(agent_db())
+        self.user = DeviceTools(user_db())
+        self.sync()
+
+    def state(self) -> dict[str, Any]:
+        return {"agent": self.agent.db, "user": self.user.db}
+
+    def sync(self) -> None:
+        """tau2's ``TelecomEnvironment.sync_tools``: agent DB -> user's surroundings and back."""
+        env = self.user.env
+        if env["phone_number"] is None:
+            return
+        line = self.agent._line_by_phone(env["phone_number"])
+        env["line_active"] = line["status"] == ACTIVE
+        env["roaming_allowed"] = bool(line["roaming_enabled"])
+        plan = self.agent._plan(line["plan_id"])
+        env["mobile_data_usage_exceeded"] = (
+            line["data_used_gb"] >= plan["data_limit_gb"] + line["data_refueling_gb"]
+        )
+        req = env["payment_request"]
+        if req is not None and req["paid"]:
+            self.agent._set_bill_to_paid(req["bill_id"])
+            env["payment_request"] = None
+        if env["payment_request"] is None:
+            customer = self.agent.get_customer_by_phone(env["phone_number"])
+            waiting = self.agent._bills_awaiting(customer)
+            if waiting:
+                bill = waiting[0]
+                env["payment_request"] = {
+                    "bill_id": bill["bill_id"],
+                    "amount_due": bill["total_due"],
+                    "paid": False,
+                }
+
+    def _run(self, side: str, name: str, arguments: Any, *, tools_only: bool) -> Any:
+        kit = {"assistant": self.agent, "user": self.user}.get(side)
+        if kit is None:
+            raise ToolError(f"Invalid requestor: {side}")
+        before = copy.deepcopy(self.state())
+        try:
+            out = call_checked(kit, name, arguments, tools_only=tools_only)
+            self.sync()
+        except (ToolError, KeyError, TypeError, ValueError) as e:
+            self.agent.db, self.user.db = before["agent"], before["user"]
+            raise e if isinstance(e, ToolError) else ToolError(str(e)) from e
+        return out
+
+    def call(self, requestor: str, name: str, arguments: Any) -> Result:
+        """A tool call by the agent (``assistant``) or the user (on the phone), as tau2 answers."""
+        try:
+            out = self._run(requestor, name, arguments, tools_only=True)
+        except ToolError as e:
+            return Result(f"Error: {e}", error=True)
+        return Result(out if isinstance(out, str) else json.dumps(out, default=str))
+
+    def run_function(self, env_type: str, func_name: str, arguments: dict[str, Any]) -> Any:
+        """Any function of either side (initialization actions, assertions), as tau2's
+        ``run_env_function_call``; raises :class:`ToolError` on a bad call."""
+        return self._run(env_type, func_name, arguments, tools_only=False)
+
+
+def reset(task: dict[str, Any]) -> TelecomWorld:
+    """A fresh world with the task's ``initialization_actions`` applied (either side)."""
+    world = TelecomWorld()
+    init = (task.get("initial_state") or {}).get("initialization_actions") or []
+    for i, action in enumerate(init):
+        try:
+            world.run_function(
+                action["env_type"], action["func_name"], action.get("arguments") or {}
+            )
+        except (ToolError, KeyError) as e:
+            raise ValueError(f"telecom task {task['id']}: initialization_actions[{i}]: {e}") from e
+    return world
+
+
+def replay(world: TelecomWorld, actions: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    """Run gold actions in order; returns ``(index, error)`` for each that answered an error."""
+    errors = []
+    for i, action in enumerate(actions):
+        res = world.call(
+            action.get("requestor", "assistant"), action["name"], action.get("arguments") or {}
+        )
+        if res.error:
+            errors.append((i, res.content))
+    return errors
+
+
+def gold_actions(task: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(task["evaluation_criteria"].get("actions") or [])
+
+
+def gold_world(task: dict[str, Any]) -> TelecomWorld:
+    world = reset(task)
+    replay(world, gold_actions(task))
+    return world
+
+
+def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            _diff(a.get(key, "<absent>"), b.get(key, "<absent>"), f"{path}.{key}", out)
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _diff(x, y, f"{path}[{i}]", out)
+    elif a != b:
+        out.append(f"{path}: {json.dumps(a, default=str)} != {json.dumps(b, default=str)}")
+
+
+@dataclass
+class Comparison:
+    match: bool
+    differences: list[str] = field(default_factory=list)
+
+
+def compare(final: TelecomWorld, gold: TelecomWorld) -> Comparison:
+    """tau2's DB check (agent DB and user DB both equal), naming the differing fields."""
+    out: list[str] = []
+    _diff(final.state(), gold.state(), "", out)
+    return Comparison(not out, [d.lstrip(".") for d in out])
+
+
+def env_assertions(world: TelecomWorld, task: dict[str, Any]) -> list[tuple[str, bool]]:
+    """Each of the task's ``env_assertions`` and whether it holds (one that raises fails)."""
+    results = []
+    for a in task["evaluation_criteria"].get("env_assertions") or []:
+        try:
+            got = world.run_function(a["env_type"], a["func_name"], a.get("arguments") or {})
+        except ToolError:
+            got = None
+        results.append((a["func_name"], got == a.get("assert_value", True)))
+    return results
+
+
+def reward(world: TelecomWorld, task: dict[str, Any]) -> tuple[float, dict[str, float]]:
+    """tau2's environment reward: the ``DB`` and ``ENV_ASSERTION`` terms of ``reward_basis``.
+
+    The other terms (``ACTION``, ``COMMUNICATE``, ``NL_ASSERTION``) are not scored here.
+    """
+    basis = task["evaluation_criteria"].get("reward_basis") or []
+    parts: dict[str, float] = {}
+    if "DB" in basis:
+        parts["DB"] = float(compare(world, gold_world(task)).match)
+    if "ENV_ASSERTION" in basis:
+        parts["ENV_ASSERTION"] = float(all(ok for _, ok in env_assertions(world, task)))
+    total = 1.0
+    for value in parts.values():
+        total *= value
+    return total, parts
