@@ -100,7 +100,8 @@ def policy() -> str:
     )
 
 
-_TYPES: dict[Any, tuple[type, ...]] = {
+#: a tool parameter's annotation (a string: annotations are postponed) -> accepted JSON types
+_TYPES: dict[str, tuple[type, ...]] = {
     "str": (str,),
     "float": (int, float),
     "int": (int,),
@@ -135,7 +136,7 @@ def call_checked(kit: object, name: str, kwargs: dict[str, Any], *, tools_only: 
             f"{qual} missing {len(missing)} required positional argument{plural}: {names}"
         )
     for key, value in kwargs.items():
-        ann = str(params[key].annotation).replace("Optional[", "").rstrip("]")
+        ann = str(params[key].annotation).split(" | ")[0]  # "float | None" -> "float"
         want = _TYPES.get(ann)
         if value is None and params[key].default is None:
             continue
