@@ -417,7 +417,7 @@ class DeviceTools:
         return self._with_bar("SIM card re-seated successfully.")
 
     @tool
-    def set_apn_settings(self, apn_settings: dict) -> str:  # type: ignore[type-arg]
+    def set_apn_settings(self, apn_settings: dict[str, Any]) -> str:
         unknown = sorted(set(apn_settings) - set(default_apn()))
         if unknown:
             raise ToolError(f"APNSettings: extra fields not permitted: {', '.join(unknown)}")

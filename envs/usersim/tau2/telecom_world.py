@@ -106,7 +106,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "float": (int, float),
     "int": (int,),
     "bool": (bool,),
-    "dict": (dict,),
+    "dict[str, Any]": (dict,),
 }
 
 
@@ -144,7 +144,8 @@ def call_checked(kit: object, name: str, kwargs: dict[str, Any], *, tools_only: 
             isinstance(value, want) and not (bool not in want and isinstance(value, bool))
         )
         if not ok:
-            raise ToolError(f"{qual} argument '{key}' must be {ann}, got {type(value).__name__}")
+            kind = "object" if ann.startswith("dict") else ann
+            raise ToolError(f"{qual} argument '{key}' must be {kind}, got {type(value).__name__}")
     return fn(**kwargs)
 
 
