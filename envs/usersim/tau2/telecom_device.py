@@ -515,6 +515,15 @@ class DeviceTools:
             self._toggle_airplane()
         return "Airplane Mode is now ON."
 
+    def turn_airplane_mode_off(self) -> str:
+        if self._toggle_airplane():  # tau2 toggles, and again if that turned it on
+            self._toggle_airplane()
+        return "Airplane Mode is now OFF."
+
+    def turn_data_on(self) -> str:
+        self.dev["data_enabled"] = True  # tau2 sets it without a network search
+        return "Data connection restored."
+
     def turn_data_off(self) -> str:
         self._force("data_enabled", False, True)
         return "Data connection broken."
@@ -530,6 +539,10 @@ class DeviceTools:
     def turn_data_saver_mode_on(self) -> str:
         self._force("data_saver_mode", True, False)
         return "Data Saver Mode is now ON."
+
+    def turn_data_saver_mode_off(self) -> str:
+        self._force("data_saver_mode", False, False)
+        return "Data Saver Mode is now OFF."
 
     def unseat_sim_card(self) -> str:
         self.dev["sim_card_missing"] = True

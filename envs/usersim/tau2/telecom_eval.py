@@ -7,6 +7,11 @@ actions (agent- and user-side) replayed; the episode's final world matches when 
 DB and the user's device/surroundings are equal. Where tau2 compares two hashes, :func:`compare`
 names the differing fields. The task's ``env_assertions`` are run too (:func:`env_assertions`),
 and :func:`reward` combines ``DB`` and ``ENV_ASSERTION`` per ``reward_basis`` as tau2 does.
+:func:`split_of` gives tau2's train/test split of each task.
+
+One difference: tau2 replays gold actions without syncing the two sides between them (its live
+``get_response`` syncs after every call); here every call syncs, in play and in replay alike, so
+the gold world is the one a live episode doing the gold actions reaches.
 
 Left: the ``ACTION`` / ``COMMUNICATE`` / NL checks, a palaestra Env and the ``tau2-telecom`` suite
 (not registered in the usersim FAMILY yet), and the symbolic user that plays these tasks.
@@ -43,6 +48,13 @@ def tasks() -> dict[str, dict[str, Any]]:
             raise ValueError(f"telecom task {task['id']}: field 'evaluation_criteria' missing")
         out[task["id"]] = task
     return out
+
+
+@functools.cache
+def split_of() -> dict[str, str]:
+    """Task id -> ``train`` or ``test``: tau2's telecom splits (task metadata for the suite)."""
+    raw = json.loads((telecom_dir() / "split_tasks.json").read_text())
+    return {tid: name for name in ("train", "test") for tid in raw[name]}
 
 
 @dataclass

@@ -6,7 +6,7 @@ import pytest
 
 from palaestra.envs.usersim.tau2 import telecom_eval as te
 from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
-from palaestra.envs.usersim.tau2.telecom_world import AgentTools, tool_names
+from palaestra.envs.usersim.tau2.telecom_world import AgentTools, policy, tool_names
 
 #: a task whose initialization touches both sides and whose gold actions do too
 MOBILE_DATA = "[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]"
@@ -33,6 +33,14 @@ def test_loads_both_sides_and_all_tasks():
     assert "toggle_data" in tool_names(DeviceTools) and "turn_data_off" not in tool_names(
         DeviceTools
     )
+
+
+def test_splits_and_policy():
+    splits = te.split_of()
+    assert sorted(splits) == sorted(te.tasks())
+    assert sum(v == "train" for v in splits.values()) == 74
+    assert sum(v == "test" for v in splits.values()) == 40
+    assert policy().startswith("<main_policy>") and "<tech_support_policy>" in policy()
 
 
 def test_each_episode_has_its_own_copy():
