@@ -46,6 +46,14 @@ _SIM_TEXT = {
 }
 
 
+def _vpn_repr(details: dict[str, Any]) -> str:
+    """The details as tau2 prints them: the repr of its model dump, the enum member included."""
+    perf = details["server_performance"]
+    shown = {**details, "server_performance": f"<PerformanceLevel.{perf.upper()}: {perf!r}>"}
+    items = (f"{k!r}: {v if k == 'server_performance' else repr(v)}" for k, v in shown.items())
+    return "{" + ", ".join(items) + "}"
+
+
 def default_apn() -> dict[str, Any]:
     return {
         "apn_name": "internet",
@@ -293,7 +301,7 @@ class DeviceTools:
         d = self.dev
         if d["vpn_connected"]:
             if d["vpn_details"]:
-                return f"VPN is ON and connected. Details: {d['vpn_details']}"
+                return f"VPN is ON and connected. Details: {_vpn_repr(d['vpn_details'])}"
             return "VPN is ON and connected (no specific details available)."
         if d["vpn_enabled_setting"]:
             return "VPN is turned ON in settings, but currently not connected."

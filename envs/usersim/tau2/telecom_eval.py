@@ -33,6 +33,7 @@ from palaestra.envs.usersim.tau2.telecom_world import (
     agent_db,
     call_checked,
     telecom_dir,
+    to_tau2_json,
 )
 
 
@@ -122,7 +123,7 @@ class TelecomWorld:
             out = self._run(requestor, name, arguments, tools_only=True)
         except ToolError as e:
             return Result(f"Error: {e}", error=True)
-        return Result(out if isinstance(out, str) else json.dumps(out, default=str))
+        return Result(to_tau2_json(out))
 
     def run_function(self, env_type: str, func_name: str, arguments: dict[str, Any]) -> Any:
         """Any function of either side (initialization actions, assertions), as tau2's

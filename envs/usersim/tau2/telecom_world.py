@@ -14,7 +14,8 @@ changes the world (tau2's tools raise before mutating; the snapshot makes it a g
 Differences from tau2, on purpose: a draft bill created by ``refuel_data`` gets a deterministic id
 (``B`` + 8 hex digits of a hash of the customer and their bill count) instead of tau2's
 ``uuid4``, so that a replay gives the same database twice; the DB is plain JSON-like dicts with
-dates as ISO strings (tau2's optional fields that the TOML omits are filled with ``None``).
+dates as ISO strings (tau2's optional fields that the TOML omits are filled with ``None``, fields
+kept in tau2's model order, datetimes printed as tau2 prints them).
 
 Left: the agent's policy text is loaded (:func:`policy`) but no palaestra Env wraps this world
 yet; ``DATA`` here is a telecom-local copy of the retail store's data-path rule (to be merged
@@ -27,6 +28,7 @@ import copy
 import functools
 import hashlib
 import inspect
+import json
 import os
 import tomllib
 from collections.abc import Callable
@@ -40,18 +42,68 @@ DATA = Path(os.environ.get("PALAESTRA_TAU2_DATA", Path(__file__).parents[4] / "s
 #: tau2's telecom clock (``utils.get_today``)
 TODAY = date(2025, 2, 25)
 
-#: optional fields of tau2's models that db.toml may leave out
-_OPTIONAL = {
-    "lines": (
+#: each table's fields in the order of tau2's model (its dump, hence the agent's text, keeps
+#: that order; fields the TOML leaves out are tau2's optional fields and read ``None``)
+FIELDS = {
+    "plans": ("plan_id", "name", "data_limit_gb", "price_per_month", "data_refueling_price_per_gb"),
+    "devices": (
         "device_id",
+        "device_type",
+        "model",
+        "imei",
+        "is_esim_capable",
+        "activated",
+        "activation_date",
+        "last_esim_transfer_date",
+    ),
+    "lines": (
+        "line_id",
+        "phone_number",
+        "status",
+        "plan_id",
+        "device_id",
+        "data_used_gb",
+        "data_refueling_gb",
+        "roaming_enabled",
         "contract_end_date",
         "last_plan_change_date",
         "last_sim_replacement_date",
         "suspension_start_date",
     ),
-    "devices": ("imei", "activation_date", "last_esim_transfer_date"),
-    "customers": ("last_extension_date",),
+    "customers": (
+        "customer_id",
+        "full_name",
+        "date_of_birth",
+        "email",
+        "phone_number",
+        "address",
+        "account_status",
+        "payment_methods",
+        "line_ids",
+        "bill_ids",
+        "created_at",
+        "last_extension_date",
+        "goodwill_credit_used_this_year",
+    ),
+    "bills": (
+        "bill_id",
+        "customer_id",
+        "period_start",
+        "period_end",
+        "issue_date",
+        "total_due",
+        "due_date",
+        "line_items",
+        "status",
+    ),
 }
+_NESTED = {
+    "address": ("street", "city", "state", "zip_code"),
+    "payment_methods": ("method_type", "account_number_last_4", "expiration_date"),
+    "line_items": ("description", "amount", "date", "item_type"),
+}
+#: tau2 types these as datetimes, which its answers print with ``str()`` ("2025-01-20 14:30:00")
+_DATETIMES = ("activation_date", "last_esim_transfer_date", "created_at")
 
 ACTIVE, SUSPENDED, PENDING = "Active", "Suspended", "Pending Activation"
 DRAFT, AWAITING, PAID, OVERDUE = "Draft", "Awaiting Payment", "Paid", "Overdue"
@@ -65,6 +117,32 @@ class ToolError(Exception):
     """A tool refused its call; the message is what tau2 would answer (after ``Error: ``)."""
 
 
+class Reply(dict[str, Any]):
+    """A dict a tool builds for its answer (not a database record).
+
+    tau2 serializes a tool's answer with ``Environment.to_json_str``: a database record (a pydantic
+    model) is dumped as is, but the numbers and booleans of a dict the tool built become strings
+    (``"charge": "4.0"``). Marking these dicts lets :func:`to_tau2_json` answer the same text.
+    """
+
+
+def to_tau2_json(resp: Any) -> str:
+    """A tool's answer as the text tau2's agent receives (see :class:`Reply`)."""
+    if isinstance(resp, str):
+        return resp
+
+    def wire(x: Any) -> Any:
+        if isinstance(x, Reply):
+            return {k: wire(v) for k, v in x.items()}
+        if isinstance(x, bool | int | float):
+            return str(x)
+        if isinstance(x, list):
+            return [wire(v) for v in x]
+        return x  # a record (tau2's model_dump) or None or a string
+
+    return json.dumps(wire(resp), default=str)
+
+
 def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a method as a tool the agent (or the user, on the device) may call."""
     fn.is_tool = True  # type: ignore[attr-defined]
@@ -73,15 +151,27 @@ def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 @functools.cache
 def _agent_template() -> dict[str, Any]:
-    db = tomllib.loads((telecom_dir() / "db.toml").read_text())
-    for table, fields in _OPTIONAL.items():
-        for row in db.get(table, []):
-            for f in fields:
-                row.setdefault(f, None)
-    for bill in db.get("bills", []):
-        bill.setdefault("line_items", [])
-    db.setdefault("customers", [])
-    return db
+    raw = tomllib.loads((telecom_dir() / "db.toml").read_text())
+    return {
+        table: [_record(row, fields) for row in raw.get(table, [])]
+        for table, fields in FIELDS.items()
+    }
+
+
+def _record(row: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    rec: dict[str, Any] = {}
+    for f in fields:
+        rec[f] = row.get(f, [] if f in ("line_items", "payment_methods") else None)
+    for key, sub in _NESTED.items():
+        value = rec.get(key)
+        if isinstance(value, dict):
+            rec[key] = {f: value.get(f) for f in sub}
+        elif isinstance(value, list):
+            rec[key] = [{f: item.get(f) for f in sub} for item in value]
+    for key in _DATETIMES:
+        if isinstance(rec.get(key), str):
+            rec[key] = rec[key].replace("T", " ")
+    return rec
 
 
 def agent_db() -> dict[str, Any]:
@@ -238,13 +328,15 @@ class AgentTools:
         line = self._target_line(customer_id, line_id)
         plan = self._plan(line["plan_id"])
         nxt = date(TODAY.year + (TODAY.month == 12), TODAY.month % 12 + 1, 1)
-        return {
-            "line_id": line_id,
-            "data_used_gb": line["data_used_gb"],
-            "data_limit_gb": plan["data_limit_gb"],
-            "data_refueling_gb": line["data_refueling_gb"],
-            "cycle_end_date": (nxt - timedelta(days=1)).isoformat(),
-        }
+        return Reply(
+            {
+                "line_id": line_id,
+                "data_used_gb": line["data_used_gb"],
+                "data_limit_gb": plan["data_limit_gb"],
+                "data_refueling_gb": line["data_refueling_gb"],
+                "cycle_end_date": (nxt - timedelta(days=1)).isoformat(),
+            }
+        )
 
     # --- write tools
     @tool
@@ -254,10 +346,12 @@ class AgentTools:
             raise ToolError("Line must be active to suspend")
         line["status"] = SUSPENDED
         line["suspension_start_date"] = TODAY.isoformat()
-        return {
-            "message": "Line suspended successfully. $5/month holding fee will apply.",
-            "line": line,
-        }
+        return Reply(
+            {
+                "message": "Line suspended successfully. $5/month holding fee will apply.",
+                "line": line,
+            }
+        )
 
     @tool
     def resume_line(self, customer_id: str, line_id: str) -> dict[str, Any]:
@@ -266,7 +360,7 @@ class AgentTools:
             raise ToolError("Line must be suspended to resume")
         line["status"] = ACTIVE
         line["suspension_start_date"] = None
-        return {"message": "Line resumed successfully", "line": line}
+        return Reply({"message": "Line resumed successfully", "line": line})
 
     @tool
     def send_payment_request(self, customer_id: str, bill_id: str) -> str:
@@ -309,13 +403,14 @@ class AgentTools:
         charge = gb_amount * rate
         line["data_refueling_gb"] += gb_amount
         self._one_time_charge(customer_id, charge, f"Data refueling: {gb_amount} GB at ${rate}/GB")
-        return {
-            "message": (
-                f"Successfully added {gb_amount} GB of data for line {line_id} for ${charge:.2f}"
-            ),
-            "new_data_refueling_gb": line["data_refueling_gb"],
-            "charge": charge,
-        }
+        added = f"Successfully added {gb_amount} GB of data for line {line_id}"
+        return Reply(
+            {
+                "message": f"{added} for ${charge:.2f}",
+                "new_data_refueling_gb": line["data_refueling_gb"],
+                "charge": charge,
+            }
+        )
 
     def _one_time_charge(self, customer_id: str, amount: float, description: str) -> None:
         customer = self.get_customer_by_id(customer_id)
@@ -334,8 +429,8 @@ class AgentTools:
                 "issue_date": start.isoformat(),
                 "total_due": 0,
                 "due_date": (start + timedelta(days=14)).isoformat(),
-                "status": DRAFT,
                 "line_items": [],
+                "status": DRAFT,
             }
             self.db["bills"].append(draft)
             customer["bill_ids"].append(draft["bill_id"])
@@ -386,8 +481,8 @@ class AgentTools:
                 "issue_date": first_day.isoformat(),
                 "total_due": amount,
                 "due_date": (first_day + timedelta(days=14)).isoformat(),
-                "status": OVERDUE,
                 "line_items": [item],
+                "status": OVERDUE,
             }
         )
         customer["bill_ids"].append(new_bill_id)

@@ -61,7 +61,7 @@ def test_initialization_actions_apply_on_both_sides(world):
 
 def test_agent_tools_happy_path_and_sync_to_the_device(world):
     res = world.call("assistant", "get_data_usage", {"customer_id": "C1001", "line_id": "L1002"})
-    assert json.loads(res.content)["data_limit_gb"] == 15.0 and not res.error
+    assert json.loads(res.content)["data_limit_gb"] == "15.0" and not res.error  # tau2's wire
     res = world.call(
         "assistant", "refuel_data", {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0}
     )
@@ -124,6 +124,31 @@ def test_user_device_tools(world):
     assert res.content.startswith("Success. Permission 'sms' granted to app 'browser'.")
     res = world.call("user", "grant_app_permission", {"app_name": "maps", "permission": "sms"})
     assert res.content.startswith("Error. App 'maps' not found.") and not res.error
+
+
+def test_answers_are_tau2s_text():
+    """Pinned from a one-off run of tau2's own code on the same calls (numbers the tool built
+    become strings, records keep model field order, datetimes print with a space)."""
+    w = te.reset(te.tasks()[MOBILE_DATA])
+    w.run_function("user", "break_vpn", {})
+    assert w.call("assistant", "get_details_by_id", {"id": "D1001"}).content == (
+        '{"device_id": "D1001", "device_type": "phone", "model": "Smartphone X", '
+        '"imei": "123456789012345", "is_esim_capable": true, "activated": true, '
+        '"activation_date": "2025-01-20 14:30:00", "last_esim_transfer_date": null}'
+    )
+    args = {"customer_id": "C1001", "line_id": "L1002", "gb_amount": 2.0}
+    assert w.call("assistant", "refuel_data", args).content == (
+        '{"message": "Successfully added 2.0 GB of data for line L1002 for $4.00", '
+        '"new_data_refueling_gb": "2.0", "charge": "4.0"}'
+    )
+    assert w.call("user", "check_vpn_status", {}).content == (
+        "VPN is ON and connected. Details: {'server_address': '192.168.1.1', 'protocol': "
+        "'OpenVPN', 'server_performance': <PerformanceLevel.POOR: 'poor'>}"
+    )
+    assert w.call("user", "toggle_data", {}).content == (
+        "Mobile Data is now ON.\nStatus Bar: "
+        "📶⁴ Excellent | 5G | 📱 Data Enabled | 🔒 VPN Connected | 🔋 80%"
+    )
 
 
 def test_payment_request_flows_between_the_sides():
