@@ -30,7 +30,7 @@ fi
 
 # wheels of palaestra and everything it needs, built here from PyPI, installed offline
 wheels=docker/.wheels
-extras=synth
+extras=synth,usersim  # core hosts usersim (its reader parses dates, numbers, money)
 for t in "${targets[@]}"; do
     case $t in web) extras+=,web,mobile ;; cad) extras+=,cad ;; computer) extras+=,computer ;; esac
 done

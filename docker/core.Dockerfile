@@ -1,11 +1,11 @@
-# palaestra/core: Python and palaestra; hosts usersim and the benchmark fixture, and the gateway.
+# palaestra/core: Python and palaestra (with the usersim extra); hosts usersim and the benchmark fixture, and the gateway.
 # The wheels are installed in a build stage, so they never become a layer of the image.
 FROM palaestra/debian:bookworm AS build
 ENV DEBIAN_FRONTEND=noninteractive PIP_NO_CACHE_DIR=1 PYTHONDONTWRITEBYTECODE=1
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends python3 python3-venv
 COPY docker/.wheels /wheels
 RUN python3 -m venv /opt/palaestra \
-    && /opt/palaestra/bin/pip install -q --no-index --find-links /wheels "palaestra[synth]"
+    && /opt/palaestra/bin/pip install -q --no-index --find-links /wheels "palaestra[synth,usersim]"
 
 FROM palaestra/debian:bookworm
 ENV DEBIAN_FRONTEND=noninteractive PYTHONDONTWRITEBYTECODE=1

@@ -387,8 +387,9 @@ def test_an_unprivileged_worker_serves_a_session(tmp_path: Path) -> None:
 # ----- 7. a bounded schemathesis run: no 5xx, no leaked trace ---------------------------------
 #: examples per operation; about 30 operations, so well under a minute in all
 FUZZ_EXAMPLES = 6
-#: starts real synthesis (a CPU-heavy subprocess): its bodies are covered by the 422 tests
-FUZZ_SKIP = {("POST", "/v1/synth/jobs")}
+#: start real synthesis or eval jobs (browsers, desktops, minutes of CPU): their bodies are
+#: covered by the 422 tests here and in tests/server/test_evals_api.py
+FUZZ_SKIP = {("POST", "/v1/synth/jobs"), ("POST", "/v1/evals")}
 
 
 def test_schemathesis_finds_no_5xx_and_no_leaked_trace(keyed: str) -> None:

@@ -2,7 +2,6 @@
 suites solved by their oracles, bad actions, and one observation schema on both backends."""
 
 import json
-import uuid
 
 import numpy as np
 import pytest
@@ -11,8 +10,6 @@ from palaestra.client import RemoteEnv
 from palaestra.envs.mobile.env import MobileEnv, from_android_world
 from palaestra.family import family
 from palaestra.policies import run_episode
-from palaestra.server.settings import Settings
-from palaestra.synth_apps.pipeline import synthesize
 from palaestra.tasks import get_suite
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
@@ -110,24 +107,15 @@ def test_android_world_json_is_accepted():
 
 
 @pytest.fixture(scope="module")
-def suite(gateway):
-    name = f"test-phone-{uuid.uuid4().hex[:6]}"
-    report = synthesize(
-        DOMAINS,
-        variants=1,
-        tasks=6,
-        family="mobile",
-        seed=3,
-        name=name,
-        out=Settings.from_env().suites_dir / name,
-    )
-    assert report.validated == 6, report.drops
-    return get_suite(name)
+def suite():
+    """The shipped phone suite (synthesis itself is tested in tests/synth; building a suite
+    here cost a minute and a half)."""
+    return get_suite("phone")
 
 
 def test_phone_suites_are_solved_through_the_gateway(gateway, suite):
     apps = set()
-    for task in suite.tasks:
+    for task in [next(t for t in suite.tasks if t.metadata["app"] == app) for app in DOMAINS]:
         assert task.env == "palaestra/mobile-v0" and task.validation["validated"]
         env = RemoteEnv(task=f"{suite.name}/{task.id}", base_url=gateway, transport="ws")
         try:
