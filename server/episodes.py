@@ -93,6 +93,8 @@ _EPISODE = (
     "version",
     "ended",
 )
+#: SQLite's largest integer: a larger offset is a 422, not an OverflowError (a 500)
+MAX_OFFSET = 2**63 - 1
 MAX_PAGE = 500
 #: the owner of a run every key writes to (each key still sees only its own episodes)
 SHARED = "*"
@@ -326,8 +328,8 @@ class EpisodeCatalog:
 def _paging(limit: int, offset: int) -> tuple[int, int]:
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidRequest(f"limit must be 1..{MAX_PAGE}", field="limit")
-    if offset < 0:
-        raise InvalidRequest("offset must be >= 0", field="offset")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidRequest(f"offset must be 0..{MAX_OFFSET}", field="offset")
     return limit, offset
 
 

@@ -144,7 +144,9 @@ class Sandbox:
         while True:
             with contextlib.suppress(OSError):
                 for child in children.read_text().split():
-                    if os.readlink(f"/proc/{child}/exe").endswith("/sleep"):
+                    # comm, not exe: reading another uid's exe link needs CAP_SYS_PTRACE, which
+                    # a worker in a container lacks (no agent code runs yet to forge the name)
+                    if Path(f"/proc/{child}/comm").read_text().strip() == "sleep":
                         return
             if time.monotonic() > deadline or not self.alive():
                 self.stop()

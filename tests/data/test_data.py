@@ -190,7 +190,11 @@ def test_bad_run_names_and_paging_are_422_naming_the_field(gateway):
     assert bad.status_code == 422 and "run" in bad.text
     tags = http.post("/v1/sessions", json={"task": TASKS[0], "run": "ok", "tags": {"a": 1}})
     assert tags.status_code == 422 and "tags" in tags.text
-    for params, name in (({"limit": 501}, "limit"), ({"offset": -1}, "offset")):
+    for params, name in (
+        ({"limit": 501}, "limit"),
+        ({"offset": -1}, "offset"),
+        ({"offset": 2**63}, "offset"),
+    ):
         page = http.get("/v1/runs", params=params)
         assert page.status_code == 422 and name in page.text
 
