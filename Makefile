@@ -9,13 +9,16 @@ EXTRAS := dev,bench,eval,data,web,synth,usersim,mobile,cad,computer,ray,docker
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh scripts/setup-openenv.sh
+$(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh scripts/setup-openenv.sh \
+		bench/browsergym_baseline.py
 	bash scripts/setup-system.sh
 	bash scripts/setup-appium.sh
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	PYTHON=$(PYTHON) bash scripts/setup-openenv.sh  # .venv-openenv: OpenEnv's own clients, tests/openenv
+	# .venv-browsergym: BrowserGym's own observation utilities (tests/envs/web), bench web's baseline
+	$(PY) -c "from palaestra.bench.browsergym_baseline import ensure_browsergym_venv as e; e()"
 	touch $(STAMP)
 
 demo: setup

@@ -96,7 +96,7 @@ def test_span_links_read_as_links(env) -> None:
     assert find(parse(obs["axtree"]), "link", word)
 
 
-@pytest.mark.skipif(not BG_PYTHON.exists(), reason="no .venv-browsergym (make bench builds it)")
+@pytest.mark.skipif(not BG_PYTHON.exists(), reason="no .venv-browsergym (make setup builds it)")
 def test_browsergym_utilities_read_our_observation(opened, tmp_path) -> None:
     dump = tmp_path / "obs.json"
     dump.write_text(json.dumps({k: opened[k] for k in ("axtree_object", "dom_object",
