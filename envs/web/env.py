@@ -19,7 +19,7 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -33,6 +33,7 @@ from palaestra.envs.runtimes.browser import BrowserRuntime, is_closed_error, run
 from palaestra.envs.runtimes.simuser.bridge import asker, exchange
 from palaestra.envs.web import cdp, sites
 from palaestra.envs.web.drivers import TaskDriver, driver_for
+from palaestra.envs.web.options import Part
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
@@ -42,18 +43,9 @@ PARTS = ("screenshot", "axtree", "url", "title", "goal", "chat", "tabs")
 #: BrowserGym's observation keys (``browsergym.core.env.BrowserEnv``), asked for by name:
 #: the CDP objects cost a DOM snapshot and Chrome's AX tree (see :mod:`.cdp`)
 CDP_PARTS = ("axtree_object", "dom_object", "extra_element_properties")
-BROWSERGYM_PARTS = (
-    *CDP_PARTS,
-    "chat_messages",
-    "goal_object",
-    "open_pages_urls",
-    "open_pages_titles",
-    "active_page_index",
-    "focused_element_bid",
-    "last_action",
-    "elapsed_time",
-)
-ALL_PARTS = (*PARTS, *BROWSERGYM_PARTS)
+#: every part a client may name: the options model's ``Part`` is the one list of them
+ALL_PARTS: tuple[str, ...] = get_args(Part)
+BROWSERGYM_PARTS = ALL_PARTS[len(PARTS) :]
 MAX_OBJECT = 20_000_000  # a CDP object as JSON text (a large page's DOM snapshot is MBs)
 OBSERVE_JS = (Path(__file__).parent / "observe.js").read_text()
 LISTEN_JS = (Path(__file__).parent / "listen.js").read_text()

@@ -13,7 +13,8 @@ from pydantic import Field
 
 from palaestra.options import EnvOptions
 
-#: the lean parts, then BrowserGym's observation keys (envs/web/env.py ALL_PARTS)
+#: every observation part: the lean default first (envs/web/env.py PARTS), then BrowserGym's keys
+#: with its CDP objects first; the env reads its part lists from here
 Part = Literal[
     "screenshot",
     "axtree",

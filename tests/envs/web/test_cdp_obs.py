@@ -136,4 +136,9 @@ def test_focused_element_bid(env) -> None:
 
 
 def test_the_options_model_lists_every_part() -> None:
-    assert set(get_args(Part)) == set(ALL_PARTS)
+    """The options' ``Part`` is the one list; the env splits it into the lean default (first)
+    and BrowserGym's keys, whose CDP objects come first."""
+    from palaestra.envs.web.env import CDP_PARTS, PARTS
+
+    assert get_args(Part) == ALL_PARTS and ALL_PARTS[: len(PARTS)] == PARTS
+    assert BROWSERGYM_PARTS[: len(CDP_PARTS)] == CDP_PARTS
