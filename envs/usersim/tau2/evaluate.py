@@ -86,7 +86,3 @@ def check_db(task: dict[str, Any], conn: sqlite3.Connection) -> DbCheck:
     """tau2's DB check of an episode's final world against the task's gold replay."""
     actions = task.get("evaluation_criteria", {}).get("actions") or []
     return compare(gold_world(actions), store.dump(conn))
-
-
-def tasks() -> list[dict[str, Any]]:
-    return json.loads((store.retail_dir() / "tasks.json").read_text())

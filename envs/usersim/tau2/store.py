@@ -24,8 +24,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-#: where the tau2 data lives; PALAESTRA_TAU2_DATA overrides it
-DATA = Path(os.environ.get("PALAESTRA_TAU2_DATA", Path(__file__).parents[4] / "shared" / "tau2"))
+#: tau2-bench's data (MIT, vendored with its LICENSE and provenance in ``data/README.md``);
+#: PALAESTRA_TAU2_DATA points elsewhere (another copy of the same layout)
+DATA = Path(os.environ.get("PALAESTRA_TAU2_DATA", Path(__file__).parent / "data"))
 
 #: table name -> the key of the entity in tau2's db.json
 TABLES = ("users", "orders", "products")

@@ -7,7 +7,6 @@ actions (agent- and user-side) replayed; the episode's final world matches when 
 DB and the user's device/surroundings are equal. Where tau2 compares two hashes, :func:`compare`
 names the differing fields. The task's ``env_assertions`` are run too (:func:`env_assertions`),
 and :func:`reward` combines ``DB`` and ``ENV_ASSERTION`` per ``reward_basis`` as tau2 does.
-:func:`split_of` gives tau2's train/test split of each task.
 
 One difference: tau2 replays gold actions without syncing the two sides between them (its live
 ``get_response`` syncs after every call); here every call syncs, in play and in replay alike, so
@@ -20,7 +19,6 @@ Left: the ``ACTION`` / ``COMMUNICATE`` / NL checks, a palaestra Env and the ``ta
 from __future__ import annotations
 
 import copy
-import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,30 +30,8 @@ from palaestra.envs.usersim.tau2.telecom_world import (
     ToolError,
     agent_db,
     call_checked,
-    telecom_dir,
     to_tau2_json,
 )
-
-
-@functools.cache
-def tasks() -> dict[str, dict[str, Any]]:
-    """tau2's telecom tasks by id (the ``base`` split that ``../shared/tau2`` holds)."""
-    raw = json.loads((telecom_dir() / "tasks.json").read_text())
-    out = {}
-    for i, task in enumerate(raw):
-        if not isinstance(task, dict) or not isinstance(task.get("id"), str):
-            raise ValueError(f"telecom tasks.json[{i}]: field 'id' missing or not a string")
-        if not isinstance(task.get("evaluation_criteria"), dict):
-            raise ValueError(f"telecom task {task['id']}: field 'evaluation_criteria' missing")
-        out[task["id"]] = task
-    return out
-
-
-@functools.cache
-def split_of() -> dict[str, str]:
-    """Task id -> ``train`` or ``test``: tau2's telecom splits (task metadata for the suite)."""
-    raw = json.loads((telecom_dir() / "split_tasks.json").read_text())
-    return {tid: name for name in ("train", "test") for tid in raw[name]}
 
 
 @dataclass
@@ -68,6 +44,8 @@ class Result:
 
 class TelecomWorld:
     """The agent's DB and the user's phone of one episode, synced as tau2's environment syncs."""
+
+    domain = "telecom"
 
     def __init__(self) -> None:
         self.agent = AgentTools(agent_db())
@@ -141,7 +119,7 @@ def reset(task: dict[str, Any]) -> TelecomWorld:
                 action["env_type"], action["func_name"], action.get("arguments") or {}
             )
         except (ToolError, KeyError) as e:
-            raise ValueError(f"telecom task {task['id']}: initialization_actions[{i}]: {e}") from e
+            raise ValueError(f"telecom task {task.get('id')}: initialization_actions[{i}]: {e}") from e
     return world
 
 

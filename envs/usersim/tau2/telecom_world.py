@@ -17,9 +17,7 @@ Differences from tau2, on purpose: a draft bill created by ``refuel_data`` gets 
 dates as ISO strings (tau2's optional fields that the TOML omits are filled with ``None``, fields
 kept in tau2's model order, datetimes printed as tau2 prints them).
 
-Left: the agent's policy text is loaded (:func:`policy`) but no palaestra Env wraps this world
-yet; ``DATA`` here is a telecom-local copy of the retail store's data-path rule (to be merged
-with :mod:`.store`).
+The palaestra Env over this world is :mod:`.env`.
 """
 
 from __future__ import annotations
@@ -29,15 +27,13 @@ import functools
 import hashlib
 import inspect
 import json
-import os
 import tomllib
 from collections.abc import Callable
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-#: where the tau2 data lives; PALAESTRA_TAU2_DATA overrides it (same rule as .store)
-DATA = Path(os.environ.get("PALAESTRA_TAU2_DATA", Path(__file__).parents[4] / "shared" / "tau2"))
+from palaestra.envs.usersim.tau2.store import DATA
 
 #: tau2's telecom clock (``utils.get_today``)
 TODAY = date(2025, 2, 25)

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from palaestra.envs.usersim.tau2 import tasks as tt
 from palaestra.envs.usersim.tau2 import telecom_eval as te
 from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
 from palaestra.envs.usersim.tau2.telecom_world import AgentTools, policy, tool_names
@@ -17,7 +18,7 @@ MOBILE_DATA = "[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None
 
 @pytest.fixture
 def world() -> te.TelecomWorld:
-    return te.reset(te.tasks()[MOBILE_DATA])
+    return te.reset(tt.tasks("telecom")[MOBILE_DATA])
 
 
 def snapshot(world: te.TelecomWorld) -> str:
@@ -25,7 +26,7 @@ def snapshot(world: te.TelecomWorld) -> str:
 
 
 def test_loads_both_sides_and_all_tasks():
-    assert len(te.tasks()) == 114
+    assert len(tt.tasks("telecom")) == 114
     w = te.TelecomWorld()
     assert {p["plan_id"] for p in w.agent.db["plans"]} >= {"P1001", "P1002"}
     assert w.user.dev["network_mode_preference"] == "4g_5g_preferred"
@@ -39,8 +40,8 @@ def test_loads_both_sides_and_all_tasks():
 
 
 def test_splits_and_policy():
-    splits = te.split_of()
-    assert sorted(splits) == sorted(te.tasks())
+    splits = tt.split_of("telecom")
+    assert sorted(splits) == sorted(tt.tasks("telecom"))
     assert sum(v == "train" for v in splits.values()) == 74
     assert sum(v == "test" for v in splits.values()) == 40
     assert policy().startswith("<main_policy>") and "<tech_support_policy>" in policy()
@@ -132,7 +133,7 @@ def test_user_device_tools(world):
 def test_answers_are_tau2s_text():
     """Pinned from a one-off run of tau2's own code on the same calls (numbers the tool built
     become strings, records keep model field order, datetimes print with a space)."""
-    w = te.reset(te.tasks()[MOBILE_DATA])
+    w = te.reset(tt.tasks("telecom")[MOBILE_DATA])
     w.run_function("user", "break_vpn", {})
     assert w.call("assistant", "get_details_by_id", {"id": "D1001"}).content == (
         '{"device_id": "D1001", "device_type": "phone", "model": "Smartphone X", '
@@ -169,7 +170,7 @@ def test_payment_request_flows_between_the_sides():
 
 def test_gold_actions_of_every_task_replay_without_error_and_pass():
     failures = {}
-    for tid, task in te.tasks().items():
+    for tid, task in tt.tasks("telecom").items():
         world = te.reset(task)
         errors = te.replay(world, te.gold_actions(task))
         score, _ = te.reward(world, task)
@@ -179,7 +180,7 @@ def test_gold_actions_of_every_task_replay_without_error_and_pass():
 
 
 def test_comparison_passes_against_itself_and_names_a_mutation():
-    task = te.tasks()[MOBILE_DATA]
+    task = tt.tasks("telecom")[MOBILE_DATA]
     gold, again = te.gold_world(task), te.gold_world(task)
     assert te.compare(again, gold).match
     again.call("user", "toggle_roaming", {})
@@ -191,7 +192,7 @@ def test_comparison_passes_against_itself_and_names_a_mutation():
 
 
 def test_doing_nothing_differs_from_gold_where_gold_changes_the_world():
-    task = te.tasks()[MOBILE_DATA]
+    task = tt.tasks("telecom")[MOBILE_DATA]
     idle = te.reset(task)
     assert not te.compare(idle, te.gold_world(task)).match
     assert te.reward(idle, task) == (0.0, {"ENV_ASSERTION": 0.0})

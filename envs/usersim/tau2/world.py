@@ -1,0 +1,109 @@
+"""One tau2 episode's world, whichever the domain: what the env, the user and the grader share.
+
+A world answers tool calls from either side (``requestor`` is tau2's ``assistant`` or ``user``)
+as tau2's environment does (``Result``: the text the caller reads, ``Error: ...`` when the call
+failed, and the world unchanged then), and shows its state as plain JSON data that two worlds
+compare by. Retail has no user side: a user tool call answers tau2's "not found" error.
+
+:func:`open_world` builds a task's initial world (its ``initialization_actions`` applied);
+:func:`gold_state` is the state the task's gold actions reach from there (cached per task, the
+``DB`` check's reference); :func:`assertions` runs a task's ``env_assertions`` on a world.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from typing import Any, Protocol
+
+from palaestra.envs.usersim.tau2 import retail, store, telecom_eval
+from palaestra.envs.usersim.tau2.tasks import gold_actions
+from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
+from palaestra.envs.usersim.tau2.telecom_eval import Result, TelecomWorld
+from palaestra.envs.usersim.tau2.telecom_world import AgentTools, tool_names
+
+#: the agent's tools that may change the world (tau2's ``ToolType.WRITE``): a call of one needs
+#: the user's explicit yes to the assistant's previous message, as both policies require
+WRITES = {
+    "retail": frozenset(retail.WRITE),
+    "telecom": frozenset(
+        {
+            "suspend_line",
+            "resume_line",
+            "send_payment_request",
+            "enable_roaming",
+            "disable_roaming",
+            "refuel_data",
+        }
+    ),
+}
+AGENT_TOOLS = {"retail": tuple(retail.TOOLS), "telecom": tuple(tool_names(AgentTools))}
+USER_TOOLS: dict[str, tuple[str, ...]] = {"retail": (), "telecom": tuple(tool_names(DeviceTools))}
+
+
+class Tau2World(Protocol):
+    domain: str
+
+    def call(self, requestor: str, name: str, arguments: Any) -> Result: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+
+class RetailWorld:
+    """tau2's retail database in a private SQLite copy (:mod:`.store`); no user side."""
+
+    domain = "retail"
+
+    def __init__(self) -> None:
+        self.conn = store.fresh()
+
+    def call(self, requestor: str, name: str, arguments: Any) -> Result:
+        if requestor != "assistant":
+            return Result(f"Error: Tool '{name}' not found.", error=True)
+        content, error = retail.call(self.conn, name, arguments)
+        return Result(content, error)
+
+    def state(self) -> dict[str, Any]:
+        return store.dump(self.conn)
+
+
+def open_world(domain: str, task: dict[str, Any] | None) -> Tau2World:
+    """A fresh world for ``task`` (``None``: the initial world, nothing applied)."""
+    if domain == "retail":
+        return RetailWorld()  # retail tasks have no initialization actions
+    if domain == "telecom":
+        return TelecomWorld() if task is None else telecom_eval.reset(task)
+    raise ValueError(f"unknown tau2 domain {domain!r}")
+
+
+@functools.lru_cache(maxsize=512)
+def _gold(domain: str, task_json: str) -> str:
+    key = json.loads(task_json)
+    world = open_world(domain, {"initial_state": key["init"]})
+    for action in key["actions"]:
+        world.call(action.get("requestor", "assistant"), action["name"], action.get("arguments"))
+    return json.dumps(plain(world.state()), sort_keys=True)
+
+
+def plain(state: dict[str, Any]) -> dict[str, Any]:
+    """A world's state as JSON data (dates as ISO text): what is compared and recorded."""
+    return json.loads(json.dumps(state, sort_keys=True, default=str))
+
+
+def gold_state(domain: str, task: dict[str, Any]) -> dict[str, Any]:
+    """The state the task's gold actions reach (a gold call that errs is skipped, as tau2's
+    evaluator does), cached by the task's content."""
+    key = json.dumps(
+        {"init": task.get("initial_state"), "actions": gold_actions(task)}, sort_keys=True
+    )
+    return json.loads(_gold(domain, key))
+
+
+def assertions(world: Tau2World, task: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each ``env_assertion`` of the task on a copy of ``world``: ``{"name", "ok"}``."""
+    listed = task["evaluation_criteria"].get("env_assertions") or []
+    if not listed or not isinstance(world, TelecomWorld):
+        return []
+    scratch = copy.deepcopy(world)  # an assertion may not change the world it judges
+    return [{"name": name, "ok": ok} for name, ok in telecom_eval.env_assertions(scratch, task)]
