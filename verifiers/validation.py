@@ -238,3 +238,57 @@ def play(
     episode = run_episode(env, policy, task, seed=seed, strict=strict)
     result = env.last_verification or env.verify()
     return Run(result, {}, episode.total_reward, episode.actions)
+
+
+def family_runner(env: Any, task: Any, family: Any) -> Runner:
+    """A :data:`Runner` playing ``family``'s policies (the oracle, ``noop``, adversaries) on
+    ``task`` in ``env``, each episode on its own seed; only the oracle's end state is read
+    (it is the one mutated)."""
+    seeds = iter(range(1000))
+
+    def runner(policy: str) -> Run:
+        seed = next(seeds)
+        episode = run_episode(env, family.policy(policy, seed=seed), task, seed=seed)
+        result = env.last_verification or env.verify()
+        state = env.state_probe().read() if policy == "oracle" else {}
+        return Run(result, state, episode.total_reward, episode.actions)
+
+    return runner
+
+
+def cached_reports(
+    name: str,
+    tasks: list[Any],
+    salt: Any,
+    sources: list[Path],
+    check: Callable[[Any], ValidationReport],
+) -> dict[str, dict[str, Any]]:
+    """Every task's validation report by id, from ``PALAESTRA_HOME/cache`` when neither the
+    tasks, ``salt`` (e.g. the adversary set) nor the ``sources`` (the code that plays and
+    scores them) changed since they were made; a read-only home only costs the next load."""
+    from palaestra.paths import cache_dir
+
+    key = hashlib.sha256(json.dumps(salt, sort_keys=True).encode())
+    for task in tasks:
+        key.update(task.model_dump_json().encode())
+    for source in sorted(set(sources)):
+        key.update(source.read_bytes())
+    cached = cache_dir() / f"{name}-validation-{key.hexdigest()[:20]}.json"
+    try:
+        return dict(json.loads(cached.read_text()))
+    except (OSError, ValueError):
+        pass
+    reports = {t.id: check(t).to_json() for t in tasks}
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{id(reports)}.tmp")
+        partial.write_text(json.dumps(reports))
+        partial.replace(cached)
+    except OSError:
+        pass
+    return reports
+
+
+def task_key(task: Any) -> str:
+    """What a task is, as a :class:`ValidationRecord` key: a digest of all of it."""
+    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:20]

@@ -1,4 +1,5 @@
-"""The user-simulator family: ``palaestra/usersim-v0``, tau-bench-style tool-using dialogues."""
+"""The user-simulator family: ``palaestra/usersim-v0`` (our own domains) and ``palaestra/tau2-v0``
+(tau2-bench retail and telecom), tool-using dialogues with a simulated user."""
 
 from __future__ import annotations
 
@@ -21,6 +22,16 @@ FAMILY = Family(
             "usersim",
             "palaestra.envs.usersim.suites:suite",
             "Customer-service dialogues (airline, retail, train, hotel), each task validated",
+        ),
+        SuiteSpec(
+            "tau2-retail",
+            "palaestra.envs.usersim.tau2.suites:retail",
+            "tau2-bench retail (train/test splits in metadata), symbolic user, validated",
+        ),
+        SuiteSpec(
+            "tau2-telecom",
+            "palaestra.envs.usersim.tau2.suites:telecom",
+            "tau2-bench telecom, the user acting on their phone; splits in metadata; validated",
         ),
     ),
     policies="palaestra.envs.usersim.policies",

@@ -38,6 +38,9 @@ from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.usersim import reasons
 from palaestra.envs.usersim.domain import Domain, dump
 from palaestra.envs.usersim.env import ACTIONS
+from palaestra.envs.usersim.tau2 import adversaries as tau2_adversaries
+from palaestra.envs.usersim.tau2.adversaries import Tau2Adversary
+from palaestra.envs.usersim.tau2.gold import GoldAssistant
 from palaestra.envs.usersim.world import bind, domain, fresh
 from palaestra.policies import (
     ConstantPolicy,
@@ -188,6 +191,7 @@ def _noop(seed: int = 0) -> Policy:
 
 POLICIES: dict[str, PolicyFactory] = {
     **{kind: functools.partial(ScriptedAssistant, kind) for kind in KINDS},
+    "tau2_gold": GoldAssistant,
     "random": _random,
     "noop": _noop,
 }
@@ -392,7 +396,26 @@ def _refuse_fixed(seed: int = 0) -> Policy:
     return ScriptPolicy(lambda task: [_say(FIXED_REFUSAL), _end()])
 
 
+class EitherAdversary:
+    """A strategy played on whichever kind of task comes: the family's own tasks, or tau2's
+    (:mod:`palaestra.envs.usersim.tau2.adversaries`), so one adversary set covers every suite
+    of the family."""
+
+    def __init__(self, strategy: str, seed: int = 0) -> None:
+        self.strategy, self.seed = strategy, seed
+        self.inner: Adversary | Tau2Adversary | None = None
+
+    def reset(self, task: Task | None) -> None:
+        kind = Tau2Adversary if tau2_adversaries.plays(task) else Adversary
+        self.inner = kind(self.strategy, self.seed)
+        self.inner.reset(task)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        assert self.inner is not None, "reset(task) first"
+        return self.inner.act(observation, info)
+
+
 ADVERSARIES: dict[str, PolicyFactory] = {
     "refuse_fixed": _refuse_fixed,
-    **{name: functools.partial(Adversary, name) for name in STRATEGIES},
+    **{name: functools.partial(EitherAdversary, name) for name in STRATEGIES},
 }

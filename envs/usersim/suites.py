@@ -23,8 +23,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import json
-import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,10 +33,16 @@ from palaestra.envs.usersim import FAMILY, reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.paths import cache_dir
-from palaestra.policies import run_episode
 from palaestra.tasks import Oracle, Suite, Task
 from palaestra.verifiers import usersim as checks
-from palaestra.verifiers.validation import Run, ValidationRecord, ValidationReport, validate
+from palaestra.verifiers.validation import (
+    ValidationRecord,
+    ValidationReport,
+    cached_reports,
+    family_runner,
+    task_key,
+    validate,
+)
 
 ENV_ID = "palaestra/usersim-v0"
 WORLD_SEED = 7
@@ -151,17 +155,7 @@ def validate_task(
 ) -> ValidationReport:
     """Execution-validate one task: its oracle, doing nothing, the mutants, and (unless
     ``adversaries`` is False) every adversary of the family, each of which must fail."""
-    env = env or UserSimEnv()
-    seeds = iter(range(1000))
-
-    def runner(policy: str) -> Run:
-        seed = next(seeds)
-        episode = run_episode(env, FAMILY.policy(policy, seed=seed), task, seed=seed)
-        assert env.last_verification is not None
-        # only the oracle's end state is mutated: the others' snapshots would go unread
-        state = env.state_probe().read() if policy == "oracle" else {}
-        return Run(env.last_verification, state, episode.total_reward, episode.actions)
-
+    runner = family_runner(env or UserSimEnv(), task, FAMILY)
     against = FAMILY.adversary_names() if adversaries else ()
     refusal = not task.metadata.get("grantable", True)
     mutations = [*MUTATIONS, LOOKED_NOWHERE] if refusal else MUTATIONS
@@ -207,17 +201,25 @@ def validate_suite(tasks: list[Task] | None = None, *, adversaries: bool = True)
     """Execution-validate ``tasks`` (every generated task by default, dropped ones included)
     with or without the adversaries: the report ``palaestra validate usersim`` prints, each
     task's report (a dropped one's reason, each adversary's result) under ``tasks``."""
+    if tasks is not None and any("tau2" in t.setup for t in tasks):
+        from palaestra.envs.usersim.tau2 import suites as tau2
+
+        report = validate_suite(
+            [t for t in tasks if "tau2" not in t.setup], adversaries=adversaries
+        )
+        for domain in sorted({t.setup["tau2"] for t in tasks if "tau2" in t.setup}):
+            chosen = [t for t in tasks if t.setup.get("tau2") == domain]
+            report["tasks"].update(
+                tau2.validate_suite(domain, chosen, adversaries=adversaries)["tasks"]
+            )
+        return report
     chosen = tasks if tasks is not None else _generated()
     env = UserSimEnv()
-    record = ValidationRecord(cache_dir() / "usersim-validation.json", "usersim", _key)
+    record = ValidationRecord(cache_dir() / "usersim-validation.json", "usersim", task_key)
     try:
         return record.run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
     finally:
         env.close()
-
-
-def _key(task: Task) -> str:
-    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:20]
 
 
 def _generated() -> list[Task]:
@@ -225,28 +227,19 @@ def _generated() -> list[Task]:
 
 
 def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
-    """Validation reports, from the cache when neither the tasks, the adversaries, nor the
-    code that plays and scores them (this package, the simulated user, the usersim checks)
-    changed since they were made."""
-    digest = hashlib.sha256()
-    digest.update(json.dumps(FAMILY.adversary_names()).encode())
-    for task in tasks:
-        digest.update(task.model_dump_json().encode())
+    """Validation reports, cached by the tasks, the adversaries and the code that plays and
+    scores them (this package without tau2, the simulated user, the usersim checks)."""
+    here = Path(__file__).parent
     simuser = Path(runtimes.__file__).parent / "simuser"
-    sources = [*Path(__file__).parent.rglob("*.py"), *simuser.rglob("*.py"), Path(checks.__file__)]
-    for source in sorted(sources):
-        digest.update(source.read_bytes())
-    cached = cache_dir() / f"usersim-validation-{digest.hexdigest()[:20]}.json"
-    with contextlib.suppress(OSError, ValueError):
-        return json.loads(cached.read_text())
+    sources = [*here.glob("*.py"), *(here / "domains").rglob("*.py"), *simuser.rglob("*.py")]
     env = UserSimEnv()
     try:
-        reports = {t.id: validate_task(t, env).to_json() for t in tasks}
+        return cached_reports(
+            "usersim",
+            tasks,
+            FAMILY.adversary_names(),
+            [*sources, Path(checks.__file__)],
+            lambda t: validate_task(t, env),
+        )
     finally:
         env.close()
-    with contextlib.suppress(OSError):  # a read-only home only costs the next load its time
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(reports))
-        partial.replace(cached)
-    return reports

@@ -119,7 +119,9 @@ def reset(task: dict[str, Any]) -> TelecomWorld:
                 action["env_type"], action["func_name"], action.get("arguments") or {}
             )
         except (ToolError, KeyError) as e:
-            raise ValueError(f"telecom task {task.get('id')}: initialization_actions[{i}]: {e}") from e
+            raise ValueError(
+                f"telecom task {task.get('id')}: initialization_actions[{i}]: {e}"
+            ) from e
     return world
 
 

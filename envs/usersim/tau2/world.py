@@ -18,7 +18,7 @@ import json
 from typing import Any, Protocol
 
 from palaestra.envs.usersim.tau2 import retail, store, telecom_eval
-from palaestra.envs.usersim.tau2.tasks import gold_actions
+from palaestra.envs.usersim.tau2.tasks import get, gold_actions
 from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
 from palaestra.envs.usersim.tau2.telecom_eval import Result, TelecomWorld
 from palaestra.envs.usersim.tau2.telecom_world import AgentTools, tool_names
@@ -65,7 +65,11 @@ class RetailWorld:
         return Result(content, error)
 
     def state(self) -> dict[str, Any]:
-        return store.dump(self.conn)
+        """Each entity as data (not its stored JSON text), so a diff names the field."""
+        return {
+            t: {k: json.loads(v) for k, v in rows.items()}
+            for t, rows in store.dump(self.conn).items()
+        }
 
 
 def open_world(domain: str, task: dict[str, Any] | None) -> Tau2World:
@@ -107,3 +111,8 @@ def assertions(world: Tau2World, task: dict[str, Any]) -> list[dict[str, Any]]:
         return []
     scratch = copy.deepcopy(world)  # an assertion may not change the world it judges
     return [{"name": name, "ok": ok} for name, ok in telecom_eval.env_assertions(scratch, task)]
+
+
+def gold_of(domain: str, task_id: str) -> dict[str, Any]:
+    """:func:`gold_state` of a task by id: what a recorded snapshot keeps to re-grade."""
+    return gold_state(domain, get(domain, task_id))

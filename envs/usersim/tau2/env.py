@@ -1,0 +1,145 @@
+"""``palaestra/tau2-v0``: tau2-bench's retail and telecom tasks, the policy as the assistant.
+
+The moves and observations are the family's dialogue env's (:mod:`palaestra.envs.usersim.dialogue`:
+``send_message``, ``call_tool``, ``end_conversation``, OpenAI tool calls and assistant messages
+as they are). The world is tau2's (:mod:`.world`), one private copy per episode with the task's
+initialization actions applied at reset; the tools answer as tau2's do, so a call with a wrong
+tool name or arguments gets tau2's ``Error: ...`` text as its result and changes nothing (an
+argument that is not a JSON object at all is a ``last_action_error``). The user is the task's
+deterministic symbolic user (:mod:`.user`), or the operator's LLM when the session asks for it;
+in telecom the user acts on its own phone inside its reply, and those calls are logged for the
+verifier but never shown to the agent (as in tau2).
+
+A write called when the user's last reply did not agree to the assistant's message is recorded
+as a violation: both tau2 policies demand explicit confirmation, and tau2's own reward does not
+check it (the verifier reports tau2's reward next to ours).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Any
+
+from palaestra.envs.usersim.dialogue import Dialogue, DialogueEnv
+from palaestra.envs.usersim.tau2 import schemas, tasks
+from palaestra.envs.usersim.tau2 import world as worlds
+from palaestra.envs.usersim.tau2.user import Tau2User, make_user
+from palaestra.errors import ActionError, InvalidRequest
+from palaestra.tasks import Task
+from palaestra.verifiers import tau2 as _checks  # noqa: F401  (registers the check kind)
+
+ENV_ID = "palaestra/tau2-v0"
+
+
+@dataclass(kw_only=True)
+class Tau2Episode(Dialogue):
+    domain: str
+    task: dict[str, Any]
+    world: worlds.Tau2World
+    user: Tau2User
+
+
+class Tau2Env(DialogueEnv):
+    episode: Tau2Episode | None = None
+
+    def _setup(self, task: Task | None) -> None:
+        setup = task.setup if task else {}
+        domain = setup.get("tau2", "retail")
+        if domain not in tasks.DOMAINS:
+            raise InvalidRequest(
+                f"unknown tau2 domain {domain!r}; domains: {list(tasks.DOMAINS)}",
+                field="setup.tau2",
+            )
+        task_id = str(setup.get("task_id", next(iter(tasks.tasks(domain)))))
+        try:
+            raw = tasks.get(domain, task_id)
+        except KeyError as exc:
+            raise InvalidRequest(str(exc.args[0]), field="setup.task_id") from None
+        seed = int(self.np_random.integers(2**31))
+        user = make_user(domain, raw, seed, self._llm)
+        self.episode = Tau2Episode(
+            domain=domain, task=raw, world=worlds.open_world(domain, raw), user=user
+        )
+        self.dialogue = self.episode
+        self._say("user", user.opening())
+
+    def _tool_names(self) -> Collection[str]:
+        return worlds.AGENT_TOOLS[self._episode().domain]
+
+    def _tools_json(self) -> str:
+        return schemas.tools_json(self._episode().domain)
+
+    def _policy(self) -> str:
+        return schemas.policy(self._episode().domain)
+
+    def _call(self, name: str, arguments: Any, call_id: str | None) -> None:
+        ep = self._episode()
+        if not isinstance(arguments, dict):
+            raise ActionError("call_tool(): arguments must be a JSON object", action="call_tool")
+        if name in worlds.WRITES[ep.domain] and not ep.consent:
+            ep.violations.append(f"{name} called without the user's explicit confirmation")
+        result = ep.world.call("assistant", name, arguments)
+        self._record(name, arguments, result.content, not result.error, call_id)
+        ep.calls[-1]["by"] = "assistant"
+
+    def _user_reply(self, text: str) -> tuple[str, bool, bool]:
+        ep = self._episode()
+        turn = ep.user.reply(text, ep.world)
+        said = sum(m["role"] == "assistant" for m in ep.messages)
+        for call in turn.calls:
+            ep.calls.append(
+                {
+                    "by": "user",
+                    "name": call["name"],
+                    "args": call.get("arguments") or {},
+                    "ok": not call.get("error"),
+                    "after": said,
+                }
+            )
+        return turn.text, turn.agreed, turn.closed
+
+    def state_probe(self) -> Tau2Probe:
+        return Tau2Probe(self._episode())
+
+    def close(self) -> None:
+        self.episode = None
+        super().close()
+
+    def _episode(self) -> Tau2Episode:
+        if self.episode is None:
+            raise ActionError("no episode: call reset() first")
+        return self.episode
+
+
+class Tau2Probe:
+    """The verifier's view (:mod:`palaestra.verifiers.tau2`): the final world, the gold one
+    (rebuilt on demand from the task, so a recorded snapshot re-grades), the task's env
+    assertions run on a copy of the world, every tool call of both sides, what was said, the
+    violations, and who ended the conversation."""
+
+    def __init__(self, ep: Tau2Episode) -> None:
+        self.ep = ep
+        self._read: tuple[int, dict[str, Any]] | None = None
+
+    def read(self) -> dict[str, Any]:
+        moment = len(self.ep.messages) + len(self.ep.calls)
+        if self._read is None or self._read[0] != moment:
+            self._read = (moment, self._state())
+        return self._read[1]
+
+    def _state(self) -> dict[str, Any]:
+        ep = self.ep
+        return {
+            "domain": ep.domain,
+            "task_id": ep.task["id"],
+            "world": worlds.plain(ep.world.state()),
+            "gold": functools.partial(worlds.gold_of, ep.domain, ep.task["id"]),
+            "assertions": worlds.assertions(ep.world, ep.task),
+            "calls": [dict(c) for c in ep.calls],
+            "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
+            "transcript": [dict(m) for m in ep.messages],
+            "violations": list(ep.violations),
+            "ended_by": ep.ended_by,
+        }

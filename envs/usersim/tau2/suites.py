@@ -1,0 +1,192 @@
+"""The ``tau2-retail`` and ``tau2-telecom`` suites: tau2-bench's tasks, each validated by running.
+
+Every tau2 task becomes a palaestra Task on ``palaestra/tau2-v0``: its setup names the domain and
+the tau2 task (privileged: the agent sees the instruction and the metadata, which carries tau2's
+train/test split), its verifier is the ``tau2`` check kind with the task's evaluation criteria,
+and its oracle is the gold assistant (``tau2_gold``: the gold actions and the messages they need,
+talking to the symbolic user). A task ships only when that oracle scores 1.0 three times with
+the same verdict, ending at once scores 0, three mutants of the oracle's end state fail (a field
+of the world changed, a write without the user's yes, nothing said) and every adversary of the
+family fails it. Tasks that do not validate are listed with the reason by ``palaestra validate
+tau2-retail`` (:func:`validate_suite`), never shipped silently. Reports are cached under
+``PALAESTRA_HOME/cache``, keyed by the tasks, the adversary set and the code that plays and
+scores them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from palaestra.envs import runtimes
+from palaestra.envs.usersim import FAMILY
+from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
+from palaestra.envs.usersim.tau2.env import ENV_ID, Tau2Env
+from palaestra.paths import cache_dir
+from palaestra.tasks import Oracle, Suite, Task
+from palaestra.verifiers import tau2 as checks
+from palaestra.verifiers.validation import (
+    ValidationRecord,
+    ValidationReport,
+    cached_reports,
+    family_runner,
+    task_key,
+    validate,
+)
+
+#: assistant moves per episode (tau2 stops a simulation at 200 messages of either side)
+MAX_STEPS = 100
+MUTATIONS = [{"name": "world_changed"}, {"name": "unconfirmed_write"}, {"name": "said_nothing"}]
+TITLES = {"retail": "online retail store", "telecom": "telecom operator's technical support"}
+
+
+def task_id(domain: str, tau2_id: str) -> str:
+    """A URL-safe id (tau2's telecom ids hold brackets, pipes and colons)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", tau2_id.lower()).strip("-")
+    return f"tau2-{domain}-{slug}"
+
+
+def make_task(domain: str, raw: dict[str, Any]) -> Task:
+    crit = raw["evaluation_criteria"]
+    return Task(
+        id=task_id(domain, raw["id"]),
+        family="usersim",
+        env=ENV_ID,
+        instruction=f"You are the customer-service agent of an {TITLES[domain]}. Help the user "
+        "with their request, following the policy. Use the tools; ask the user for what you "
+        "need; in telecom, the user's phone can only be changed by the user, on your "
+        "instructions.",
+        setup={"tau2": domain, "task_id": raw["id"]},
+        verifier={
+            "kind": "tau2",
+            "reward_basis": list(crit["reward_basis"]),
+            "actions": tau2_tasks.gold_actions(raw),
+            "communicate_info": list(crit.get("communicate_info") or []),
+            "nl_assertions": list(crit.get("nl_assertions") or []),
+        },
+        max_steps=MAX_STEPS,
+        metadata={
+            "source": "tau2-bench",
+            "domain": domain,
+            "tau2_id": raw["id"],
+            "split": tau2_tasks.split_of(domain).get(raw["id"], "none"),
+            "reward_basis": list(crit["reward_basis"]),
+        },
+        oracle=Oracle(policy="tau2_gold"),
+    )
+
+
+@functools.cache
+def tasks(domain: str) -> list[Task]:
+    """Every tau2 task of ``domain`` as a palaestra Task (validated or not)."""
+    made = [make_task(domain, raw) for raw in tau2_tasks.tasks(domain).values()]
+    ids = [t.id for t in made]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"tau2 {domain}: two tasks share an id after making it URL-safe")
+    return made
+
+
+def validate_task(
+    task: Task, env: Tau2Env | None = None, *, adversaries: bool = True
+) -> ValidationReport:
+    runner = family_runner(env or Tau2Env(), task, FAMILY)
+    against = FAMILY.adversary_names() if adversaries else ()
+    return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against)
+
+
+@contextlib.contextmanager
+def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
+    out = dict(state)
+    if mutation["name"] == "unconfirmed_write":
+        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
+    elif mutation["name"] == "said_nothing":
+        out["said"] = []
+        out["calls"] = [c for c in state["calls"] if c.get("by") != "assistant"]
+        out["ended_by"] = None
+    else:  # one field of the final world off: the first leaf, changed
+        world = copy.deepcopy(state["world"])
+        _nudge(world)
+        out["world"] = world
+        out["assertions"] = [{**a, "ok": False} for a in state["assertions"]]
+    yield out
+
+
+def _nudge(node: Any) -> bool:
+    """Change the first scalar found in ``node`` (in place); False when there is none."""
+    items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+    for key, value in items:
+        if isinstance(value, dict | list):
+            if _nudge(value):
+                return True
+        else:
+            node[key] = f"{value}-mutant"
+            return True
+    return False
+
+
+def validate_suite(
+    domain: str, tasks_: list[Task] | None = None, *, adversaries: bool = True
+) -> dict[str, Any]:
+    """Execution-validate a domain's tasks (all by default): the report ``palaestra validate
+    tau2-<domain>`` prints, with each dropped task's reason."""
+    chosen = tasks_ if tasks_ is not None else tasks(domain)
+    env = Tau2Env()
+    record = ValidationRecord(
+        cache_dir() / f"tau2-{domain}-validation.json", f"tau2-{domain}", task_key
+    )
+    try:
+        return record.run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
+    finally:
+        env.close()
+
+
+def suite(domain: str) -> Suite:
+    """The domain's tasks that validate, each with its validation report."""
+    made = tasks(domain)
+    reports = _reports(domain, made)
+    return Suite(
+        name=f"tau2-{domain}",
+        description=f"tau2-bench {domain} with a deterministic symbolic user; every task "
+        "validated by its gold assistant and against the family's adversaries",
+        tasks=[
+            t.model_copy(update={"validation": reports[t.id]})
+            for t in made
+            if reports[t.id]["validated"]
+        ],
+    )
+
+
+@functools.cache
+def retail() -> Suite:
+    return suite("retail")
+
+
+@functools.cache
+def telecom() -> Suite:
+    return suite("telecom")
+
+
+def _reports(domain: str, made: list[Task]) -> dict[str, dict[str, Any]]:
+    """Validation reports, cached by the tasks, the adversaries and the code that plays and
+    scores them (this package, the dialogue env, the family's policies, the simulated user's
+    reader, the tau2 check)."""
+    here = Path(__file__).parent
+    simuser = Path(runtimes.__file__).parent / "simuser"
+    sources = [*here.glob("*.py"), *simuser.glob("*.py"), here.parent / "dialogue.py"]
+    sources += [here.parent / "policies.py", Path(checks.__file__)]
+    env = Tau2Env()
+    try:
+        return cached_reports(
+            f"tau2-{domain}",
+            made,
+            FAMILY.adversary_names(),
+            sources,
+            lambda t: validate_task(t, env),
+        )
+    finally:
+        env.close()
