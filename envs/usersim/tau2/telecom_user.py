@@ -1,0 +1,721 @@
+"""The symbolic user of tau2's telecom tasks: a customer who acts on their own phone.
+
+tau2's weak point is its LLM user (it invents tool results, acts before it is asked, leaves
+early); this user is deterministic. Its facts (name, phone number, where it is) come from the
+task's ``known_info`` and ``set_user_info``; what it accepts comes from the gold actions and the
+scenario (the gold refuel amount and nothing else, a bill payment when the scenario pays one,
+roaming on the line when it is abroad, never a plan change). The assistant's message is read
+twice: the simulated-user reader of :mod:`palaestra.envs.runtimes.simuser` finds the dialogue
+acts (a question for a fact, a proposal, a report, goodbye), and this module's device lexicon
+finds what the assistant asks it to do or to look at on the phone. Each instruction becomes a
+call of the user's own tool (``world.call("user", ...)``), and the reply reports what the tool
+answered, never more: a setting already where the assistant wants it is left alone and said to
+be so, as the state of the phone shows it. An instruction the lexicon cannot map (no setting
+named, a network mode it does not know) gets a question back and is logged ``unread``.
+
+The user closes the conversation when its own check of the goal the scenario sets passes (an
+``Excellent`` speed test, an MMS that can be sent, a status bar with signal): it runs that check
+when asked, and by itself when the assistant says the fix is done or asks whether there is
+anything else. It also leaves when it is transferred to a human agent, or told goodbye. Several
+instructions in one message are carried out in the order given (tau2's user asks for one at a
+time; following them all is kinder to agents and changes no outcome).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from palaestra.envs.runtimes.simuser import acts
+from palaestra.envs.runtimes.simuser.domain import Domain, Slot, by_name
+from palaestra.envs.usersim.tau2.tasks import gold_actions
+from palaestra.envs.usersim.tau2.user import UserTurn
+from palaestra.envs.usersim.tau2.world import Tau2World
+
+PHONE = r"(?<!\d)(\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4})(?!\d)"
+
+
+class TelecomDomain(Domain):
+    """The facts a telecom customer is asked for, in the reader's terms."""
+
+    name = "tau2-telecom"
+    slots = by_name(
+        Slot(
+            "phone_number",
+            "phone number",
+            ("phone number", "mobile number", "cell number", "telephone number", "number"),
+            pattern=PHONE,
+        ),
+        Slot("full_name", "full name", ("full name", "your name", "name")),
+        Slot(
+            "location",
+            "location",
+            ("location", "where are you", "abroad", "travelling", "traveling", "country"),
+        ),
+        Slot(
+            "gb_amount",
+            "amount of data",
+            ("how much data", "how many gb", "how many gigabytes", "amount of data"),
+            pattern=r"(\d+(?:\.\d+)?)\s*(?:GB|gb|gigabytes?)\b",
+        ),
+    )
+
+
+DOMAIN = TelecomDomain()
+
+#: a setting the user switches: (its words, the toggle tool, the device field that says it is on)
+SWITCHES: tuple[tuple[str, str, str, str], ...] = (
+    ("airplane mode", r"airplane|aeroplane|flight mode|plane mode", "toggle_airplane_mode",
+     "airplane_mode"),
+    ("Wi-Fi calling", r"wi-?fi[ -]?calling|wlan calling", "toggle_wifi_calling",
+     "wifi_calling_enabled"),
+    ("data roaming", r"roaming", "toggle_roaming", "roaming_enabled"),
+    ("data saver mode", r"data[ -]?saver|data restriction|low data mode",
+     "toggle_data_saver_mode", "data_saver_mode"),
+    ("mobile data", r"mobile data|cellular data|data connection|\bdata\b", "toggle_data",
+     "data_enabled"),
+    ("Wi-Fi", r"wi-?fi|wireless network|wlan", "toggle_wifi", "wifi_enabled"),
+)  # fmt: skip
+_VPN = r"\bvpn\b|virtual private network"
+_SIM = r"\bsim\b|sim card"
+_APN = r"\bapn\b|access point name|mmsc"
+_MODES = (
+    ("2g_only", r"2g[ _-]?only|only 2g"),
+    ("3g_only", r"3g[ _-]?only|only 3g"),
+    ("4g_only", r"(?:4g|lte)[ _-]?only|only (?:4g|lte)"),
+    (
+        "4g_5g_preferred",
+        r"(?:4g|lte)[ _/,-]*(?:and |or )?5g|5g[ _/,-]*(?:and |or )?(?:4g|lte)|5g[ _-]?preferred|"
+        r"\b5g\b|automatic",
+    ),
+)
+_PERMISSIONS = (
+    ("sms", r"\bsms\b|text messag\w*|texting"),
+    ("storage", r"storage|\bfiles?\b|\bmedia\b|photos?"),
+    ("phone", r"\bphone\b|\bcalls?\b"),
+    ("network", r"\bnetwork\b|internet access"),
+)
+_APP_WORDS = {"messaging": r"messag\w*|\bsms app|\btexting app|\bmessages\b", "browser": r"browser"}
+
+#: what the phone can show, in the order the words are tried: (words, check tool)
+CHECKS: tuple[tuple[str, str], ...] = (
+    (r"status bar|icons?\b|top of (?:your|the) screen", "check_status_bar"),
+    (r"speed ?test|internet speed|\bspeed\b|how fast|browse|browsing|internet", "run_speed_test"),
+    (r"\bmms\b|picture messag\w*|multimedia messag\w*|send (?:a )?(?:picture|photo)",
+     "can_send_mms"),
+    (r"payment request|\bbill\b", "check_payment_request"),
+    (r"network (?:mode|type|preference)|preferred network|mode preference",
+     "check_network_mode_preference"),
+    (_SIM, "check_sim_status"),
+    (_APN, "check_apn_settings"),
+    (_VPN, "check_vpn_status"),
+    (r"wi-?fi[ -]?calling", "check_wifi_calling_status"),
+    (r"data[ -]?saver|data restriction", "check_data_restriction_status"),
+    (r"installed apps|which apps|what apps|apps (?:are )?installed", "check_installed_apps"),
+    (r"permission", "check_app_permissions"),
+    (r"wi-?fi", "check_wifi_status"),
+    (
+        r"network status|network settings|signal|service|connection|connected|airplane|"
+        r"aeroplane|mobile data|cellular data|roaming|\bdata\b|network",
+        "check_network_status",
+    ),
+)  # fmt: skip
+
+_ACTION_VERB = re.compile(
+    r"\b(?:turn|switch|toggle|flip|enable|disable|activate|deactivate|set|change|reset|reboot|"
+    r"restart|reseat|re-seat|reinsert|re-insert|remove|take out|disconnect|connect|grant|allow|"
+    r"give|pay|exit|put)\b"
+)
+_CHECK_VERB = re.compile(
+    r"\b(?:check|look|tell me|what|which|see|verify|confirm|run|test|try|report|read|show|shows|"
+    r"showing|is|are|does|do you|can you send|able to|working|work)\b"
+)
+#: the assistant speaking of its own action: a proposal or a report, never an instruction
+_AGENT_SELF = re.compile(
+    r"\b(?:shall i|should i|would you like me to|do you want me to|want me to|like me to|may i|"
+    r"can i|let me|i(?:'ll| will| can| could| have| 've| am going to|'m going to)|i've)\b"
+)
+_NEGATED = re.compile(r"\b(?:don't|do not|never|no need to|without)\b")
+_REBOOT = re.compile(
+    r"\b(?:reboot|restart|power[ -]?cycle)\b|turn (?:your |the )?(?:phone|device) off and "
+    r"(?:back )?on|switch (?:your |the )?(?:phone|device) off and (?:back )?on"
+)
+_RESEAT = re.compile(
+    r"\b(?:re-?seat|re-?insert|take (?:out|the sim)|remove (?:and|the sim)|pop (?:out|the sim)|"
+    r"put (?:it|the sim) back)\b"
+)
+_PAY = re.compile(
+    r"\b(?:make (?:the |a )?payment|pay (?:the |your |this |that |it|for)|accept (?:the |that |"
+    r"this )?payment|complete (?:the )?payment|approve (?:the )?payment|pay\b)"
+)
+_ON = re.compile(r"\b(?:turn|switch|put|set|flip)\b.*?\bon\b|\b(?:enable|activate)\b")
+_OFF = re.compile(
+    r"\b(?:turn|switch|put|set|flip)\b.*?\boff\b|\b(?:disable|deactivate|exit|get out of|leave)\b"
+)
+_WHERE_ON = re.compile(
+    r"\b(?:on|in|from) (?:your|the|my) (?:phone|device|handset|settings|screen|line|account)\b"
+)
+_CLAUSE = re.compile(r",? and then |,? then |; |, and |\band\b(?= (?:turn|switch|toggle|"
+                     r"enable|disable|set|reset|grant|disconnect|reboot|restart|make|pay|check|"
+                     r"run|try|tell|let))")  # fmt: skip
+
+_TRANSFER = re.compile(
+    r"\btransfer\w*\b.*\b(?:human|agent|specialist|technical support|representative)\b|"
+    r"\b(?:human|live) agent\b.*\b(?:transfer|connect)\w*"
+)
+_FIXED = re.compile(
+    r"\b(?:should (?:now )?(?:be )?(?:fixed|resolved|working|work)|(?:is|are) (?:now )?"
+    r"(?:fixed|resolved)|try (?:it )?again|(?:fix|resolve)d? (?:the|your) (?:issue|problem)|"
+    r"all set|that should (?:do it|help|fix))\b"
+)
+#: a sentence that asks the user something (a question, an instruction), not a statement
+_ASKS_USER = re.compile(
+    r"\?\s*$|^(?:(?:and|so|now|next|ok|okay|great|thanks|first|then|also|lastly|finally)[,:]?\s+)*"
+    r"(?:please |kindly )?(?:check|look|run|try|tell|see|verify|confirm|go|open|read|test|"
+    r"let me know|can you|could you|would you|will you)\b|\b(?:let me know|tell me|i need you to|"
+    r"you (?:need|should|will need|'ll need) to|please)\b"
+)
+#: a question for one of the user's facts or wishes, never a look at the phone
+_FACT_QUESTION = re.compile(
+    r"\bhow (?:much|many)\b|\bwould you like\b|\bdo you want\b|\bphone number\b|\bnumber on\b|"
+    r"\byour (?:full )?name\b|\bwhere are you\b"
+)
+_NETWORK_MODE = re.compile(
+    r"network mode|preferred network|network type|mode preference|network preference|"
+    r"\b[2345]g\b|\blte\b"
+)
+_SET = re.compile(r"\b(?:set|change|switch|select|choose|put)\b")
+#: an agent-self sentence that still tells the user to act ("I'll need you to ...")
+_TO_USER = re.compile(r"\b(?:you|your)\b.*\b(?:please|need to|should|can|could|will need)\b")
+_BEING_TRANSFERRED = re.compile(
+    r"\b(?:i(?:'m| am|'ve| have| will|'ll) (?:now )?transferr?\w*|(?:being|been) transferred|"
+    r"connecting you)\b"
+)
+_ASKS_CONSENT = re.compile(
+    r"\b(?:shall|should) i\b|\bwould you like\b|\bdo you want\b|\bwant me to\b|\bmay i\b|"
+    r"\bcan i\b|\bok(?:ay)? (?:to|if)\b"
+)
+_REFUEL = re.compile(
+    r"refuel|top[ -]?up|\b(?:add(?:ing)?|more|extra|additional)\b.*\b(?:gb|data)\b"
+)
+_PAYMENT_REQUEST = re.compile(
+    r"payment request|send (?:you )?a (?:payment|bill)|pay (?:the|your) bill"
+)
+_GB = re.compile(r"(\d+(?:\.\d+)?)\s*(?:gb|gigabytes?)\b")
+
+
+@dataclass
+class Instruction:
+    """One thing the assistant asked the user to do or to look at on the phone."""
+
+    tool: str
+    arguments: dict[str, Any]
+    text: str
+    #: for a switch: True on, False off, None toggle whatever it is
+    want: bool | None = None
+    label: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": "device", "tool": self.tool}
+        if self.arguments:
+            out["arguments"] = self.arguments
+        if self.want is not None:
+            out["want"] = "on" if self.want else "off"
+        return out
+
+
+@dataclass
+class Unclear:
+    """An instruction to act on the phone the lexicon could not map (asked back, ``unread``)."""
+
+    text: str
+    what: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "unclear", "what": self.what}
+
+
+def _clean(sentence: str) -> str:
+    """Lower case, tool names as words ("toggle_airplane_mode()" -> "toggle airplane mode"),
+    and "on your phone" dropped so its "on" is not read as a direction."""
+    low = sentence.lower().replace("\u2019", "'")
+    low = re.sub(r"\b4g_5g_preferred\b", "4g/5g preferred", low)
+    low = re.sub(r"\b([234]g)_only\b", r"\1 only", low)
+    low = re.sub(r"(\w)_(?=\w)", r"\1 ", low).replace("()", "")
+    return _WHERE_ON.sub(" ", low)
+
+
+def _mode(low: str) -> str | None:
+    for mode, words in _MODES:
+        if re.search(words, low):
+            return mode
+    return None
+
+
+def _switch(low: str) -> tuple[str, str, str, str] | None:
+    for entry in SWITCHES:
+        if re.search(entry[1], low):
+            return entry
+    return None
+
+
+def _apps(low: str, installed: list[str]) -> list[str]:
+    found = [a for a in installed if re.search(rf"\b{re.escape(a)}\b", low)]
+    for app, words in _APP_WORDS.items():
+        if app in installed and app not in found and re.search(words, low):
+            found.append(app)
+    return found
+
+
+def _clause(low: str, text: str, installed: list[str]) -> list[Instruction | Unclear]:
+    """The device instruction of one clause, if it gives one."""
+    if not _ACTION_VERB.search(low) or _NEGATED.search(low):
+        return []
+    if re.search(r"\bpermission|\baccess\b|\ballow\b|\bgrant\b", low):
+        apps = _apps(low, installed)
+        rest = low
+        for app in apps:
+            rest = re.sub(rf"\b{re.escape(app)}\w*", " ", rest)
+        rest = re.sub(r"messag\w* app", " ", rest)
+        perms = [p for p, words in _PERMISSIONS if re.search(words, rest)]
+        if len(apps) != 1 or not perms:
+            return [Unclear(text, "which app and which permission")]
+        return [
+            Instruction("grant_app_permission", {"app_name": apps[0], "permission": p}, text)
+            for p in perms
+        ]
+    if _NETWORK_MODE.search(low) and _SET.search(low):
+        mode = _mode(low)
+        if mode is None:
+            return [Unclear(text, "which network mode")]
+        return [Instruction("set_network_mode_preference", {"mode": mode}, text)]
+    if re.search(_APN, low) and re.search(r"\breset|\brestore|\bdefault", low):
+        return [Instruction("reset_apn_settings", {}, text)]
+    if re.search(_SIM, low) and _RESEAT.search(low):
+        return [Instruction("reseat_sim_card", {}, text)]
+    if re.search(_VPN, low):
+        if re.search(r"\bdisconnect|\boff\b|\bdisable|\bdeactivate|\bstop", low):
+            return [Instruction("disconnect_vpn", {}, text)]
+        if re.search(r"\bconnect|\bon\b|\benable|\bactivate", low):
+            return [Instruction("connect_vpn", {}, text)]
+        return [Unclear(text, "what to do with the VPN")]
+    switch = _switch(low)
+    if switch is not None:
+        label, _words, tool, _field = switch
+        # direction read around the setting's own words, so "turn off airplane mode, turn on
+        # data" gives each its own
+        want: bool | None = None
+        if _OFF.search(low) and not _ON.search(low):
+            want = False
+        elif _ON.search(low) and not _OFF.search(low):
+            want = True
+        elif _ON.search(low) and _OFF.search(low):
+            on_at = _ON.search(low).end()  # type: ignore[union-attr]
+            off_at = _OFF.search(low).end()  # type: ignore[union-attr]
+            want = on_at < off_at
+        if want is None and not re.search(r"\btoggle|\bflip|\bswitch\b", low):
+            return [Unclear(text, f"whether to turn {label} on or off")]
+        return [Instruction(tool, {}, text, want=want, label=label)]
+    if re.search(r"\breset\b.*\bnetwork settings\b", low):
+        return [Instruction("reset_apn_settings", {}, text)]
+    return []
+
+
+def read_device(text: str, installed: list[str]) -> list[Instruction | Unclear]:
+    """What the assistant asks the user to do or to check on the phone, in order."""
+    out: list[Instruction | Unclear] = []
+    for sentence in acts.sentences(text):
+        low = _clean(sentence)
+        if _AGENT_SELF.search(low) and not _TO_USER.search(low):
+            continue  # the assistant's own step or proposal, not an instruction
+        found: list[Instruction | Unclear] = []
+        if _REBOOT.search(low) and not _NEGATED.search(low):
+            found.append(Instruction("reboot_device", {}, sentence))
+            low = _REBOOT.sub(" ", low)
+        if (
+            _PAY.search(low)
+            and not _NEGATED.search(low)
+            and not re.search(r"\bpayment request\b.*\?$", low)
+        ):
+            found.append(Instruction("make_payment", {}, sentence))
+            low = _PAY.sub(" ", low)
+        acted = False
+        for part in _CLAUSE.split(low):
+            got = _clause(part, sentence, installed)
+            acted = acted or bool(got)
+            found += got
+        if found and any(isinstance(f, Instruction) for f in found):
+            found = [f for f in found if isinstance(f, Instruction)]
+        if not acted and not found:
+            check = _check(low)
+            if check is not None:
+                tool, args = check
+                if tool == "check_app_permissions":
+                    apps = _apps(low, installed)
+                    if len(apps) != 1:
+                        found.append(Unclear(sentence, "which app"))
+                        out += found
+                        continue
+                    args = {"app_name": apps[0]}
+                found.append(Instruction(tool, args, sentence))
+        out += found
+    return out
+
+
+def _check(low: str) -> tuple[str, dict[str, Any]] | None:
+    if not (_CHECK_VERB.search(low) and _ASKS_USER.search(low)) or _FACT_QUESTION.search(low):
+        return None
+    for words, tool in CHECKS:
+        if re.search(words, low):
+            return tool, {}
+    return None
+
+
+#: a requested fact must name it: the reader's lexicon hears a phone number in "on your phone"
+_NAMED = {"phone_number": r"\bnumber\b", "full_name": r"\bname\b"}
+
+
+def _plausible(heard: list[acts.Act]) -> list[acts.Act]:
+    """The reader's acts, less requests for a fact the sentence does not name, and guesses
+    beside a request the sentence names outright."""
+    out = []
+    for act in heard:
+        named = _NAMED.get(act.slot or "")
+        if act.kind == acts.REQUEST and named and not re.search(named, act.text.lower()):
+            continue
+        if (
+            act.kind == acts.REQUEST
+            and act.alternatives
+            and any(
+                a.kind == acts.REQUEST and not a.alternatives and a.text == act.text for a in heard
+            )
+        ):
+            continue
+        out.append(act)
+    return out
+
+
+def first_person(text: str) -> str:
+    """The scenario's second person as the user says it ("Your phone" -> "My phone")."""
+    subs = (
+        (r"\bYou are\b", "I am"),
+        (r"\byou are\b", "I am"),
+        (r"\bYou (?=mobile|phone|data|internet|line)", "My "),
+        (r"\bYour\b", "My"),
+        (r"\byour\b", "my"),
+        (r"\bYou\b", "I"),
+        (r"\byou\b", "me"),
+    )
+    for pattern, repl in subs:
+        text = re.sub(pattern, repl, text)
+    return text
+
+
+def _text_of(content: str) -> str:
+    return " ".join(line.strip() for line in content.splitlines() if line.strip())
+
+
+class TelecomUser:
+    """A telecom customer who answers from its facts and acts on its phone when asked."""
+
+    def __init__(self, task: dict[str, Any], seed: int = 0) -> None:
+        self.task = task
+        self.seed = seed
+        self.log: list[dict[str, Any]] = []
+        scenario = task["user_scenario"]["instructions"]
+        self.reason: str = scenario["reason_for_call"]
+        self.known: str = scenario.get("known_info") or ""
+        self.rules: str = scenario.get("task_instructions") or ""
+        info: dict[str, Any] = {}
+        abroad: bool | None = None
+        for action in (task.get("initial_state") or {}).get("initialization_actions") or []:
+            if action["func_name"] == "set_user_info":
+                info = dict(action.get("arguments") or {})
+            if action["func_name"] == "set_user_location":
+                abroad = bool((action.get("arguments") or {}).get("abroad"))
+        phone = re.search(PHONE, self.known)
+        name = re.search(r"You are ([A-Z][\w'-]+(?: [A-Z][\w'-]+)+)", self.known)
+        self.phone: str | None = info.get("phone_number") or (phone.group(1) if phone else None)
+        self.name: str | None = info.get("name") or (name.group(1) if name else None)
+        place = re.search(r"currently ([^.]+)", self.known)
+        self.place: str | None = place.group(1).strip() if place else None
+        self.abroad = abroad if abroad is not None else bool(self.place and "abroad" in self.place)
+        low_reason = self.reason.lower()
+        if "mms" in low_reason:
+            self.goal = "mms"
+        elif "service" in low_reason or "signal" in low_reason:
+            self.goal = "service"
+        else:
+            self.goal = "speed"
+        gold = gold_actions(task)
+        names = {a["name"] for a in gold}
+        refuel = [a for a in gold if a["name"] == "refuel_data"]
+        willing = re.search(r"refuel (\d+(?:\.\d+)?) ?GB", self.rules)
+        self.refuel: float | None = (
+            float(refuel[0]["arguments"]["gb_amount"])
+            if refuel
+            else (float(willing.group(1)) if willing else None)
+        )
+        self.pays = bool(names & {"make_payment", "send_payment_request"}) or bool(
+            re.search(r"asks you to pay a bill, you accept", self.rules)
+        )
+        self.solved = False
+        self.frustrated = False
+        self.stated: set[str] = set()
+
+    # --- the protocol
+    def opening(self) -> str:
+        return first_person(self.reason.strip())
+
+    def reply(self, message: str, world: Tau2World) -> UserTurn:
+        installed = self._installed(world)
+        device: list[Instruction | Unclear] = []
+        rest: list[str] = []
+        for sentence in acts.sentences(message):
+            found = read_device(sentence, installed)
+            device += found
+            if not found:
+                rest.append(sentence)
+        heard = _plausible(acts.read(DOMAIN, " ".join(rest))) if rest else []
+        entry: dict[str, Any] = {"heard": [a.to_json() for a in heard], "said": []}
+        entry["heard"] += [d.to_json() for d in device]
+        parts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        agreed = closed = unread = False
+        said: list[str] = entry["said"]
+        low = message.lower()
+
+        if self._transferred(low):
+            said.append("transfer")
+            turn = UserTurn("Okay, I'll hold for the human agent. Thank you.", closed=True)
+            return self._done(entry, turn)
+
+        for act in heard:
+            if act.kind == acts.REQUEST and act.slot is not None:
+                parts.append(self._fact(act.slot))
+                said.append(f"fact:{act.slot}")
+        if not any(a.kind == acts.REQUEST and a.slot for a in heard) and re.search(
+            r"\b(?:where are you|are you (?:currently )?(?:abroad|traveling|travelling|at home|in "
+            r"the|outside)|your (?:current )?location)\b",
+            low,
+        ):
+            parts.append(self._fact("location"))
+            said.append("fact:location")
+
+        ran_goal = False
+        for item in device:
+            if isinstance(item, Unclear):
+                parts.append(f"Sorry, I'm not sure what you want me to do: {item.what}?")
+                said.append("clarify")
+                unread = True
+                continue
+            text, ran = self._perform(item, world, calls)
+            parts.append(text)
+            said.append(f"did:{item.tool}")
+            ran_goal = ran_goal or ran
+
+        asked = any(a.kind == acts.REQUEST and a.slot for a in heard)
+        proposal = None if asked else self._proposal(" ".join(rest), heard)
+        if proposal is not None and not device:
+            ok, text = self._consider(proposal, message)
+            parts.append(text)
+            said.append("agree" if ok else "decline")
+            agreed = ok
+        elif proposal is None and not device and any(a.kind == acts.CONFIRM for a in heard):
+            parts.append("Yes, please tell me what I should do.")
+            said.append("ack")
+
+        verify = not ran_goal and (
+            bool(_FIXED.search(low))
+            or (
+                any(a.kind in (acts.ANYTHING_ELSE, acts.DONE) for a in heard)
+                and not device
+                and proposal is None
+            )
+        )
+        if verify and not calls:
+            text, ran = self._perform(self._goal_check(), world, calls)
+            parts.append(text)
+            said.append("verify")
+            ran_goal = True
+        if ran_goal:
+            if self.solved:
+                parts.append("That's fixed it, thank you so much for your help. Goodbye!")
+                said.append("bye")
+                closed = True
+            else:
+                parts.append(self._not_yet())
+                said.append("not_solved")
+        elif any(a.kind == acts.BYE for a in heard) and not parts:
+            parts.append("Okay, goodbye.")
+            said.append("bye")
+            closed = True
+
+        if not parts:
+            if any(a.kind == acts.UNREAD for a in heard) or acts._expects(message):
+                parts.append("Sorry, I didn't quite follow. What would you like me to do?")
+                said.append("clarify")
+                unread = True
+            else:
+                parts.append(self._restate())
+                said.append("restate")
+        turn = UserTurn(" ".join(parts), closed=closed, agreed=agreed, calls=calls)
+        entry["unread"] = unread
+        return self._done(entry, turn)
+
+    # --- pieces
+    def _done(self, entry: dict[str, Any], turn: UserTurn) -> UserTurn:
+        entry["text"] = turn.text
+        entry["calls"] = [{"name": c["name"], "arguments": c["arguments"]} for c in turn.calls]
+        entry.setdefault("unread", False)
+        self.log.append(entry)
+        return turn
+
+    def _transferred(self, low: str) -> bool:
+        if "you are being transferred" in low:
+            return True
+        if not _TRANSFER.search(low):
+            return False
+        return bool(_BEING_TRANSFERRED.search(low))
+
+    def _installed(self, world: Tau2World) -> list[str]:
+        try:
+            return list(world.state()["user"]["device"]["app_statuses"])
+        except (KeyError, TypeError):
+            return []
+
+    def _fact(self, slot: str) -> str:
+        self.stated.add(slot)
+        if slot == "phone_number" and self.phone:
+            return f"My phone number is {self.phone}."
+        if slot == "full_name" and self.name:
+            return f"My name is {self.name}."
+        if slot == "location":
+            if self.place:
+                return f"I'm {self.place}."
+            return "I'm not travelling." if not self.abroad else "I'm abroad."
+        if slot == "gb_amount" and self.refuel is not None:
+            return f"I'd like to add {self.refuel:g} GB of data."
+        label = DOMAIN.slots[slot].label
+        return f"Sorry, I don't have my {label} to hand."
+
+    def _call(self, world: Tau2World, calls: list[dict[str, Any]], tool: str, args: dict) -> str:
+        res = world.call("user", tool, args)
+        calls.append(
+            {"name": tool, "arguments": dict(args), "content": res.content, "error": res.error}
+        )
+        return res.content
+
+    def _perform(
+        self, item: Instruction, world: Tau2World, calls: list[dict[str, Any]]
+    ) -> tuple[str, bool]:
+        """Do one instruction on the phone; the reply and whether the goal's check ran."""
+        if item.tool == "make_payment" and not self.pays:
+            return "I'd rather not make a payment right now.", False
+        if item.want is not None:
+            field = next(f for _l, _w, t, f in SWITCHES if t == item.tool)
+            now = bool(world.state()["user"]["device"][field])
+            if now == item.want:
+                state = "on" if now else "off"
+                label = f"{item.label[0].upper()}{item.label[1:]}"
+                return f"{label} is already {state} on my phone.", False
+        content = self._call(world, calls, item.tool, item.arguments)
+        goal_tool = self._goal_check().tool
+        ran = item.tool == goal_tool or (
+            self.goal == "service" and item.tool == "check_network_status"
+        )
+        if ran:
+            self.solved = self._met(item.tool, content)
+        if item.tool.startswith(("check_", "run_", "can_")):
+            return f"I checked: {_text_of(content)}", ran
+        return f"Done. My phone says: {_text_of(content)}", ran
+
+    def _goal_check(self) -> Instruction:
+        tool = {"speed": "run_speed_test", "mms": "can_send_mms", "service": "check_status_bar"}
+        return Instruction(tool[self.goal], {}, "")
+
+    def _met(self, tool: str, content: str) -> bool:
+        if self.goal == "speed":
+            return tool == "run_speed_test" and "(Excellent)" in content
+        if self.goal == "mms":
+            return tool == "can_send_mms" and " can send MMS" in content
+        if tool == "check_network_status":
+            return "Cellular Connection: connected" in content
+        return "📶" in content and "No Signal" not in content
+
+    def _not_yet(self) -> str:
+        want = {
+            "speed": "I need an excellent internet speed",
+            "mms": "I still can't send MMS messages",
+            "service": "I still don't have any signal",
+        }[self.goal]
+        text = f"That doesn't solve my problem: {want}."
+        if not self.frustrated:
+            self.frustrated = True
+            text += " This is a bit frustrating."
+        return text
+
+    def _restate(self) -> str:
+        if self.solved:
+            return "Thanks, my problem is solved."
+        return {
+            "speed": "My mobile data still isn't giving me an excellent speed. What should I do?",
+            "mms": "I still can't send MMS messages. What should I do?",
+            "service": "My phone still shows no service. What should I do?",
+        }[self.goal]
+
+    def _proposal(self, message: str, heard: list[acts.Act]) -> str | None:
+        """What the assistant proposes to do itself, if the message asks consent for it."""
+        low = _clean(message)
+        consent = any(a.kind in (acts.CONFIRM, acts.OFFER) for a in heard) or bool(
+            _ASKS_CONSENT.search(low)
+        )
+        if not consent:
+            return None
+        if re.search(r"\bplan\b", low) and re.search(r"change|switch|upgrade|move|new plan", low):
+            return "change_plan"
+        if _REFUEL.search(low):
+            return "refuel_data"
+        if _PAYMENT_REQUEST.search(low):
+            return "send_payment_request"
+        if re.search(r"\b(?:resume|reactivate|restore|unsuspend|lift)\b", low):
+            return "resume_line"
+        if re.search(r"\bsuspend", low):
+            return "suspend_line"
+        if re.search(r"roaming", low) and re.search(r"\b(?:disable|turn off|remove)\b", low):
+            return "disable_roaming"
+        if re.search(r"roaming", low):
+            return "enable_roaming"
+        if re.search(r"transfer|human agent", low):
+            return "transfer_to_human_agents"
+        return None
+
+    def _consider(self, proposal: str, message: str) -> tuple[bool, str]:
+        low = message.lower()
+        if proposal == "refuel_data":
+            if self.refuel is None:
+                return False, "No thanks, I don't want to buy more data."
+            amounts = [float(x) for x in _GB.findall(low)]
+            if not amounts:
+                return False, f"I'd like {self.refuel:g} GB of data. How much would that cost?"
+            if any(abs(a - self.refuel) < 1e-9 for a in amounts) and len(set(amounts)) == 1:
+                return True, f"Yes, please add {self.refuel:g} GB of data."
+            return False, f"No, I only want to add {self.refuel:g} GB of data."
+        if proposal == "change_plan":
+            return False, "No, I don't want to change my plan."
+        if proposal == "send_payment_request":
+            if self.pays:
+                return True, "Yes, please send me the payment request."
+            return False, "No, I don't want to pay anything right now."
+        if proposal == "resume_line":
+            if self.goal == "service":
+                return True, "Yes, please resume my line."
+            return False, "No, please leave my line as it is."
+        if proposal == "enable_roaming":
+            if self.abroad:
+                return True, "Yes, please enable roaming on my line."
+            return False, "No, I'm not travelling, I don't need roaming."
+        if proposal == "transfer_to_human_agents":
+            return True, "Yes, please transfer me."
+        return False, "No, I don't want that."
