@@ -1,0 +1,656 @@
+"""The symbolic user of a tau2 retail task: a goal from the scenario and the gold writes, in the
+style of our agenda-driven :class:`palaestra.envs.runtimes.simuser.user.SimulatedUser`.
+
+tau2 plays its user with an LLM reading the scenario text, and a share of tau2's failures are
+that user's (inventing details, agreeing to the wrong thing, leaving early). Here the state is
+explicit and the reading is the rule-based one of :mod:`palaestra.envs.runtimes.simuser`:
+
+- **facts** come from ``known_info`` and the user's own record in the database (name, zip,
+  email, address, payment methods, orders), read once at construction; what ``unknown_info``
+  says it does not know (its email, its order numbers) it answers with an honest "I don't know".
+  Where the gold actions try several values of one fact (a second email, a zip said wrong
+  first, as the task instructions script it) the user has them as candidates in that order and
+  gives the next one when asked again.
+- **wants** are the task's gold writes (cancel, return, exchange, modify), each with its
+  order, items, payment, address and reason: a proposal is agreed to only when its verb names
+  the kind of a write still pending and every id, amount, payment and address it mentions is
+  consistent with that write's arguments. Anything else gets a no with the reason.
+- **stop guard**: the user closes once every gold write was agreed and then reported done (or
+  reported impossible), or, with no gold write, once told its request cannot be done; it
+  answers "anything else?" with no once satisfied and restates what is left otherwise.
+
+Every value the user says is one of its facts. The words are templates; the seed picks among
+phrasings only.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from palaestra.envs.runtimes.simuser import acts as A
+from palaestra.envs.runtimes.simuser.domain import Domain, Slot, by_name
+from palaestra.envs.usersim.tau2 import retail, store
+from palaestra.envs.usersim.tau2.tasks import gold_actions
+from palaestra.envs.usersim.tau2.user import UserTurn
+from palaestra.envs.usersim.tau2.world import Tau2World
+
+ORDER_ID = r"(?<![\w#])#?W\d{7}\b"
+ITEM_ID = r"(?<![\w.$])\d{10}\b"
+PAYMENT_ID = r"\b(?:credit_card|paypal|gift_card)_\d+\b"
+EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
+ZIP = r"(?<![\d$.,#])\d{5}(?![\d,]|\.\d)"
+MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
+STREET = (
+    r"\b\d{1,5} [A-Z][a-z]+(?: [A-Z][a-z]+)? (?:Street|Avenue|Road|Lane|Drive|Boulevard|Court|"
+    r"Place|Way|Broadway)\b|\b\d{1,5} Broadway\b"
+)
+REASONS = ("no longer needed", "ordered by mistake")
+PAYMENT_WORDS = {"paypal": "paypal", "gift card": "gift_card", "credit card": "credit_card"}
+
+
+@functools.cache
+def _catalog() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Product names and cities of the database: the closed values the reader finds in text."""
+    conn = store.fresh()
+    names = tuple(sorted({p["name"] for _, p in store.scan(conn, "products")}))
+    cities = tuple(sorted({u["address"]["city"] for _, u in store.scan(conn, "users")}))
+    return names, cities
+
+
+class RetailDomain(Domain):
+    """tau2 retail's language for the reader: identity, orders, items, payment, address."""
+
+    name = "tau2-retail"
+
+    def __init__(self) -> None:
+        products, cities = _catalog()
+        self.slots = by_name(
+            Slot(
+                "user_id",
+                "user id",
+                ("user id", "userid", "username", "user name", "account id"),
+                r"\b[a-z]+_[a-z]+_\d{4}\b",
+            ),
+            Slot("first_name", "first name", ("first name", "given name", "forename")),
+            Slot("last_name", "last name", ("last name", "surname", "family name")),
+            Slot(
+                "name",
+                "name",
+                ("name", "full name", "first and last name", "your name", "who am i speaking"),
+            ),
+            Slot("zip", "zip code", ("zip", "zip code", "zipcode", "postal code", "postcode"), ZIP),
+            Slot("email", "email", ("email", "e-mail", "email address"), EMAIL),
+            Slot(
+                "order_id",
+                "order id",
+                ("order id", "order number", "order #", "which order", "order ids"),
+                ORDER_ID,
+            ),
+            Slot(
+                "item_id", "item id", ("item id", "item ids", "which item", "which items"), ITEM_ID
+            ),
+            Slot(
+                "product",
+                "product",
+                ("product", "products", "what item", "which product", "what product"),
+                values=tuple(p.lower() for p in products),
+            ),
+            Slot(
+                "payment_method",
+                "payment method",
+                ("payment method", "payment", "pay with", "card", "refund to", "refunded to"),
+                PAYMENT_ID,
+                values=tuple(PAYMENT_WORDS),
+            ),
+            Slot(
+                "address",
+                "address",
+                ("address", "shipping address", "new address", "street address", "address1"),
+                STREET,
+            ),
+            Slot(
+                "address2", "address line 2", ("address line 2", "address2", "suite", "apartment")
+            ),
+            Slot("city", "city", ("city", "town"), values=tuple(c.lower() for c in cities)),
+            Slot("state", "state", ("state",)),
+            Slot("country", "country", ("country",)),
+            Slot("reason", "reason", ("reason", "why", "reason for cancelling"), values=REASONS),
+        )
+
+
+@functools.cache
+def domain() -> RetailDomain:
+    """One domain object per process, so its lexicon is compiled once."""
+    return RetailDomain()
+
+
+def _norm_order(value: str) -> str:
+    return value if value.startswith("#") else "#" + value
+
+
+#: what each write is, as the verbs of a proposal say it
+_CANCEL = re.compile(r"\bcancel")
+_RETURN = re.compile(r"\breturn(?:s|ing|ed)?\b(?! (?:it )?to (?:your|the|you))")
+_EXCHANGE = re.compile(r"\bexchang")
+_CHANGE = re.compile(r"\b(?:modif|chang|switch|swap|replac|updat|upgrad|downgrad)")
+_ADDRESS = re.compile(r"\baddress")
+_PROFILE = re.compile(r"\b(?:default|profile|account|user)\b")
+_PAYMENT = re.compile(r"\bpayment method\b|\bpay(?:ing)? (?:for|with)\b")
+
+
+def proposal_kinds(text: str, has_order: bool) -> set[str]:
+    """The kinds of write a proposal's words name (several when a message bundles them)."""
+    low = text.lower()
+    kinds: set[str] = set()
+    if _CANCEL.search(low):
+        kinds.add("cancel_pending_order")
+    if _RETURN.search(low):
+        kinds.add("return_delivered_order_items")
+    if _EXCHANGE.search(low):
+        kinds.add("exchange_delivered_order_items")
+    change = bool(_CHANGE.search(low))
+    if _ADDRESS.search(low) and (change or "ship" in low or "move" in low):
+        if _PROFILE.search(low):
+            kinds.add("modify_user_address")
+        if has_order or "order" in low:
+            kinds.add("modify_pending_order_address")
+    if change and _PAYMENT.search(low) and not re.search(r"\bitems?\b", low):
+        kinds.add("modify_pending_order_payment")
+    plain = not _ADDRESS.search(low) and "modify_pending_order_payment" not in kinds
+    if change and (plain or re.search(r"\bitems?\b|\d{10}", low)):
+        kinds.add("modify_pending_order_items")
+    return kinds
+
+
+@dataclass
+class Want:
+    """One gold write the user wants, and how far it got."""
+
+    name: str
+    args: dict[str, Any]
+    state: str = "pending"  # pending | agreed | done | failed
+    #: amounts a correct proposal of it may mention (prices, differences, totals, balances)
+    amounts: set[float] = field(default_factory=set)
+
+    @property
+    def order_id(self) -> str | None:
+        return self.args.get("order_id")
+
+    @property
+    def settled(self) -> bool:
+        return self.state in ("done", "failed")
+
+
+_CONDITIONAL = re.compile(
+    r"^\s*(?:if|but if|otherwise|in case|unless|be |do not|don't|make sure|at the end)\b|"
+    r"\bif (?:the agent|not|so|no|there|you cannot|it|they|that)\b|"
+    r"\b(?:reveal|mention)\b",
+    re.IGNORECASE,
+)
+_PRONOUNS = [
+    (r"\byou're\b", "I'm"),
+    (r"\byou are\b", "I am"),
+    (r"\byou were\b", "I was"),
+    (r"\byou've\b", "I've"),
+    (r"\byou'd\b", "I'd"),
+    (r"\byou'll\b", "I'll"),
+    (r"\byourself\b", "myself"),
+    (r"\byours\b", "mine"),
+    (r"\byour\b", "my"),
+    (r"\byou\b", "I"),
+]
+_OBJECT_I = re.compile(r"\b(to|for|with|help|ask|tell|give|send|let|told|asked|call) I\b")
+
+
+def first_person(text: str) -> str:
+    """tau2's second-person instructions ("You want to return ...") as the user says them."""
+    out = text
+    for pattern, repl in _PRONOUNS:
+        out = re.sub(pattern, repl, out)
+        out = re.sub(pattern.replace(r"\by", r"\bY"), repl, out)
+    out = _OBJECT_I.sub(lambda m: f"{m.group(1)} me", out)
+    return out
+
+
+def request_text(reason_for_call: str) -> str:
+    """The request as the user opens with it: the scenario's reason for calling without the
+    conditions meant only for the user (what to do if the agent asks or refuses)."""
+    kept = [s for s in A.sentences(reason_for_call) if not _CONDITIONAL.search(s)]
+    if not kept:
+        first = A.sentences(reason_for_call)[:1]
+        kept = [re.split(r"[,.;] *(?:if|but|unless)\b", s, flags=re.IGNORECASE)[0] for s in first]
+    return first_person(" ".join(kept)).strip()
+
+
+def _user_of(task: dict[str, Any], conn: Any) -> str | None:
+    """The user the task is about: named by its gold actions, else by its known info."""
+    for action in gold_actions(task):
+        args = action.get("arguments") or {}
+        if "user_id" in args:
+            return str(args["user_id"])
+        if action["name"].startswith("find_user_id_by_"):
+            content, error = retail.call(conn, action["name"], args)
+            if not error:
+                return content
+        if "order_id" in args:
+            order = store.get(conn, "orders", args["order_id"])
+            if order:
+                return str(order["user_id"])
+    info = task["user_scenario"]["instructions"]
+    known = f"{info.get('known_info') or ''} {info.get('reason_for_call') or ''}"
+    m = re.search(r"\b[a-z]+_[a-z]+_\d{4}\b", known)
+    if m and store.get(conn, "users", m.group(0)):
+        return m.group(0)
+    for email in re.findall(EMAIL, known):
+        content, error = retail.call(conn, "find_user_id_by_email", {"email": email})
+        if not error:
+            return content
+    names = re.findall(r"\b([A-Z][a-z]+) ([A-Z][a-z]+)\b", known)
+    for zip_code in re.findall(r"\b\d{5}\b", known):
+        for first, last in names:
+            args = {"first_name": first, "last_name": last, "zip": zip_code}
+            content, error = retail.call(conn, "find_user_id_by_name_zip", args)
+            if not error:
+                return content
+    return None
+
+
+class RetailUser:
+    """A tau2 retail customer with a fixed goal (see the module's docstring)."""
+
+    def __init__(self, task: dict[str, Any], seed: int = 0) -> None:
+        self.task = task
+        self.rng = random.Random(seed)
+        self.log: list[dict[str, Any]] = []
+        self.domain = domain()
+        info = task["user_scenario"]["instructions"]
+        self.reason = str(info.get("reason_for_call") or "")
+        known = str(info.get("known_info") or "")
+        unknown = str(info.get("unknown_info") or "").lower()
+        scenario = " ".join(
+            str(info.get(k) or "") for k in ("reason_for_call", "known_info", "task_instructions")
+        )
+        conn = store.fresh()
+        uid = _user_of(task, conn)
+        profile = store.get(conn, "users", uid) if uid else None
+        self.profile: dict[str, Any] = profile or {}
+        self.orders: dict[str, dict[str, Any]] = {}
+        for oid in self.profile.get("orders", []):
+            order = store.get(conn, "orders", oid)
+            if order:
+                self.orders[oid] = order
+        gold = gold_actions(task)
+        # -- facts, each a list of candidates in the order the user gives them ----------------
+        facts: dict[str, list[str]] = {}
+
+        def add(slot: str, value: Any) -> None:
+            if value and str(value) not in facts.setdefault(slot, []):
+                facts[slot].append(str(value))
+
+        for action in gold:
+            args = action.get("arguments") or {}
+            if action["name"] == "find_user_id_by_name_zip":
+                add("first_name", args.get("first_name"))
+                add("last_name", args.get("last_name"))
+                add("zip", args.get("zip"))
+            elif action["name"] == "find_user_id_by_email":
+                add("email", args.get("email"))
+        for email in re.findall(EMAIL, known):
+            add("email", email)
+        name = self.profile.get("name") or {}
+        add("first_name", name.get("first_name"))
+        add("last_name", name.get("last_name"))
+        address = self.profile.get("address") or {}
+        for zip_code in re.findall(r"\b\d{5}\b", known):
+            add("zip", zip_code)
+        add("zip", address.get("zip"))
+        if not re.search(r"\b(?:email|e-mail)\b", unknown):
+            add("email", self.profile.get("email"))
+        if re.search(r"\b[a-z]+_[a-z]+_\d{4}\b", known) and uid:
+            add("user_id", uid)
+        if "order" not in unknown:
+            for oid in re.findall(ORDER_ID, scenario):
+                add("order_id", _norm_order(oid))
+        self.facts = facts
+        self.told: dict[str, int] = {}  # slot -> how many candidates were given
+        self.hide_address = bool(re.search(r"\bnot (?:want to )?reveal\b", self.reason, re.I))
+        self.scenario_ids = set(re.findall(r"\b\d{10}\b", scenario))
+        # -- wants: the gold writes ------------------------------------------------------------
+        self.wants = [
+            Want(a["name"], dict(a.get("arguments") or {}))
+            for a in gold
+            if a["name"] in retail.WRITE
+        ]
+        for want in self.wants:
+            want.amounts = self._amounts(conn, want)
+        self.refused = False
+        self.closed = False
+        self.communicate = list(task["evaluation_criteria"].get("communicate_info") or [])
+
+    # ----- facts about the world the user knows ----------------------------------------------
+    def _amounts(self, conn: Any, want: Want) -> set[float]:
+        """Sums a correct proposal of ``want`` may state: the prices of the items involved and
+        of their product's variants, the differences, the refund and order totals, balances."""
+        out: set[float] = set()
+        order = self.orders.get(want.order_id or "") or {}
+        items = order.get("items", [])
+        chosen = [i for i in items if i["item_id"] in want.args.get("item_ids", [])]
+        out |= {round(float(i["price"]), 2) for i in items}
+        out |= {round(float(p["amount"]), 2) for p in order.get("payment_history", [])}
+        out.add(round(sum(float(i["price"]) for i in items), 2))
+        out.add(round(sum(float(i["price"]) for i in chosen), 2))
+        diff = 0.0
+        for item, new_id in zip(chosen, want.args.get("new_item_ids", []), strict=False):
+            product = store.get(conn, "products", item["product_id"]) or {}
+            variants = product.get("variants", {})
+            out |= {round(float(v["price"]), 2) for v in variants.values()}
+            if new_id in variants:
+                step = float(variants[new_id]["price"]) - float(item["price"])
+                diff += step
+                out.add(round(abs(step), 2))
+        out.add(round(abs(diff), 2))
+        for method in self.profile.get("payment_methods", {}).values():
+            if "balance" in method:
+                out.add(round(float(method["balance"]), 2))
+                out.add(round(float(method["balance"]) - diff, 2))
+        return out
+
+    def _item(self, item_id: str) -> dict[str, Any] | None:
+        for order in self.orders.values():
+            for item in order["items"]:
+                if item["item_id"] == item_id:
+                    return dict(item)
+        return None
+
+    def _order_ref(self, want: Want) -> str:
+        """How the user names a write's order: its number when the scenario states it."""
+        oid = want.order_id
+        if not oid:
+            return "my account"
+        if oid in self.facts.get("order_id", []):
+            return f"order {oid}"
+        names = sorted({i["name"] for i in self.orders.get(oid, {}).get("items", [])})
+        return "my order with the " + _join(names) if names else "my order"
+
+    def _items_of(self, want: Want, key: str = "item_ids") -> str:
+        names = []
+        for item_id in want.args.get(key, []):
+            item = self._item(item_id)
+            if item:
+                names.append(item["name"])
+        return _join(names) if names else "items"
+
+    def _address_text(self, args: dict[str, Any]) -> str:
+        parts = [args.get("address1"), args.get("address2"), args.get("city")]
+        head = ", ".join(str(p) for p in parts if p)
+        return f"{head}, {args.get('state')} {args.get('zip')}, {args.get('country')}"
+
+    def _payment_text(self, pid: str) -> str:
+        method = self.profile.get("payment_methods", {}).get(pid) or {}
+        source = method.get("source", "")
+        if source == "credit_card":
+            return f"my {method.get('brand', 'credit')} credit card ending in {method['last_four']}"
+        if source == "paypal":
+            return "my PayPal account"
+        same = [
+            m for m in self.profile.get("payment_methods", {}).values() if m["source"] == source
+        ]
+        return f"my gift card {pid}" if len(same) > 1 else "my gift card"
+
+    def describe(self, want: Want) -> str:
+        """What the user wants done, in its own words (values only from its facts)."""
+        args, ref = want.args, self._order_ref(want)
+        if want.name == "cancel_pending_order":
+            return f"cancel {ref} because it is {args.get('reason', 'no longer needed')}"
+        if want.name == "return_delivered_order_items":
+            return f"return the {self._items_of(want)} from {ref}"
+        if want.name in ("exchange_delivered_order_items", "modify_pending_order_items"):
+            verb = "exchange" if want.name.startswith("exchange") else "change"
+            new = []
+            for item_id in args.get("new_item_ids", []):
+                if item_id in self.scenario_ids:
+                    new.append(item_id)
+            target = f" for item {_join(new)}" if new else " for the options I described"
+            return f"{verb} the {self._items_of(want)} in {ref}{target}"
+        if want.name == "modify_pending_order_payment":
+            return f"pay for {ref} with {self._payment_text(args.get('payment_method_id', ''))}"
+        where = "the address on my other order" if self.hide_address else self._address_text(args)
+        if want.name == "modify_user_address":
+            return f"update my default address to {where}"
+        return f"change the shipping address of {ref} to {where}"
+
+    # ----- the conversation --------------------------------------------------------------------
+    def opening(self) -> str:
+        text = request_text(self.reason) or "I need some help with my orders."
+        return self.rng.choice(("Hi! ", "Hello. ", "Hi there. ")) + text
+
+    def reply(self, message: str, world: Tau2World | None = None) -> UserTurn:
+        heard = A.read(self.domain, message)
+        parts: list[tuple[str, str]] = []  # (act said, sentence)
+        agreed = False
+        requested = [a for a in heard if a.kind == A.REQUEST]
+        for act in heard:
+            if act.kind in (A.CONFIRM, A.OFFER):
+                ok, sentence = self._proposal(act)
+                if ok is True:
+                    agreed = True
+                    parts.append(("affirm", sentence))
+                elif ok is False:
+                    parts.append(("negate", sentence))
+                elif sentence:
+                    parts.append(("note", sentence))
+            elif act.kind == A.DONE:
+                for want in self.wants:
+                    if want.state == "agreed":
+                        want.state = "done"
+            elif act.kind == A.REFUSE:
+                live = [w for w in self.wants if w.state == "agreed"]
+                for want in live:
+                    want.state = "failed"
+                if not live and not requested and not self.wants:
+                    self.refused = True
+        informs = self._answer(requested)
+        if informs:
+            parts.append(("inform", informs))
+        kinds = {a.kind for a in heard}
+        satisfied = self._satisfied()
+        closed = False
+        if not parts:
+            if A.UNREAD in kinds:
+                parts.append(
+                    ("clarify", "Sorry, I'm not sure what you're asking. What do you need?")
+                )
+            elif satisfied and (A.ANYTHING_ELSE in kinds or A.BYE in kinds or A.DONE in kinds):
+                closed = True
+            elif satisfied and A.REFUSE in kinds and not self.wants:
+                parts.append(("accept_refusal", "I see, I understand."))
+                closed = True
+            elif satisfied and self.wants:
+                closed = True
+            elif A.ANYTHING_ELSE in kinds or A.BYE in kinds:
+                parts.append(("wait", "Not yet: I still need to " + self._next_need() + "."))
+            elif A.DONE in kinds and any(not w.settled for w in self.wants):
+                parts.append(("ack", "Thanks. I also need to " + self._next_need() + "."))
+            elif A.REFUSE in kinds:
+                parts.append(("ack", "I see."))
+            else:
+                parts.append(("ack", self.rng.choice(("Okay.", "Alright.", "Okay, thanks."))))
+        if closed:
+            parts.append(("close", "Thanks, that's all I needed. Goodbye!"))
+        self.closed = closed
+        text = " ".join(s for _, s in parts)
+        entry: dict[str, Any] = {
+            "heard": [a.to_json() for a in heard],
+            "said": [k for k, _ in parts],
+            "text": text,
+        }
+        if A.UNREAD in kinds:
+            entry["unread"] = True
+        self.log.append(entry)
+        return UserTurn(text, closed=closed, agreed=agreed)
+
+    def _satisfied(self) -> bool:
+        if self.wants:
+            return all(w.settled for w in self.wants)
+        return True
+
+    def _next_need(self) -> str:
+        left = [w for w in self.wants if not w.settled]
+        return self.describe(left[0]) if left else "sort this out"
+
+    # ----- requests ------------------------------------------------------------------------------
+    def _answer(self, requests: list[A.Act]) -> str:
+        slots: list[str | None] = []
+        for act in requests:
+            slot = act.slot
+            if act.alternatives:
+                held = [s for s in act.alternatives if s in self.facts or s in _WANT_SLOTS]
+                slot = held[0] if held else act.slot
+            if slot not in slots:
+                slots.append(slot)
+        out: list[str] = []
+        if "first_name" in slots and "last_name" in slots and "name" in slots:
+            slots.remove("name")
+        for slot in slots:
+            sentence = self._inform(slot)
+            if sentence and sentence not in out:
+                out.append(sentence)
+        return " ".join(out)
+
+    def _give(self, slot: str) -> str | None:
+        """The next candidate of a fact: the first, then the next each time it is asked again."""
+        values = self.facts.get(slot)
+        if not values:
+            return None
+        index = min(self.told.get(slot, 0), len(values) - 1)
+        self.told[slot] = self.told.get(slot, 0) + 1
+        return values[index]
+
+    def _inform(self, slot: str | None) -> str:
+        if slot in ("first_name", "last_name", "zip", "email", "user_id"):
+            value = self._give(slot)
+            label = self.domain.slots[slot].label
+            if value is None:
+                if slot == "email":
+                    return "I don't remember my email address."
+                return f"I don't know my {label}."
+            return f"My {label} is {value}."
+        if slot == "name":
+            first, last = self._give("first_name"), self._give("last_name")
+            if first and last:
+                return f"My first name is {first} and my last name is {last}."
+            return "I'd rather not say."
+        if slot == "order_id":
+            known = self.facts.get("order_id")
+            if not known:
+                return "I don't remember the order number."
+            return f"The order number is {_join(known)}."
+        if slot in ("item_id", "product"):
+            left = [w for w in self.wants if not w.settled and w.args.get("item_ids")]
+            if not left:
+                return "I'm not sure which item you mean."
+            return f"It's the {self._items_of(left[0])}."
+        if slot == "payment_method":
+            left = [w for w in self.wants if not w.settled and w.args.get("payment_method_id")]
+            if not left:
+                return "I'm not sure about the payment method."
+            return f"Please use {self._payment_text(left[0].args['payment_method_id'])}."
+        if slot in ("address", "address2", "city", "state", "country"):
+            left = [w for w in self.wants if not w.settled and w.args.get("address1")]
+            if not left:
+                profile = self.profile.get("address")
+                if slot == "address" and profile:
+                    return f"My address is {self._address_text(profile)}."
+                return "I'm not sure what address you mean."
+            if self.hide_address:
+                return "I'd rather not say it; it is the address on one of my other orders."
+            return f"The address is {self._address_text(left[0].args)}."
+        if slot == "reason":
+            left = [w for w in self.wants if not w.settled and w.args.get("reason")]
+            if not left:
+                return "I'd rather not go into that."
+            return f"The reason is that it's {left[0].args['reason']}."
+        return "I'm not sure about that. What I need is to " + self._next_need() + "."
+
+    # ----- proposals -----------------------------------------------------------------------------
+    def _proposal(self, act: A.Act) -> tuple[bool | None, str]:
+        """(agree?, what to say) for a proposal: True only when it names pending gold writes by
+        kind and every value it states fits them; None when it proposes no write at all."""
+        text = act.text
+        orders = {_norm_order(o) for o in re.findall(ORDER_ID, text)}
+        kinds = proposal_kinds(text, bool(orders))
+        if not kinds:
+            return None, ""
+        open_wants = [w for w in self.wants if not w.settled]
+        cands = [w for w in open_wants if w.name in kinds]
+        if not cands:
+            if not open_wants:
+                return False, "No, thanks, I don't want anything else changed."
+            return False, "No, that's not what I want. What I need is to " + self._next_need() + "."
+        if orders:
+            named = [w for w in cands if w.order_id in orders or w.order_id is None]
+            stray = orders - {w.order_id for w in named}
+            if stray or not named:
+                return False, (
+                    "No, that's not the right order. I want to " + self.describe(cands[0]) + "."
+                )
+            cands = named
+        elif len(cands) > 1:
+            cands = cands[:1]
+        why = self._mismatch(text, cands)
+        if why:
+            return False, f"No, that's not right: {why} I want to {self.describe(cands[0])}."
+        for want in cands:
+            want.state = "agreed"
+        return True, self.rng.choice(("Yes, please go ahead.", "Yes, please do that.", "Yes."))
+
+    def _mismatch(self, text: str, cands: list[Want]) -> str | None:
+        """Why a proposal's values do not fit the writes ``cands``, or None."""
+        old = {i for w in cands for i in w.args.get("item_ids", [])}
+        new = {i for w in cands for i in w.args.get("new_item_ids", [])}
+        products = {item["product_id"] for i in old if (item := self._item(i)) is not None}
+        items = set(re.findall(ITEM_ID, text))
+        if items - old - new - products:
+            return "those are not the items I mean."
+        if items and not (old | new) <= items:
+            return "that's not all of the items."
+        pays = set(re.findall(PAYMENT_ID, text))
+        want_pay = {w.args["payment_method_id"] for w in cands if w.args.get("payment_method_id")}
+        if pays and want_pay and not pays <= want_pay:
+            return "that's not the payment method I want."
+        if not pays and want_pay:
+            low = text.lower()
+            said = {src for word, src in PAYMENT_WORDS.items() if word in low}
+            sources = {p.rsplit("_", 1)[0] for p in want_pay}
+            if said and not said & sources:
+                return "that's not the payment method I want."
+        reasons = {r for r in REASONS if r in text.lower()}
+        want_reason = {w.args["reason"] for w in cands if w.args.get("reason")}
+        if reasons and want_reason and not reasons <= want_reason:
+            return "that's not the reason."
+        for want in cands:
+            if want.args.get("address1"):
+                if want.args["address1"].lower() not in text.lower():
+                    return "that's not the address I want."
+                zips = set(re.findall(ZIP, text))
+                if zips and want.args.get("zip") not in zips:
+                    return "that's not the right zip code."
+        allowed = {a for w in cands for a in w.amounts}
+        for raw in re.findall(MONEY, text):
+            amount = float(raw.replace(",", ""))
+            if not any(abs(amount - a) < 0.011 for a in allowed):
+                return "I don't think that amount is right."
+        return None
+
+
+_WANT_SLOTS = ("order_id", "item_id", "product", "payment_method", "address", "reason")
+
+
+def _join(words: list[str]) -> str:
+    if len(words) <= 1:
+        return "".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
