@@ -101,6 +101,7 @@ _APP_WORDS = {"messaging": r"messag\w*|\bsms app|\btexting app|\bmessages\b", "b
 #: what the phone can show, in the order the words are tried: (words, check tool)
 CHECKS: tuple[tuple[str, str], ...] = (
     (r"status bar|icons?\b|top of (?:your|the) screen", "check_status_bar"),
+    (r"data usage|data limit|usage warning|data warning|how much data you", "data_usage"),
     (r"speed ?test|internet speed|\bspeed\b|how fast|browse|browsing|internet", "run_speed_test"),
     (r"\bmms\b|picture messag\w*|multimedia messag\w*|send (?:a )?(?:picture|photo)",
      "can_send_mms"),
@@ -125,17 +126,20 @@ CHECKS: tuple[tuple[str, str], ...] = (
 _ACTION_VERB = re.compile(
     r"\b(?:turn|switch|toggle|flip|enable|disable|activate|deactivate|set|change|reset|reboot|"
     r"restart|reseat|re-seat|reinsert|re-insert|remove|take out|disconnect|connect|grant|allow|"
-    r"give|pay|exit|put)\b"
+    r"give|pay|exit|put|make sure|ensure)\b"
 )
 _CHECK_VERB = re.compile(
     r"\b(?:check|look|tell me|what|which|see|verify|confirm|run|test|try|report|read|show|shows|"
-    r"showing|is|are|does|do you|can you send|able to|working|work)\b"
+    r"showing|is|are|does|do you|can you send|able to|working|work|let me know|you have)\b"
 )
 #: the assistant speaking of its own action: a proposal or a report, never an instruction
 _AGENT_SELF = re.compile(
     r"\b(?:shall i|should i|would you like me to|do you want me to|want me to|like me to|may i|"
-    r"can i|let me|i(?:'ll| will| can| could| have| 've| am going to|'m going to)|i've)\b"
+    r"can i|let me(?! know)|i(?:'ll| will| can| could| have| 've| am going to|'m going to)|"
+    r"i've)\b"
 )
+#: what "it" may stand for besides a switch (the words are read back by the lexicon)
+_NOUNS = [("vpn", _VPN), ("sim card", _SIM), ("apn settings", _APN)]
 _NEGATED = re.compile(r"\b(?:don't|do not|never|no need to|without)\b")
 _REBOOT = re.compile(
     r"\b(?:reboot|restart|power[ -]?cycle)\b|turn (?:your |the )?(?:phone|device) off and "
@@ -149,16 +153,23 @@ _PAY = re.compile(
     r"\b(?:make (?:the |a )?payment|pay (?:the |your |this |that |it|for)|accept (?:the |that |"
     r"this )?payment|complete (?:the )?payment|approve (?:the )?payment|pay\b)"
 )
-_ON = re.compile(r"\b(?:turn|switch|put|set|flip)\b.*?\bon\b|\b(?:enable|activate)\b")
+_ON = re.compile(
+    r"\b(?:turn|switch|put|set|flip|toggle)\b.*?\bon\b|\b(?:enable|activate)\b|"
+    r"\b(?:make sure|ensure)\b.*\b(?:on|enabled)\b"
+)
 _OFF = re.compile(
-    r"\b(?:turn|switch|put|set|flip)\b.*?\boff\b|\b(?:disable|deactivate|exit|get out of|leave)\b"
+    r"\b(?:turn|switch|put|set|flip|toggle)\b.*?\boff\b|"
+    r"\b(?:disable|deactivate|exit|get out of|leave)\b|"
+    r"\b(?:make sure|ensure)\b.*\b(?:off|disabled)\b"
 )
 _WHERE_ON = re.compile(
     r"\b(?:on|in|from) (?:your|the|my) (?:phone|device|handset|settings|screen|line|account)\b"
 )
-_CLAUSE = re.compile(r",? and then |,? then |; |, and |\band\b(?= (?:turn|switch|toggle|"
-                     r"enable|disable|set|reset|grant|disconnect|reboot|restart|make|pay|check|"
-                     r"run|try|tell|let))")  # fmt: skip
+_CLAUSE = re.compile(
+    r",? and then |,? then |; |, and |\band\b(?= (?:turn|switch|toggle|enable|disable|set|"
+    r"reset|grant|disconnect|connect|reboot|restart|make|pay|accept|approve|check|run|try|tell|"
+    r"let|put|take|remove|open|go|see|verify|confirm)\b)"
+)
 
 _TRANSFER = re.compile(
     r"\btransfer\w*\b.*\b(?:human|agent|specialist|technical support|representative)\b|"
@@ -172,8 +183,10 @@ _FIXED = re.compile(
 #: a sentence that asks the user something (a question, an instruction), not a statement
 _ASKS_USER = re.compile(
     r"\?\s*$|^(?:(?:and|so|now|next|ok|okay|great|thanks|first|then|also|lastly|finally)[,:]?\s+)*"
+    r"(?:let's |lets )?"
     r"(?:please |kindly )?(?:check|look|run|try|tell|see|verify|confirm|go|open|read|test|"
-    r"let me know|can you|could you|would you|will you)\b|\b(?:let me know|tell me|i need you to|"
+    r"let me know|can you|could you|would you|will you|make sure|ensure)\b|\b(?:let me know|"
+    r"tell me|i need you to|(?:i'd|i would) like you to|"
     r"you (?:need|should|will need|'ll need) to|please)\b"
 )
 #: a question for one of the user's facts or wishes, never a look at the phone
@@ -268,12 +281,23 @@ def _apps(low: str, installed: list[str]) -> list[str]:
     return found
 
 
-def _clause(low: str, text: str, installed: list[str]) -> list[Instruction | Unclear]:
-    """The device instruction of one clause, if it gives one."""
+def _clause(
+    low: str, text: str, installed: list[str], whole: str = ""
+) -> list[Instruction | Unclear]:
+    """The device instruction of one clause of ``whole`` (the sentence), if it gives one."""
+    if _REBOOT.search(low) and not _NEGATED.search(low):
+        return [Instruction("reboot_device", {}, text)]
+    paying = _PAY.search(low) or (
+        re.search(r"\b(?:accept|pay|approve) it\b", low) and "payment" in whole
+    )
+    if paying and not _NEGATED.search(low) and not re.search(r"\bpayment request\b.*\?$", low):
+        return [Instruction("make_payment", {}, text)]
     if not _ACTION_VERB.search(low) or _NEGATED.search(low):
         return []
+    if re.search(r"^\W*(?:what|which)\b|\b(?:what|which) (?:network )?mode\b", low):
+        return []  # a question about a setting, not an instruction to change it
     if re.search(r"\bpermission|\baccess\b|\ballow\b|\bgrant\b", low):
-        apps = _apps(low, installed)
+        apps = _apps(low, installed) or _apps(whole, installed)
         rest = low
         for app in apps:
             rest = re.sub(rf"\b{re.escape(app)}\w*", " ", rest)
@@ -323,48 +347,68 @@ def _clause(low: str, text: str, installed: list[str]) -> list[Instruction | Unc
 
 
 def read_device(text: str, installed: list[str]) -> list[Instruction | Unclear]:
-    """What the assistant asks the user to do or to check on the phone, in order."""
+    """What the assistant asks the user to do or to check on the phone, in order.
+
+    Each clause is an instruction or, failing that, a request to look at something; "it" and a
+    bare "back on" stand for the setting the message named last ("Airplane mode is on. Please
+    turn it off, then back on.").
+    """
     out: list[Instruction | Unclear] = []
+    last: str | None = None  # the words of the setting named last
     for sentence in acts.sentences(text):
         low = _clean(sentence)
-        if _AGENT_SELF.search(low) and not _TO_USER.search(low):
-            continue  # the assistant's own step or proposal, not an instruction
+        if _AGENT_SELF.search(low) and not _TO_USER.search(low):  # its own step or proposal
+            last = _last_switch(low) or last
+            continue
+        asks = bool(_ASKS_USER.search(low))
         found: list[Instruction | Unclear] = []
-        if _REBOOT.search(low) and not _NEGATED.search(low):
-            found.append(Instruction("reboot_device", {}, sentence))
-            low = _REBOOT.sub(" ", low)
-        if (
-            _PAY.search(low)
-            and not _NEGATED.search(low)
-            and not re.search(r"\bpayment request\b.*\?$", low)
-        ):
-            found.append(Instruction("make_payment", {}, sentence))
-            low = _PAY.sub(" ", low)
-        acted = False
         for part in _CLAUSE.split(low):
-            got = _clause(part, sentence, installed)
-            acted = acted or bool(got)
+            if last and not _switch(part):
+                if _ACTION_VERB.search(part) and re.search(r"\b(?:it|that|this|them)\b", part):
+                    part = f"{part} {last}"
+                elif re.search(r"^\W*(?:then\W+)?(?:turn it |switch it |put it )?(?:back )?"
+                               r"(?:on|off)\b", part):  # fmt: skip
+                    part = f"turn {part} {last}"
+            got = _clause(part, sentence, installed, low)
+            if not got and asks:
+                got = _check_clause(part, sentence, installed)
             found += got
-        if found and any(isinstance(f, Instruction) for f in found):
+            last = _last_switch(part) or last
+        if any(isinstance(f, Instruction) for f in found):
             found = [f for f in found if isinstance(f, Instruction)]
-        if not acted and not found:
-            check = _check(low)
-            if check is not None:
-                tool, args = check
-                if tool == "check_app_permissions":
-                    apps = _apps(low, installed)
-                    if len(apps) != 1:
-                        found.append(Unclear(sentence, "which app"))
-                        out += found
-                        continue
-                    args = {"app_name": apps[0]}
-                found.append(Instruction(tool, args, sentence))
-        out += found
+        for item in found:  # one sentence saying a step twice asks for it once
+            if not out or out[-1].to_json() != item.to_json() or out[-1].text != item.text:
+                out.append(item)
     return out
 
 
+def _last_switch(low: str) -> str | None:
+    """The words of the switch named last in ``low`` (as a phrase the lexicon reads back)."""
+    best: tuple[int, str] | None = None
+    for label, words in [(e[0], e[1]) for e in SWITCHES] + _NOUNS:
+        for m in re.finditer(words, low):
+            if best is None or m.start() > best[0]:
+                best = (m.start(), label.lower())
+    return None if best is None else best[1]
+
+
+def _check_clause(part: str, sentence: str, installed: list[str]) -> list[Instruction | Unclear]:
+    check = _check(part)
+    if check is None:
+        return []
+    tool, args = check
+    if tool == "data_usage":
+        return [Instruction(tool, {}, sentence)]
+    if tool == "check_app_permissions":
+        apps = _apps(part, installed)
+        if len(apps) != 1:
+            return [Unclear(sentence, "which app")]
+        args = {"app_name": apps[0]}
+    return [Instruction(tool, args, sentence)]
+
+
 def _check(low: str) -> tuple[str, dict[str, Any]] | None:
-    if not (_CHECK_VERB.search(low) and _ASKS_USER.search(low)) or _FACT_QUESTION.search(low):
+    if not _CHECK_VERB.search(low) or _FACT_QUESTION.search(low):
         return None
     for words, tool in CHECKS:
         if re.search(words, low):
@@ -517,12 +561,18 @@ class TelecomUser:
 
         asked = any(a.kind == acts.REQUEST and a.slot for a in heard)
         proposal = None if asked else self._proposal(" ".join(rest), heard)
-        if proposal is not None and not device:
-            ok, text = self._consider(proposal, message)
+        confirms = [a for a in heard if a.kind == acts.CONFIRM]
+        if proposal is not None:
+            ok, text = self._consider(proposal, " ".join(rest))
             parts.append(text)
             said.append("agree" if ok else "decline")
             agreed = ok
-        elif proposal is None and not device and any(a.kind == acts.CONFIRM for a in heard):
+        elif confirms and any(a.values.get("phone_number") for a in confirms):
+            given = {re.sub(r"\D", "", v) for a in confirms for v in a.values["phone_number"]}
+            right = given == {re.sub(r"\D", "", self.phone or "")}
+            parts.append("Yes, that's right." if right else self._fact("phone_number"))
+            said.append("confirm_fact" if right else "correct_fact")
+        elif confirms and not device:
             parts.append("Yes, please tell me what I should do.")
             said.append("ack")
 
@@ -611,6 +661,8 @@ class TelecomUser:
         self, item: Instruction, world: Tau2World, calls: list[dict[str, Any]]
     ) -> tuple[str, bool]:
         """Do one instruction on the phone; the reply and whether the goal's check ran."""
+        if item.tool == "data_usage":
+            return "My phone doesn't show me my data usage.", False
         if item.tool == "make_payment" and not self.pays:
             return "I'd rather not make a payment right now.", False
         if item.want is not None:
@@ -620,6 +672,12 @@ class TelecomUser:
                 state = "on" if now else "off"
                 label = f"{item.label[0].upper()}{item.label[1:]}"
                 return f"{label} is already {state} on my phone.", False
+        if (
+            self.goal == "service"
+            and item.tool == "check_network_status"
+            and re.search(r"service|signal|status", item.text.lower())
+        ):  # its scenario: "always check the status bar if asked for status information"
+            item = Instruction("check_status_bar", {}, item.text)
         content = self._call(world, calls, item.tool, item.arguments)
         goal_tool = self._goal_check().tool
         ran = item.tool == goal_tool or (
@@ -627,7 +685,11 @@ class TelecomUser:
         )
         if ran:
             self.solved = self._met(item.tool, content)
-        if item.tool.startswith(("check_", "run_", "can_")):
+        if item.tool == "run_speed_test":
+            return f"I ran a speed test: {_text_of(content)}", ran
+        if item.tool == "can_send_mms":
+            return f"I tried: {_text_of(content)}", ran
+        if item.tool.startswith("check_"):
             return f"I checked: {_text_of(content)}", ran
         return f"Done. My phone says: {_text_of(content)}", ran
 

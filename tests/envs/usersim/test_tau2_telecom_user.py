@@ -147,6 +147,30 @@ def test_the_lexicon_maps_instructions_to_tools(message, tool, args):
     assert [(g.tool, g.arguments) for g in got if isinstance(g, Instruction)] == [(tool, args)]
 
 
+@pytest.mark.parametrize(
+    ("message", "steps"),
+    [
+        ("It looks like Airplane Mode is ON. Please turn it off, then let me know what your "
+         "status bar shows.", [("toggle_airplane_mode", "off"), ("check_status_bar", None)]),
+        ("Please toggle airplane mode off and then back on.",
+         [("toggle_airplane_mode", "off"), ("toggle_airplane_mode", "on")]),
+        ("Please reset your APN settings and then reboot your device.",
+         [("reset_apn_settings", None), ("reboot_device", None)]),
+        ("Your VPN seems slow. Please disconnect it.", [("disconnect_vpn", None)]),
+        ("Can you check if you have received a payment request and accept it?",
+         [("check_payment_request", None), ("make_payment", None)]),
+        ("Please go to Settings > Mobile Data and make sure it's turned on.",
+         [("toggle_data", "on")]),
+        ("Can you tell me what network mode your phone is set to?",
+         [("check_network_mode_preference", None)]),
+        ("I will enable roaming on your line.", []),
+    ],
+)  # fmt: skip
+def test_steps_keep_their_order_and_pronouns_their_setting(message, steps):
+    got = [d.to_json() for d in read_device(message, MESSAGING)]
+    assert [(g["tool"], g.get("want")) for g in got] == steps
+
+
 def test_unclear_instructions_are_asked_back_and_logged_unread():
     user, world = _user("[mobile_data_issue]airplane_mode_on|data_mode_off[PERSONA:None]")
     before = world.state()
