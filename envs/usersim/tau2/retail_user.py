@@ -185,12 +185,31 @@ class Want:
         return self.state in ("done", "failed")
 
 
+#: sentences of the scenario that instruct the user how to play, not what it wants
 _CONDITIONAL = re.compile(
-    r"^\s*(?:if|but if|otherwise|in case|unless|be |do not|don't|make sure|at the end)\b|"
-    r"\bif (?:the agent|not|so|no|there|you cannot|it|they|that)\b|"
-    r"\b(?:reveal|mention)\b",
+    r"^\s*(?:if|but if|otherwise|in case|unless|when|once|after|before|be|do not|don't|never|"
+    r"make sure|at the end|insist|ask the agent|provide|try|say|tell the agent|you are not)\b",
     re.IGNORECASE,
 )
+#: where a sentence turns into a condition for the user ("..., but if the agent asks ...")
+_CUT = re.compile(r"[,;]?\s+(?:but |and |or )?(?:if|when|once|unless|otherwise)\b", re.IGNORECASE)
+#: words after which "if" asks a question ("I wonder if ...") rather than sets a condition
+_EMBED = frozenset(
+    ["wonder", "wondering", "know", "ask", "asking", "check", "see", "sure", "whether"]
+)
+
+
+def _cut(sentence: str) -> str:
+    for m in _CUT.finditer(sentence):
+        before = sentence[: m.start()].split()
+        if before and before[-1].lower().strip(",;") in _EMBED and "," not in m.group(0):
+            continue
+        return re.sub(r",?\s*(?:but )?only$", "", sentence[: m.start()])
+    return sentence
+
+
+_ASIDE = re.compile(r"\s*\(([^)]*)\)")
+_SECRET = re.compile(r"\b(?:reveal|mention|share)\b", re.IGNORECASE)
 _PRONOUNS = [
     (r"\byou're\b", "I'm"),
     (r"\byou are\b", "I am"),
@@ -218,12 +237,24 @@ def first_person(text: str) -> str:
 
 def request_text(reason_for_call: str) -> str:
     """The request as the user opens with it: the scenario's reason for calling without the
-    conditions meant only for the user (what to do if the agent asks or refuses)."""
-    kept = [s for s in A.sentences(reason_for_call) if not _CONDITIONAL.search(s)]
-    if not kept:
+    conditions and asides meant only for the user (what to do if the agent asks or refuses,
+    what not to reveal)."""
+    kept = []
+    for sentence in A.sentences(reason_for_call):
+        asides = _ASIDE.findall(sentence)
+        if any(_SECRET.search(a) and re.search(r"\bthis\b", a) for a in asides):
+            continue  # "(do not share this with the agent)": the sentence is the secret
+        sentence = _ASIDE.sub(lambda m: "" if _SECRET.search(m.group(1)) else m.group(0), sentence)
+        if _CONDITIONAL.search(sentence) or not re.search(r"[A-Za-z]", sentence):
+            continue
+        head = _cut(sentence).strip().rstrip(",;:")
+        if len(head.split()) >= 3:
+            kept.append(head if head[-1] in ".?!" else head + ".")
+    if not kept:  # every sentence is a condition: its first clause still says what is wanted
         first = A.sentences(reason_for_call)[:1]
-        kept = [re.split(r"[,.;] *(?:if|but|unless)\b", s, flags=re.IGNORECASE)[0] for s in first]
-    return first_person(" ".join(kept)).strip()
+        kept = [_cut(s).strip().rstrip(",;:") + "." for s in first if _cut(s).strip()]
+    text = first_person(" ".join(kept)).strip()
+    return re.sub(r"\bthe agent\b", "you", text)
 
 
 def _user_of(task: dict[str, Any], conn: Any) -> str | None:
@@ -471,6 +502,8 @@ class RetailUser:
                 closed = True
             elif satisfied and self.wants:
                 closed = True
+            elif _HELP.search(message) and not any(w.state != "pending" for w in self.wants):
+                parts.append(("restate", request_text(self.reason) or "I need help with an order."))
             elif A.ANYTHING_ELSE in kinds or A.BYE in kinds:
                 parts.append(("wait", "Not yet: I still need to " + self._next_need() + "."))
             elif A.DONE in kinds and any(not w.settled for w in self.wants):
@@ -599,8 +632,9 @@ class RetailUser:
                     "No, that's not the right order. I want to " + self.describe(cands[0]) + "."
                 )
             cands = named
-        elif len(cands) > 1:
-            cands = cands[:1]
+        else:  # one write of the kind, the first the proposal fits
+            fits = [w for w in cands if self._mismatch(text, [w]) is None]
+            cands = fits[:1] or cands[:1]
         why = self._mismatch(text, cands)
         if why:
             return False, f"No, that's not right: {why} I want to {self.describe(cands[0])}."
@@ -647,6 +681,7 @@ class RetailUser:
         return None
 
 
+_HELP = re.compile(r"\bhow (?:can|may|could) I (?:help|assist)|\bwhat can I do for you\b", re.I)
 _WANT_SLOTS = ("order_id", "item_id", "product", "payment_method", "address", "reason")
 
 
