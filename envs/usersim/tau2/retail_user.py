@@ -153,7 +153,7 @@ def proposal_kinds(text: str, has_order: bool) -> set[str]:
     if _EXCHANGE.search(low):
         kinds.add("exchange_delivered_order_items")
     change = bool(_CHANGE.search(low))
-    if _ADDRESS.search(low) and (change or "ship" in low or "move" in low):
+    if _ADDRESS.search(low) and (change or re.search(r"\bship|\bmove|\bnew address", low)):
         if _PROFILE.search(low):
             kinds.add("modify_user_address")
         if has_order or "order" in low:
@@ -369,7 +369,8 @@ class RetailUser:
         out: set[float] = set()
         order = self.orders.get(want.order_id or "") or {}
         items = order.get("items", [])
-        chosen = [i for i in items if i["item_id"] in want.args.get("item_ids", [])]
+        by_id = {i["item_id"]: i for i in items}
+        chosen = [by_id[i] for i in want.args.get("item_ids", []) if i in by_id]
         out |= {round(float(i["price"]), 2) for i in items}
         out |= {round(float(p["amount"]), 2) for p in order.get("payment_history", [])}
         out.add(round(sum(float(i["price"]) for i in items), 2))
@@ -464,9 +465,13 @@ class RetailUser:
         parts: list[tuple[str, str]] = []  # (act said, sentence)
         agreed = False
         requested = [a for a in heard if a.kind == A.REQUEST]
+        if any(a.kind in (A.CONFIRM, A.OFFER) for a in heard):
+            # beside a proposal, a statement read as a request is a relative clause ("..., which
+            # will be refunded to your card"): only a question asks
+            requested = [a for a in requested if a.text.rstrip().endswith("?")]
         for act in heard:
             if act.kind in (A.CONFIRM, A.OFFER):
-                ok, sentence = self._proposal(act)
+                ok, sentence = self._proposal(act, message)
                 if ok is True:
                     agreed = True
                     parts.append(("affirm", sentence))
@@ -508,6 +513,10 @@ class RetailUser:
                 parts.append(("wait", "Not yet: I still need to " + self._next_need() + "."))
             elif A.DONE in kinds and any(not w.settled for w in self.wants):
                 parts.append(("ack", "Thanks. I also need to " + self._next_need() + "."))
+            elif A.REFUSE in kinds and any(not w.settled for w in self.wants):
+                parts.append(
+                    ("insist", "Are you sure? I'd really like to " + self._next_need() + ".")
+                )
             elif A.REFUSE in kinds:
                 parts.append(("ack", "I see."))
             else:
@@ -610,10 +619,12 @@ class RetailUser:
         return "I'm not sure about that. What I need is to " + self._next_need() + "."
 
     # ----- proposals -----------------------------------------------------------------------------
-    def _proposal(self, act: A.Act) -> tuple[bool | None, str]:
+    def _proposal(self, act: A.Act, message: str) -> tuple[bool | None, str]:
         """(agree?, what to say) for a proposal: True only when it names pending gold writes by
         kind and every value it states fits them; None when it proposes no write at all."""
         text = act.text
+        if not proposal_kinds(text, False):  # "Shall I proceed?" asks about the whole message
+            text = message
         orders = {_norm_order(o) for o in re.findall(ORDER_ID, text)}
         kinds = proposal_kinds(text, bool(orders))
         if not kinds:

@@ -176,3 +176,26 @@ def test_every_value_the_user_says_is_one_of_its_facts(suite):
                 continue
             for value in re.findall(r"[\w.+-]+@[\w-]+\.\w+|\b\d{5}\b|#W\d{7}", m["content"]):
                 assert value in allowed, (tid, value, m["content"])
+
+
+def test_an_agent_s_own_wording_of_the_proposal_is_read():
+    task = tt.get("retail", "0")
+    w = world.open_world("retail", task)
+    body = (
+        "I can exchange the Mechanical Keyboard (1151293680) for 7706410293 and the Smart "
+        "Thermostat (4983901480) for 7747408585 in order #W2378156. The price difference is "
+        "{}, which will be refunded to your mastercard ending in 2478. Shall I proceed?"
+    )
+    turn = RetailUser(task).reply(body.format("$16.63"), w)
+    assert turn.agreed and turn.text.startswith("Yes")
+    turn = RetailUser(task).reply(body.format("$99.00"), w)  # an amount that is not the diff
+    assert not turn.agreed and user_agrees(turn.text) is False
+    turn = RetailUser(task).reply(body.format("$16.63").replace("mastercard", "gift card"), w)
+    assert not turn.agreed
+    # "New address for ...": a proposal without a verb of change
+    task = tt.get("retail", "22")
+    msg = (
+        "New address for your default address: 101 Highway, New York, NY 10001, USA. "
+        "Would you like me to proceed?"
+    )
+    assert RetailUser(task).reply(msg, w).agreed
