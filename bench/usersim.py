@@ -26,10 +26,13 @@ from palaestra.server.runner import gateway_process
 from palaestra.tasks import get_suite
 
 
-def _episodes(env: Any, tasks: list[Any], remote: bool) -> dict[str, list[float]]:
+def _episodes(
+    env: Any, tasks: list[Any], remote: bool, policy_name: str = "competent"
+) -> dict[str, list[float]]:
+    """Each task played by ``policy_name`` in ``env``: reset, message and tool-call times."""
     out = harness.Timings("reset", "message", "tool")
     for task in tasks:
-        policy = family("usersim").policy("competent", seed=0)
+        policy = family("usersim").policy(policy_name, seed=0)
         with out.timed("reset"):
             obs, info = env.reset(seed=0) if remote else env.reset(seed=0, options={"task": task})
         policy.reset(task)
@@ -53,12 +56,18 @@ def _rebuild_resets(tasks: list[Any]) -> list[float]:
     return out["rebuild"]
 
 
-def _remote(url: str, tasks: list[Any], transport: str) -> dict[str, list[float]]:
+def _remote(
+    url: str,
+    tasks: list[Any],
+    transport: str,
+    suite: str = "usersim",
+    policy_name: str = "competent",
+) -> dict[str, list[float]]:
     total = harness.Timings("reset", "message", "tool")
     for task in tasks:
-        env = RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport=transport)
+        env = RemoteEnv(task=f"{suite}/{task.id}", base_url=url, transport=transport)
         try:
-            total.extend(_episodes(env, [task], remote=True))
+            total.extend(_episodes(env, [task], remote=True, policy_name=policy_name))
         finally:
             env.close()
     return total

@@ -816,7 +816,7 @@ def bench_all() -> None:
         resolve(fam.bench)()
     synth()
     scale()
-    for name in ("eval", "validation", "data", "dashboard", "fidelity"):
+    for name in ("eval", "validation", "data", "dashboard", "fidelity", "tau2"):
         console.rule(f"{name} benchmark")
         resolve(f"palaestra.bench.{name}:main")()
 
@@ -973,6 +973,19 @@ def bench_usersim(
     from palaestra.bench.usersim import main
 
     main(episodes=episodes)
+
+
+@bench_app.command("tau2")
+def bench_tau2(
+    llm_ms: Annotated[
+        float, typer.Option(help="What one model call of an LLM user costs, in ms")
+    ] = 1000.0,
+    sample: Annotated[int, typer.Option(help="Episodes per suite through the gateway")] = 10,
+) -> None:
+    """tau2-bench: reset/step in-process vs gateway; a full gold pass vs an LLM user's calls."""
+    from palaestra.bench.tau2 import main
+
+    main(llm_ms=llm_ms, sample=sample)
 
 
 if __name__ == "__main__":

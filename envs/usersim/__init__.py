@@ -16,6 +16,13 @@ FAMILY = Family(
             description="Customer-service worlds: the agent is the assistant, talks to an "
             "agenda-driven simulated user and calls domain tools on a real SQLite database.",
         ),
+        EnvSpec(
+            "palaestra/tau2-v0",
+            "palaestra.envs.usersim.tau2.env:Tau2Env",
+            family="usersim",
+            description="tau2-bench's retail and telecom worlds with tau2's tools and scoring; "
+            "a deterministic symbolic user (in telecom, acting on its own phone).",
+        ),
     ),
     suites=(
         SuiteSpec(

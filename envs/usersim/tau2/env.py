@@ -134,7 +134,7 @@ class Tau2Probe:
         return {
             "domain": ep.domain,
             "task_id": ep.task["id"],
-            "world": worlds.plain(ep.world.state()),
+            "world": worlds.snapshot(ep.world),
             "gold": functools.partial(worlds.gold_of, ep.domain, ep.task["id"]),
             "assertions": worlds.assertions(ep.world, ep.task),
             "calls": [dict(c) for c in ep.calls],
