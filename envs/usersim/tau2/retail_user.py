@@ -348,6 +348,7 @@ class RetailUser:
                 add("order_id", _norm_order(oid))
         self.facts = facts
         self.told: dict[str, int] = {}  # slot -> how many candidates were given
+        self.retry = False  # the message being answered says the last values did not work
         self.hide_address = bool(re.search(r"\bnot (?:want to )?reveal\b", self.reason, re.I))
         self.scenario_ids = set(re.findall(r"\b\d{10}\b", scenario))
         # -- wants: the gold writes ------------------------------------------------------------
@@ -489,6 +490,7 @@ class RetailUser:
                     want.state = "failed"
                 if not live and not requested and not self.wants:
                     self.refused = True
+        self.retry = bool(_RETRY.search(message)) or any(a.kind == A.REFUSE for a in heard)
         informs = self._answer(requested)
         if informs:
             parts.append(("inform", informs))
@@ -564,13 +566,16 @@ class RetailUser:
         return " ".join(out)
 
     def _give(self, slot: str) -> str | None:
-        """The next candidate of a fact: the first, then the next each time it is asked again."""
+        """A fact's value: the first candidate, the same again when asked again, the next one
+        when told the last did not work ("no account matches", "double-check")."""
         values = self.facts.get(slot)
         if not values:
             return None
-        index = min(self.told.get(slot, 0), len(values) - 1)
-        self.told[slot] = self.told.get(slot, 0) + 1
-        return values[index]
+        told = self.told.get(slot, 0)
+        if told == 0 or (self.retry and told < len(values)):
+            told += 1
+        self.told[slot] = told
+        return values[told - 1]
 
     def _inform(self, slot: str | None) -> str:
         if slot in ("first_name", "last_name", "zip", "email", "user_id"):
@@ -692,6 +697,12 @@ class RetailUser:
         return None
 
 
+_RETRY = re.compile(
+    r"\b(?:no (?:account|user|match|record)|not (?:find|found|match|locate)|(?:couldn't|could not|"
+    r"can't|cannot|unable to) (?:find|locate|match)|double-check|another|different|"
+    r"(?:doesn't|does not|didn't|did not) (?:match|work))",
+    re.IGNORECASE,
+)
 _HELP = re.compile(r"\bhow (?:can|may|could) I (?:help|assist)|\bwhat can I do for you\b", re.I)
 _WANT_SLOTS = ("order_id", "item_id", "product", "payment_method", "address", "reason")
 

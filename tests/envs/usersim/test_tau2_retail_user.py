@@ -129,6 +129,18 @@ def test_answers_what_it_knows_and_says_so_when_it_does_not():
     first = user.reply("What is your email address?", w).text
     second = user.reply("No account matches that. What is your email address?", w).text
     assert "aarav.santos8321@example.com" in first and "aarav.santos8320@example.com" in second
+    # asked again without being told it failed, it repeats itself (task 67 scripts its zips)
+    user = RetailUser(tt.get("retail", "67"))
+    zips = [
+        identity(user.reply(q, w).text)["zip"]
+        for q in (
+            "What is your name and zip code?",
+            "And your zip code again?",
+            "I could not find an account. Could you double-check your zip code?",
+            "No account matches. Your zip code, please?",
+        )
+    ]
+    assert zips == ["98178", "98178", "98186", "98187"]
 
 
 def test_anything_else_before_and_after_its_writes():
