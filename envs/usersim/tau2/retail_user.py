@@ -361,7 +361,8 @@ class RetailUser:
             want.amounts = self._amounts(conn, want)
         self.refused = False
         self.closed = False
-        self.communicate = list(task["evaluation_criteria"].get("communicate_info") or [])
+        self.no_email = bool(re.search(r"\b(?:don't|do not) have an? e-?mail", unknown))
+        conn.close()
 
     # ----- facts about the world the user knows ----------------------------------------------
     def _amounts(self, conn: Any, want: Want) -> set[float]:
@@ -582,6 +583,8 @@ class RetailUser:
             value = self._give(slot)
             label = self.domain.slots[slot].label
             if value is None:
+                if slot == "email" and self.no_email:
+                    return "I don't have an email address."
                 if slot == "email":
                     return "I don't remember my email address."
                 return f"I don't know my {label}."
