@@ -126,7 +126,16 @@ CHECKS: tuple[tuple[str, str], ...] = (
 _ACTION_VERB = re.compile(
     r"\b(?:turn|switch|toggle|flip|enable|disable|activate|deactivate|set|change|reset|reboot|"
     r"restart|reseat|re-seat|reinsert|re-insert|remove|take out|disconnect|connect|grant|allow|"
+    r"restore|insert|update|use|select|choose|pick|configure|"
     r"give|pay|exit|put|make sure|ensure)\b"
+)
+#: an instruction in another form: "get it switched off", "would you mind disabling ..."
+_ASKED_FORM = re.compile(
+    r"\b(?:get|have|keep|make sure|ensure|needs?|want|must|should)\b.*\b(?:turned|switched|"
+    r"enabled|disabled|activated|deactivated|reset|restarted|rebooted|connected|disconnected|"
+    r"granted|reseated|toggled)\b|\b(?:mind|try|start|consider|recommend|suggest|about|by)\s+"
+    r"(?:turning|switching|enabling|disabling|activating|deactivating|toggling|resetting|"
+    r"restarting|rebooting|disconnecting|granting|reseating|removing|setting|changing)\b"
 )
 _CHECK_VERB = re.compile(
     r"\b(?:check|look|tell me|what|which|see|verify|confirm|run|test|try|report|read|show|shows|"
@@ -140,26 +149,43 @@ _AGENT_SELF = re.compile(
 )
 #: what "it" may stand for besides a switch (the words are read back by the lexicon)
 _NOUNS = [("vpn", _VPN), ("sim card", _SIM), ("apn settings", _APN)]
+_PERMISSION = re.compile(r"\bpermission|\bgrant\b|\ballow\b|\baccess (?!point)")
+#: a sentence that tells the user to act, though neither a question nor "please"
+_DIRECTIVE = re.compile(
+    r"^\W*(?:(?:and|so|now|next|ok|okay|first|then|also|lastly|finally|great)\W+)*"
+    r"(?:turn|switch|toggle|flip|enable|disable|activate|deactivate|set|change|reset|reboot|"
+    r"restart|reseat|re-seat|reinsert|re-insert|remove|take|disconnect|connect|grant|allow|"
+    r"restore|update|select|choose|pick|give|pay|accept|exit|put|go|open|make sure|ensure|"
+    r"check|run|try|look|tell|send)\b|"
+    r"\b(?:step is to|you (?:need|have|should|must|will need|'ll need) to|go ahead and|"
+    r"let's|lets|(?:needs?|has|have|must|should) (?:to )?be \w+ed)\b"
+)
+#: the line or account, on the assistant's side: "roaming needs to be enabled on your line"
+_AGENT_SIDE = re.compile(
+    r"\b(?:on|for|to) (?:your|the) (?:line|account|plan)\b(?!.*\b(?:phone|device|settings)\b)|"
+    r"\bline l\d+\b"
+)
 _NEGATED = re.compile(r"\b(?:don't|do not|never|no need to|without)\b")
 _REBOOT = re.compile(
     r"\b(?:reboot|restart|power[ -]?cycle)\b|turn (?:your |the )?(?:phone|device) off and "
     r"(?:back )?on|switch (?:your |the )?(?:phone|device) off and (?:back )?on"
 )
 _RESEAT = re.compile(
-    r"\b(?:re-?seat|re-?insert|take (?:out|the sim)|remove (?:and|the sim)|pop (?:out|the sim)|"
-    r"put (?:it|the sim) back)\b"
+    r"\b(?:re-?seat|re-?insert|take (?:out|the sim|your sim)|remove (?:and|the sim|your sim)|"
+    r"pop (?:out|the sim|your sim)|put (?:it|the sim|your sim)(?: card)? back|"
+    r"insert (?:it|the sim|your sim)(?: card)? (?:again|back))"
 )
 _PAY = re.compile(
     r"\b(?:make (?:the |a )?payment|pay (?:the |your |this |that |it|for)|accept (?:the |that |"
     r"this )?payment|complete (?:the )?payment|approve (?:the )?payment|pay\b)"
 )
 _ON = re.compile(
-    r"\b(?:turn|switch|put|set|flip|toggle)\b.*?\bon\b|\b(?:enable|activate)\b|"
+    r"\b(?:turn|switch|put|set|flip|toggl)\w*\b.*?\bon\b|\b(?:enabl|activat)\w*|"
     r"\b(?:make sure|ensure)\b.*\b(?:on|enabled)\b"
 )
 _OFF = re.compile(
-    r"\b(?:turn|switch|put|set|flip|toggle)\b.*?\boff\b|"
-    r"\b(?:disable|deactivate|exit|get out of|leave)\b|"
+    r"\b(?:turn|switch|put|set|flip|toggl)\w*\b.*?\boff\b|"
+    r"\b(?:disabl\w*|deactivat\w*|exit|get out of|leave)\b|"
     r"\b(?:make sure|ensure)\b.*\b(?:off|disabled)\b"
 )
 _WHERE_ON = re.compile(
@@ -198,7 +224,9 @@ _NETWORK_MODE = re.compile(
     r"network mode|preferred network|network type|mode preference|network preference|"
     r"\b[2345]g\b|\blte\b"
 )
-_SET = re.compile(r"\b(?:set|change|switch|select|choose|put)\b")
+_SET = re.compile(
+    r"\b(?:set|change|switch|select|choose|put|update|use|uses|pick|configure|adjust|modify)\b"
+)
 #: an agent-self sentence that still tells the user to act ("I'll need you to ...")
 _TO_USER = re.compile(r"\b(?:you|your)\b.*\b(?:please|need to|should|can|could|will need)\b")
 _BEING_TRANSFERRED = re.compile(
@@ -290,19 +318,14 @@ def _clause(
     paying = _PAY.search(low) or (
         re.search(r"\b(?:accept|pay|approve) it\b", low) and "payment" in whole
     )
-    if paying and not _NEGATED.search(low) and not re.search(r"\bpayment request\b.*\?$", low):
+    if paying and not _NEGATED.search(low):
         return [Instruction("make_payment", {}, text)]
-    if not _ACTION_VERB.search(low) or _NEGATED.search(low):
+    if not (_ACTION_VERB.search(low) or _ASKED_FORM.search(low)) or _NEGATED.search(low):
         return []
     if re.search(r"^\W*(?:what|which)\b|\b(?:what|which) (?:network )?mode\b", low):
         return []  # a question about a setting, not an instruction to change it
-    if re.search(r"\bpermission|\baccess\b|\ballow\b|\bgrant\b", low):
-        apps = _apps(low, installed) or _apps(whole, installed)
-        rest = low
-        for app in apps:
-            rest = re.sub(rf"\b{re.escape(app)}\w*", " ", rest)
-        rest = re.sub(r"messag\w* app", " ", rest)
-        perms = [p for p, words in _PERMISSIONS if re.search(words, rest)]
+    if _PERMISSION.search(low):
+        apps, perms = _app_perms(low, whole, installed)
         if len(apps) != 1 or not perms:
             return [Unclear(text, "which app and which permission")]
         return [
@@ -314,7 +337,7 @@ def _clause(
         if mode is None:
             return [Unclear(text, "which network mode")]
         return [Instruction("set_network_mode_preference", {"mode": mode}, text)]
-    if re.search(_APN, low) and re.search(r"\breset|\brestore|\bdefault", low):
+    if re.search(_APN, low) and re.search(r"\breset|\brestore|\bdefault|\brevert", low):
         return [Instruction("reset_apn_settings", {}, text)]
     if re.search(_SIM, low) and _RESEAT.search(low):
         return [Instruction("reseat_sim_card", {}, text)]
@@ -357,13 +380,18 @@ def read_device(text: str, installed: list[str]) -> list[Instruction | Unclear]:
     last: str | None = None  # the words of the setting named last
     for sentence in acts.sentences(text):
         low = _clean(sentence)
-        if _AGENT_SELF.search(low) and not _TO_USER.search(low):  # its own step or proposal
-            last = _last_switch(low) or last
+        if (_AGENT_SELF.search(low) and not _TO_USER.search(low)) or _AGENT_SIDE.search(
+            sentence.lower()
+        ):  # the assistant's own step or proposal, or the line on its side
+            last = _last_object(low, installed) or last
             continue
         asks = bool(_ASKS_USER.search(low))
+        if not (asks or _DIRECTIVE.search(low)):  # a statement ("it is set to 3G only")
+            last = _last_object(low, installed) or last
+            continue
         found: list[Instruction | Unclear] = []
         for part in _CLAUSE.split(low):
-            if last and not _switch(part):
+            if last and not _last_object(part, installed):
                 if _ACTION_VERB.search(part) and re.search(r"\b(?:it|that|this|them)\b", part):
                     part = f"{part} {last}"
                 elif re.search(r"^\W*(?:then\W+)?(?:turn it |switch it |put it )?(?:back )?"
@@ -373,7 +401,7 @@ def read_device(text: str, installed: list[str]) -> list[Instruction | Unclear]:
             if not got and asks:
                 got = _check_clause(part, sentence, installed)
             found += got
-            last = _last_switch(part) or last
+            last = _last_object(part, installed) or last
         if any(isinstance(f, Instruction) for f in found):
             found = [f for f in found if isinstance(f, Instruction)]
         for item in found:  # one sentence saying a step twice asks for it once
@@ -382,13 +410,30 @@ def read_device(text: str, installed: list[str]) -> list[Instruction | Unclear]:
     return out
 
 
-def _last_switch(low: str) -> str | None:
-    """The words of the switch named last in ``low`` (as a phrase the lexicon reads back)."""
+def _app_perms(low: str, whole: str, installed: list[str]) -> tuple[list[str], list[str]]:
+    """The apps and the permissions a clause names (the app may be named elsewhere in the
+    sentence: "open the messaging app's settings and grant storage")."""
+    apps = _apps(low, installed) or _apps(whole, installed)
+    # the app's own mention goes first, so "text messaging" still names the SMS permission
+    rest = re.sub(r"\b(?:messag\w*|messages|sms|texting) app\b", " ", low)
+    for app in apps:
+        rest = re.sub(rf"(?<!text )\b{re.escape(app)}(?: app)?\b(?! permission)", " ", rest)
+    return apps, [p for p, words in _PERMISSIONS if re.search(words, rest)]
+
+
+def _last_object(low: str, installed: list[str]) -> str | None:
+    """What "it" would stand for after ``low``: the setting (or an app's permission) named
+    last, as words the lexicon reads back."""
     best: tuple[int, str] | None = None
     for label, words in [(e[0], e[1]) for e in SWITCHES] + _NOUNS:
         for m in re.finditer(words, low):
             if best is None or m.start() > best[0]:
                 best = (m.start(), label.lower())
+    perm = _PERMISSION.search(low)
+    if perm and (best is None or perm.start() > best[0]):
+        apps, perms = _app_perms(low, low, installed)
+        if len(apps) == 1 and perms:
+            best = (perm.start(), f"the {' and '.join(perms)} permission of the {apps[0]} app")
     return None if best is None else best[1]
 
 
@@ -514,15 +559,15 @@ class TelecomUser:
 
     def reply(self, message: str, world: Tau2World) -> UserTurn:
         installed = self._installed(world)
-        device: list[Instruction | Unclear] = []
-        rest: list[str] = []
-        for sentence in acts.sentences(message):
-            found = read_device(sentence, installed)
-            device += found
-            if not found:
-                rest.append(sentence)
+        device = read_device(message, installed)
+        consumed = {item.text for item in device}
+        rest = [s for s in acts.sentences(message) if s not in consumed]
         heard = _plausible(acts.read(DOMAIN, " ".join(rest))) if rest else []
-        entry: dict[str, Any] = {"heard": [a.to_json() for a in heard], "said": []}
+        entry: dict[str, Any] = {
+            "message": message,
+            "heard": [a.to_json() for a in heard],
+            "said": [],
+        }
         entry["heard"] += [d.to_json() for d in device]
         parts: list[str] = []
         calls: list[dict[str, Any]] = []
@@ -671,7 +716,7 @@ class TelecomUser:
             if now == item.want:
                 state = "on" if now else "off"
                 label = f"{item.label[0].upper()}{item.label[1:]}"
-                return f"{label} is already {state} on my phone.", False
+                return f"{label} is already {state}.", False
         if (
             self.goal == "service"
             and item.tool == "check_network_status"
