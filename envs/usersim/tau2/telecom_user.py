@@ -324,7 +324,9 @@ def _clause(
         return []
     if re.search(r"^\W*(?:what|which)\b|\b(?:what|which) (?:network )?mode\b", low):
         return []  # a question about a setting, not an instruction to change it
-    if _PERMISSION.search(low):
+    if _PERMISSION.search(low) or (
+        _PERMISSION.search(whole) and _app_perms(low, whole, installed)[1]
+    ):  # "open the messaging app's permissions and turn on SMS"
         apps, perms = _app_perms(low, whole, installed)
         if len(apps) != 1 or not perms:
             return [Unclear(text, "which app and which permission")]
@@ -648,7 +650,11 @@ class TelecomUser:
             closed = True
 
         if not parts:
-            if any(a.kind == acts.UNREAD for a in heard) or acts._expects(message):
+            if (
+                any(a.kind == acts.UNREAD for a in heard)
+                or acts._expects(message)
+                or any(_DIRECTIVE.search(_clean(s)) for s in acts.sentences(message))
+            ):
                 parts.append("Sorry, I didn't quite follow. What would you like me to do?")
                 said.append("clarify")
                 unread = True
