@@ -165,6 +165,20 @@ _AGENT_SIDE = re.compile(
     r"\b(?:on|for|to) (?:your|the) (?:line|account|plan)\b(?!.*\b(?:phone|device|settings)\b)|"
     r"\bline l\d+\b"
 )
+#: the assistant asking what the problem is
+_ASKS_PROBLEM = re.compile(
+    r"\b(?:how (?:can|may|could) i (?:help|assist)|"
+    r"what (?:seems to be|is|'s) the (?:problem|issue)|"
+    r"what(?:'s| is) (?:wrong|going on|happening)|what can i (?:do|help)|describe (?:the|your) "
+    r"(?:problem|issue)|what (?:problem|issue))"
+)
+#: a question for a fact the user may be asked but does not know (its scenario gives none)
+_UNKNOWN_FACT = re.compile(
+    r"\b(?:customer id|account (?:id|number)|date of birth|birthday|email|address|zip|pin|puk|"
+    r"imei|bill id|line id|plan id|device id)\b",
+    re.IGNORECASE,
+)
+_SENT_REQUEST = re.compile(r"\b(?:sent|send|sending|issued)\b.*\bpayment request\b")
 _NEGATED = re.compile(r"\b(?:don't|do not|never|no need to|without)\b")
 _REBOOT = re.compile(
     r"\b(?:reboot|restart|power[ -]?cycle)\b|turn (?:your |the )?(?:phone|device) off and "
@@ -582,6 +596,11 @@ class TelecomUser:
             turn = UserTurn("Okay, I'll hold for the human agent. Thank you.", closed=True)
             return self._done(entry, turn)
 
+        for sentence in rest:  # a fact its scenario does not give: said so, never made up
+            unknown = _UNKNOWN_FACT.search(sentence)
+            if unknown and _ASKS_USER.search(_clean(sentence)):
+                parts.append(f"Sorry, I don't have my {unknown.group(0)} with me.")
+                said.append("fact:unknown")
         for act in heard:
             if act.kind == acts.REQUEST and act.slot is not None:
                 parts.append(self._fact(act.slot))
@@ -619,7 +638,7 @@ class TelecomUser:
             right = given == {re.sub(r"\D", "", self.phone or "")}
             parts.append("Yes, that's right." if right else self._fact("phone_number"))
             said.append("confirm_fact" if right else "correct_fact")
-        elif confirms and not device:
+        elif confirms and not device and not _ASKS_PROBLEM.search(low):
             parts.append("Yes, please tell me what I should do.")
             said.append("ack")
 
@@ -649,6 +668,13 @@ class TelecomUser:
             said.append("bye")
             closed = True
 
+        if not parts and _ASKS_PROBLEM.search(low):
+            parts.append(self.opening() if not self.solved else "My problem is solved, thanks.")
+            said.append("problem")
+        if not parts and proposal is None and _SENT_REQUEST.search(low):
+            parts.append(self._perform(Instruction("check_payment_request", {}, ""), world,
+                                       calls)[0])  # fmt: skip
+            said.append("did:check_payment_request")
         if not parts:
             if (
                 any(a.kind == acts.UNREAD for a in heard)
@@ -786,7 +812,7 @@ class TelecomUser:
         )
         if not consent:
             return None
-        if re.search(r"\bplan\b", low) and re.search(r"change|switch|upgrade|move|new plan", low):
+        if re.search(r"\bplan\b", low) and re.search(r"chang|switch|upgrad|move|new plan", low):
             return "change_plan"
         if _REFUEL.search(low):
             return "refuel_data"

@@ -3,6 +3,8 @@ assistant that plays every telecom task through ``palaestra/tau2-v0`` with it.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from palaestra.envs.usersim.tau2 import suites, tasks
@@ -85,6 +87,14 @@ def test_identity_answers_come_from_the_scenario():
     turn = user.reply("Are you currently travelling abroad?", world)
     assert "abroad in France" in turn.text
     assert user.reply("What is your full name?", world).text == "My name is John Smith."
+
+
+def test_asked_what_is_wrong_it_states_its_problem_and_never_makes_up_a_fact():
+    user, world = _user("[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]")
+    assert user.reply("Hello! How can I help you today?", world).text == user.opening()
+    turn = user.reply("What is your customer ID and your date of birth?", world)
+    assert "don't have my customer ID" in turn.text and "date of birth" in turn.text
+    assert not re.search(r"\d", turn.text) and not user.log[-1]["unread"]
 
 
 def test_an_instruction_becomes_the_device_call_and_the_reply_reports_its_result():
@@ -187,6 +197,7 @@ def test_agrees_only_to_its_goal():
     assert not user.reply("I can add 5 GB of data for $10.00. Shall I go ahead?", world).agreed
     assert user.reply("I can add 2.0 GB of data for $4.00. Shall I go ahead?", world).agreed
     assert not user.reply("Would you like me to change you to a bigger plan?", world).agreed
+    assert not user.reply("I'd recommend changing your plan. Shall I?", world).agreed
     assert not user.reply("Shall I suspend your line?", world).agreed
     assert not user.reply("Shall I enable roaming on your line?", world).agreed  # at home
     asked = user.reply("How much data would you like to add?", world)
