@@ -597,9 +597,9 @@ class TelecomUser:
             return self._done(entry, turn)
 
         for sentence in rest:  # a fact its scenario does not give: said so, never made up
-            unknown = _UNKNOWN_FACT.search(sentence)
+            unknown = [m.group(0) for m in _UNKNOWN_FACT.finditer(sentence)]
             if unknown and _ASKS_USER.search(_clean(sentence)):
-                parts.append(f"Sorry, I don't have my {unknown.group(0)} with me.")
+                parts.append(f"Sorry, I don't have my {' or my '.join(unknown)} with me.")
                 said.append("fact:unknown")
         for act in heard:
             if act.kind == acts.REQUEST and act.slot is not None:
