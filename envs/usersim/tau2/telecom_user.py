@@ -636,10 +636,10 @@ class TelecomUser:
         elif confirms and any(a.values.get("phone_number") for a in confirms):
             given = {re.sub(r"\D", "", v) for a in confirms for v in a.values["phone_number"]}
             right = given == {re.sub(r"\D", "", self.phone or "")}
-            parts.append("Yes, that's right." if right else self._fact("phone_number"))
+            parts.append("That's right." if right else self._fact("phone_number"))
             said.append("confirm_fact" if right else "correct_fact")
         elif confirms and not device and not _ASKS_PROBLEM.search(low):
-            parts.append("Yes, please tell me what I should do.")
+            parts.append("Okay, please tell me what I should do.")
             said.append("ack")
 
         verify = not ran_goal and (

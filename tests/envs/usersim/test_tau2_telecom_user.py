@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from palaestra.envs.runtimes.simuser.acts import user_agrees
 from palaestra.envs.usersim.tau2 import suites, tasks
 from palaestra.envs.usersim.tau2.env import Tau2Env
 from palaestra.envs.usersim.tau2.telecom_gold import TelecomGold, instruction
@@ -56,6 +57,8 @@ def test_gold_with_the_symbolic_user_scores_one_on_every_seed(env, fragment):
         assert episode.reward == 1.0, env.last_verification
     log = env.episode.user.log
     assert log and not any(entry["unread"] for entry in log)
+    for entry in log:  # its words say yes exactly when it agrees (what a judge reads)
+        assert ("agree" in entry["said"]) == (user_agrees(entry["text"]) is True), entry
 
 
 def test_doing_nothing_fails(env):
