@@ -175,11 +175,14 @@ class TelecomGold:
                 yield END
                 return
             elif name == "refuel_data":
+                obs = yield call("get_data_usage", {"customer_id": cid, "line_id": lid})
+                usage = _json(obs.get("last_tool_result")) or {}
                 obs = yield call("get_details_by_id", {"id": line["plan_id"]})
                 plan = _json(obs.get("last_tool_result")) or {}
                 obs = yield say(
-                    f"Your line {lid} has used up its plan's data allowance. I can add data to "
-                    "it for you. How much data would you like to add?"
+                    f"Your line {lid} has used {usage.get('data_used_gb')} GB of its plan's "
+                    f"{usage.get('data_limit_gb')} GB data allowance, so mobile data is cut "
+                    "off. I can add data to it for you. How much data would you like to add?"
                 )
                 amount = re.search(r"(\d+(?:\.\d+)?)\s*(?:GB|gb|gigabytes?)", obs["user_message"])
                 if amount is None:
