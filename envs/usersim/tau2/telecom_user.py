@@ -522,7 +522,11 @@ def _text_of(content: str) -> str:
 
 
 class TelecomUser:
-    """A telecom customer who answers from its facts and acts on its phone when asked."""
+    """A telecom customer who answers from its facts and acts on its phone when asked.
+
+    ``seed`` is taken for the protocol only: the user is the same under every seed, so three
+    runs of a task must agree and a failure is the agent's, not a draw's.
+    """
 
     def __init__(self, task: dict[str, Any], seed: int = 0) -> None:
         self.task = task
@@ -798,10 +802,11 @@ class TelecomUser:
     def _restate(self) -> str:
         if self.solved:
             return "Thanks, my problem is solved."
+        # what it wants, never a claim about the phone it has not just looked at
         return {
-            "speed": "My mobile data still isn't giving me an excellent speed. What should I do?",
-            "mms": "I still can't send MMS messages. What should I do?",
-            "service": "My phone still shows no service. What should I do?",
+            "speed": "What should I do next to get an excellent internet speed?",
+            "mms": "What should I do next to be able to send MMS messages?",
+            "service": "What should I do next to get service on my phone?",
         }[self.goal]
 
     def _proposal(self, message: str, heard: list[acts.Act]) -> str | None:

@@ -59,6 +59,9 @@ def test_gold_with_the_symbolic_user_scores_one_on_every_seed(env, fragment):
     assert log and not any(entry["unread"] for entry in log)
     for entry in log:  # its words say yes exactly when it agrees (what a judge reads)
         assert ("agree" in entry["said"]) == (user_agrees(entry["text"]) is True), entry
+    for entry in log:  # what the phone shows is said only in a reply that looked at it
+        if re.search(r"Status Bar|Mbps|MMS messages|Permission .|request for bill", entry["text"]):
+            assert entry["calls"], entry
 
 
 def test_doing_nothing_fails(env):
