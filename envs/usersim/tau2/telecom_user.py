@@ -571,6 +571,9 @@ class TelecomUser:
         )
         self.solved = False
         self.frustrated = False
+        #: it has changed something on its phone (or been told a fix is done): a failed check
+        #: of its goal is then a failed attempt, not a first diagnosis
+        self.attempted = False
         self.stated: set[str] = set()
 
     # --- the protocol
@@ -655,6 +658,7 @@ class TelecomUser:
             )
         )
         if verify and not calls:
+            self.attempted = True  # told the fix is done: its own check is the attempt's
             text, ran = self._perform(self._goal_check(), world, calls)
             parts.append(text)
             said.append("verify")
@@ -664,8 +668,8 @@ class TelecomUser:
                 parts.append("That's fixed it, thank you so much for your help. Goodbye!")
                 said.append("bye")
                 closed = True
-            else:
-                parts.append(self._not_yet())
+            elif complaint := self._not_yet():
+                parts.append(complaint)
                 said.append("not_solved")
         elif any(a.kind == acts.BYE for a in heard) and not parts:
             parts.append("Okay, goodbye.")
@@ -756,10 +760,16 @@ class TelecomUser:
         if (
             self.goal == "service"
             and item.tool == "check_network_status"
-            and re.search(r"service|signal|status", item.text.lower())
+            and re.search(r"\b(?:service|signal)\b", item.text.lower())
+            and not re.search(
+                r"network (?:status|settings|connection)|airplane|mobile data|roaming",
+                item.text.lower(),
+            )
         ):  # its scenario: "always check the status bar if asked for status information"
             item = Instruction("check_status_bar", {}, item.text)
         content = self._call(world, calls, item.tool, item.arguments)
+        if not item.tool.startswith(("check_", "run_", "can_")):
+            self.attempted = True
         goal_tool = self._goal_check().tool
         ran = item.tool == goal_tool or (
             self.goal == "service" and item.tool == "check_network_status"
@@ -793,6 +803,8 @@ class TelecomUser:
             "mms": "I still can't send MMS messages",
             "service": "I still don't have any signal",
         }[self.goal]
+        if not self.attempted:
+            return ""
         text = f"That doesn't solve my problem: {want}."
         if not self.frustrated:
             self.frustrated = True

@@ -212,10 +212,12 @@ def test_agrees_only_to_its_goal():
 
 def test_closes_only_when_its_own_check_shows_the_goal():
     user, world = _user("[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]")
-    turn = user.reply("Please run a speed test.", world)
-    assert not turn.closed and "frustrating" in turn.text
+    turn = user.reply("Please run a speed test.", world)  # a diagnosis: reported, no complaint
+    assert not turn.closed and turn.text == "I ran a speed test: Speed test failed: No Connection."
     turn = user.reply("That should fix it.", world)  # verifies by itself, still broken
     assert [c["name"] for c in turn.calls] == ["run_speed_test"] and not turn.closed
+    assert "frustrating" in turn.text  # once, after the first failed attempt
+    assert "frustrating" not in user.reply("It should work now.", world).text
     user.reply("Please turn mobile data on.", world)
     world.call("assistant", "refuel_data", {"customer_id": "C1001", "line_id": "L1002",
                                             "gb_amount": 2.0})  # fmt: skip
