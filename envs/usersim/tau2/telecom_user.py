@@ -150,9 +150,10 @@ _AGENT_SELF = re.compile(
 #: what "it" may stand for besides a switch (the words are read back by the lexicon)
 _NOUNS = [("vpn", _VPN), ("sim card", _SIM), ("apn settings", _APN)]
 _PERMISSION = re.compile(r"\bpermission|\bgrant\b|\ballow\b|\baccess (?!point)")
-#: a sentence that tells the user to act, though neither a question nor "please"
+#: a sentence that tells the user to act, though neither a question nor "please" (a list item
+#: "Step 3: turn off Data Saver" starts after its colon)
 _DIRECTIVE = re.compile(
-    r"^\W*(?:(?:and|so|now|next|ok|okay|first|then|also|lastly|finally|great)\W+)*"
+    r"(?:^|:)\W*(?:(?:and|so|now|next|ok|okay|first|then|also|lastly|finally|great|please)\W+)*"
     r"(?:turn|switch|toggle|flip|enable|disable|activate|deactivate|set|change|reset|reboot|"
     r"restart|reseat|re-seat|reinsert|re-insert|remove|take|disconnect|connect|grant|allow|"
     r"restore|update|select|choose|pick|give|pay|accept|exit|put|go|open|make sure|ensure|"

@@ -180,6 +180,14 @@ def test_the_lexicon_maps_instructions_to_tools(message, tool, args):
         ("Can you tell me what network mode your phone is set to?",
          [("check_network_mode_preference", None)]),
         ("I will enable roaming on your line.", []),
+        ("Roaming needs to be enabled on your line L1002.", []),
+        ("Your phone is set to 2G only.", []),
+        ("Please try these steps:\n1. Turn off Airplane Mode.\n2. Turn on Mobile Data.",
+         [("toggle_airplane_mode", "off"), ("toggle_data", "on")]),
+        ("- **Airplane Mode**: turn it OFF\n- **Data Saver**: make sure it is off",
+         [("toggle_airplane_mode", "off"), ("toggle_data_saver_mode", "off")]),
+        ("Would you mind disabling Wi-Fi calling?", [("toggle_wifi_calling", "off")]),
+        ("Let's get mobile data switched on.", [("toggle_data", "on")]),
     ],
 )  # fmt: skip
 def test_steps_keep_their_order_and_pronouns_their_setting(message, steps):
