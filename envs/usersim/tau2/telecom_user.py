@@ -634,10 +634,10 @@ class TelecomUser:
             ran_goal = ran_goal or ran
 
         asked = any(a.kind == acts.REQUEST and a.slot for a in heard)
-        proposal = None if asked else self._proposal(" ".join(rest), heard)
+        proposal = [] if asked else self._proposal(" ".join(rest), heard)
         confirms = [a for a in heard if a.kind == acts.CONFIRM]
-        if proposal is not None:
-            ok, text = self._consider(proposal, " ".join(rest))
+        if proposal:
+            ok, text = self._answer(proposal, " ".join(rest))
             parts.append(text)
             said.append("agree" if ok else "decline")
             agreed = ok
@@ -655,7 +655,7 @@ class TelecomUser:
             or (
                 any(a.kind in (acts.ANYTHING_ELSE, acts.DONE) for a in heard)
                 and not device
-                and proposal is None
+                and not proposal
             )
         )
         if verify and not calls:
@@ -680,7 +680,7 @@ class TelecomUser:
         if not parts and _ASKS_PROBLEM.search(low):
             parts.append(self.opening() if not self.solved else "My problem is solved, thanks.")
             said.append("problem")
-        if not parts and proposal is None and _SENT_REQUEST.search(low):
+        if not parts and not proposal and _SENT_REQUEST.search(low):
             parts.append(self._perform(Instruction("check_payment_request", {}, ""), world,
                                        calls)[0])  # fmt: skip
             said.append("did:check_payment_request")
@@ -822,31 +822,48 @@ class TelecomUser:
             "service": "What should I do next to get service on my phone?",
         }[self.goal]
 
-    def _proposal(self, message: str, heard: list[acts.Act]) -> str | None:
-        """What the assistant proposes to do itself, if the message asks consent for it."""
+    def _proposal(self, message: str, heard: list[acts.Act]) -> list[str]:
+        """What the assistant proposes to do itself (each write it names), if the message asks
+        consent for it."""
         low = _clean(message)
         consent = any(a.kind in (acts.CONFIRM, acts.OFFER) for a in heard) or bool(
             _ASKS_CONSENT.search(low)
         )
         if not consent:
-            return None
+            return []
+        found = []
         if re.search(r"\bplan\b", low) and re.search(r"chang|switch|upgrad|move|new plan", low):
-            return "change_plan"
+            found.append("change_plan")
         if _REFUEL.search(low):
-            return "refuel_data"
+            found.append("refuel_data")
         if _PAYMENT_REQUEST.search(low):
-            return "send_payment_request"
+            found.append("send_payment_request")
         if re.search(r"\b(?:resume|reactivate|restore|unsuspend|lift)\b", low):
-            return "resume_line"
-        if re.search(r"\bsuspend", low):
-            return "suspend_line"
+            found.append("resume_line")
+        elif re.search(r"\bsuspend(?:ing)?\b", low):
+            found.append("suspend_line")
         if re.search(r"roaming", low) and re.search(r"\b(?:disable|turn off|remove)\b", low):
-            return "disable_roaming"
-        if re.search(r"roaming", low):
-            return "enable_roaming"
+            found.append("disable_roaming")
+        elif re.search(r"roaming", low):
+            found.append("enable_roaming")
         if re.search(r"transfer|human agent", low):
-            return "transfer_to_human_agents"
-        return None
+            found.append("transfer_to_human_agents")
+        return found
+
+    def _answer(self, proposals: list[str], text: str) -> tuple[bool, str]:
+        """Yes to a proposal only when every write it names is one the user wants; offered
+        alternatives ("add data, or change your plan: which do you prefer?"), it picks the one
+        it wants."""
+        verdicts = [self._consider(p, text) for p in proposals]
+        choice = len(proposals) > 1 and bool(
+            re.search(r"\bor\b", text.lower())
+            and re.search(r"\b(?:which|prefer|rather|either)\b", text.lower())
+        )
+        if choice and any(ok for ok, _ in verdicts):
+            return True, " ".join(t for ok, t in verdicts if ok)
+        if all(ok for ok, _ in verdicts):
+            return True, " ".join(t for _, t in verdicts)
+        return False, " ".join(t for ok, t in verdicts if not ok)
 
     def _consider(self, proposal: str, message: str) -> tuple[bool, str]:
         low = message.lower()

@@ -214,6 +214,10 @@ def test_agrees_only_to_its_goal():
     assert not user.reply("I'd recommend changing your plan. Shall I?", world).agreed
     assert not user.reply("Shall I suspend your line?", world).agreed
     assert not user.reply("Shall I enable roaming on your line?", world).agreed  # at home
+    both = user.reply("Shall I add 2 GB of data and enable roaming on your line?", world)
+    assert not both.agreed and "travelling" in both.text  # one unwanted write spoils the yes
+    pick = user.reply("I can add 2 GB of data, or change your plan. Which do you prefer?", world)
+    assert pick.agreed and "2 GB" in pick.text and "plan" not in pick.text
     asked = user.reply("How much data would you like to add?", world)
     assert "2 GB" in asked.text and not asked.agreed and not asked.calls
 
