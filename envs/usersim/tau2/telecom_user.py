@@ -4,21 +4,30 @@ tau2's weak point is its LLM user (it invents tool results, acts before it is as
 early); this user is deterministic. Its facts (name, phone number, where it is) come from the
 task's ``known_info`` and ``set_user_info``; what it accepts comes from the gold actions and the
 scenario (the gold refuel amount and nothing else, a bill payment when the scenario pays one,
-roaming on the line when it is abroad, never a plan change). The assistant's message is read
-twice: the simulated-user reader of :mod:`palaestra.envs.runtimes.simuser` finds the dialogue
-acts (a question for a fact, a proposal, a report, goodbye), and this module's device lexicon
-finds what the assistant asks it to do or to look at on the phone. Each instruction becomes a
-call of the user's own tool (``world.call("user", ...)``), and the reply reports what the tool
-answered, never more: a setting already where the assistant wants it is left alone and said to
-be so, as the state of the phone shows it. An instruction the lexicon cannot map (no setting
-named, a network mode it does not know) gets a question back and is logged ``unread``.
+roaming on the line when it is abroad, never a plan change); a proposal naming several writes
+gets a yes only if it wants every one. A fact the scenario does not give is said to be missing,
+never made up.
+
+The assistant's message is read twice: the simulated-user reader of
+:mod:`palaestra.envs.runtimes.simuser` finds the dialogue acts (a question for a fact, a
+proposal, a report, goodbye), and this module's device lexicon finds what the assistant asks it
+to do or to look at on the phone, clause by clause and in order ("reset the APN settings and
+then reboot" must not reboot first), with "it" standing for the setting named last. Only what
+is addressed to the user acts: a statement ("your phone is set to 3G only") or the assistant's
+own step ("roaming needs to be enabled on your line") never touches the phone. Each instruction
+becomes a call of the user's own tool (``world.call("user", ...)``) and the reply reports what
+the tool answered, never more; a switch already where the assistant wants it is left alone and
+said to be so, as the phone's state shows. An instruction the lexicon cannot map (no setting
+named, a network mode it does not know) is asked back and logged ``unread``.
 
 The user closes the conversation when its own check of the goal the scenario sets passes (an
 ``Excellent`` speed test, an MMS that can be sent, a status bar with signal): it runs that check
 when asked, and by itself when the assistant says the fix is done or asks whether there is
-anything else. It also leaves when it is transferred to a human agent, or told goodbye. Several
-instructions in one message are carried out in the order given (tau2's user asks for one at a
-time; following them all is kinder to agents and changes no outcome).
+anything else. A failed check before anything was changed is a diagnosis and only reported; a
+failed check after a change is a failed attempt (mild frustration once, as the scenario says).
+It also leaves when it is transferred to a human agent, or told goodbye. Several instructions
+in one message are carried out in the order given (tau2's user asks for one at a time;
+following them all is kinder to agents and changes no outcome).
 """
 
 from __future__ import annotations
