@@ -703,6 +703,47 @@ def usersim_fidelity(
         fidelity.plot(report, plot)
 
 
+@usersim_app.command("tau2-fidelity")
+def usersim_tau2_fidelity(
+    domain: Annotated[
+        list[str] | None,
+        typer.Option("--domain", "-d", help="retail or telecom (repeatable) [default: both]"),
+    ] = None,
+    tasks_per_domain: Annotated[
+        int | None,
+        typer.Option("--tasks", min=1, help="Tasks per domain, spread over it [default: all]"),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
+    failures: Annotated[bool, typer.Option(help="Also list the tasks behind each miss")] = False,
+) -> None:
+    """Score the symbolic tau2 user over every task: the gold assistant (three seeds and
+    reworded), a wrong proposal, an early goodbye, unknowable questions, unread replies and,
+    in telecom, whether what it reports about its phone comes from its own tool results."""
+    from rich.progress import Progress
+
+    from palaestra.envs.usersim.tau2 import fidelity as tau2_fidelity
+    from palaestra.envs.usersim.tau2 import suites as tau2_suites
+
+    names = domain or list(tau2_fidelity.DOMAINS)
+    unknown = sorted(set(names) - set(tau2_fidelity.DOMAINS))
+    if unknown:
+        raise typer.BadParameter(f"unknown domain(s) {unknown}; domains: {tau2_fidelity.DOMAINS}")
+    total = sum(min(tasks_per_domain or 10**9, len(tau2_suites.tasks(name))) for name in names)
+    with Progress(console=err_console, transient=True) as bar:
+        job = bar.add_task("tasks", total=total)
+        report = tau2_fidelity.measure(names, tasks_per_domain, on_task=lambda: bar.advance(job))
+    table = Table(*report.header(), title=f"tau2 symbolic-user fidelity ({report.seconds:.1f} s)")
+    for row in report.rows():
+        table.add_row(*row)
+    console.print(table)
+    if failures:
+        for name, d in report.domains.items():
+            for kind, ids in d.failures.items():
+                console.print(f"[bold]{name} {kind}[/] ({len(ids)}): {', '.join(ids)}")
+    if out is not None:
+        out.write_text(json.dumps(report.to_json(), indent=1))
+
+
 class ExportFormat(StrEnum):
     hf = "hf"
     parquet = "parquet"
