@@ -154,7 +154,7 @@ _CHECK_VERB = re.compile(
 _AGENT_SELF = re.compile(
     r"\b(?:shall i|should i|would you like me to|do you want me to|want me to|like me to|may i|"
     r"can i|let me(?! know)|i(?:'ll| will| can| could| have| 've| am going to|'m going to)|"
-    r"i've)\b"
+    r"i've|i should|i (?:go ahead|proceed))\b"
 )
 #: what "it" may stand for besides a switch (the words are read back by the lexicon)
 _NOUNS = [("vpn", _VPN), ("sim card", _SIM), ("apn settings", _APN)]
@@ -173,7 +173,7 @@ _DIRECTIVE = re.compile(
 #: the line or account, on the assistant's side: "roaming needs to be enabled on your line"
 _AGENT_SIDE = re.compile(
     r"\b(?:on|for|to) (?:your|the) (?:line|account|plan)\b(?!.*\b(?:phone|device|settings)\b)|"
-    r"\bline l\d+\b"
+    r"\bline l\d+\b|\bsend (?:you )?(?:a |the )?payment request\b"
 )
 #: the assistant asking what the problem is
 _ASKS_PROBLEM = re.compile(
@@ -184,10 +184,22 @@ _ASKS_PROBLEM = re.compile(
 )
 #: a question for a fact the user may be asked but does not know (its scenario gives none)
 _UNKNOWN_FACT = re.compile(
-    r"\b(?:customer id|account (?:id|number)|date of birth|birthday|email|address|zip|pin|puk|"
-    r"imei|bill id|line id|plan id|device id)\b",
+    r"\b(?:customer id|account (?:id|number)|date of birth|birthday|e-?mail(?: address)?|"
+    r"(?:home |billing )?address|zip(?: code)?|pin|puk|imei|bill id|line id|plan id|device id|"
+    r"passport(?: number)?|social security(?: number)?|ssn|(?:mother's )?maiden name|password|"
+    r"security (?:question|answer|code)|(?:credit |debit )?card number|cvv|driver's licen[cs]e)\b",
     re.IGNORECASE,
 )
+#: a number or name that is not the phone number or the user's own name
+_NAMED_ELSE = re.compile(
+    r"\b(?!phone|mobile|cell|telephone|contact|your|the|my|a\b)\w+ number\b|"
+    r"\b(?:maiden|user|app) name\b"
+)
+#: the words that name a slot outright, where another number or name is also asked for
+_OWN_WORDS = {
+    "phone_number": r"\b(?:phone|mobile|cell|telephone|contact) number\b",
+    "full_name": r"\b(?:full|your|first|last) name\b",
+}
 _SENT_REQUEST = re.compile(r"\b(?:sent|send|sending|issued)\b.*\bpayment request\b")
 _NEGATED = re.compile(r"\b(?:don't|do not|never|no need to|without)\b")
 _REBOOT = re.compile(
@@ -616,9 +628,12 @@ class TelecomUser:
         for sentence in rest:  # a fact its scenario does not give: said so, never made up
             unknown = [m.group(0) for m in _UNKNOWN_FACT.finditer(sentence)]
             if unknown and _ASKS_USER.search(_clean(sentence)):
-                parts.append(f"Sorry, I don't have my {' or my '.join(unknown)} with me.")
+                parts.append(f"Sorry, I can't give you my {' or my '.join(unknown)}.")
                 said.append("fact:unknown")
         for act in heard:
+            own = _OWN_WORDS.get(act.slot or "")
+            if own and _NAMED_ELSE.search(act.text) and not re.search(own, act.text, re.IGNORECASE):
+                continue  # "passport number" is not a phone number
             if act.kind == acts.REQUEST and act.slot is not None:
                 parts.append(self._fact(act.slot))
                 said.append(f"fact:{act.slot}")
@@ -835,8 +850,14 @@ class TelecomUser:
         """What the assistant proposes to do itself (each write it names), if the message asks
         consent for it."""
         low = _clean(message)
-        consent = any(a.kind in (acts.CONFIRM, acts.OFFER) for a in heard) or bool(
-            _ASKS_CONSENT.search(low)
+        consent = (
+            any(a.kind in (acts.CONFIRM, acts.OFFER) for a in heard)
+            or bool(_ASKS_CONSENT.search(low))
+            # a bare question naming a write on its side: "Enable roaming on your line?"
+            or any(
+                s.rstrip().endswith("?") and _AGENT_SIDE.search(s.lower())
+                for s in acts.sentences(message)
+            )
         )
         if not consent:
             return []

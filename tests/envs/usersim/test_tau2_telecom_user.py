@@ -99,8 +99,12 @@ def test_asked_what_is_wrong_it_states_its_problem_and_never_makes_up_a_fact():
     user, world = _user("[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]")
     assert user.reply("Hello! How can I help you today?", world).text == user.opening()
     turn = user.reply("What is your customer ID and your date of birth?", world)
-    assert "don't have my customer ID" in turn.text and "date of birth" in turn.text
+    assert "can't give you my customer ID" in turn.text and "date of birth" in turn.text
     assert not re.search(r"\d", turn.text) and not user.log[-1]["unread"]
+    for question in ("What is your passport number?", "What is your mother's maiden name?"):
+        text = user.reply(question, world).text
+        assert text.startswith("Sorry, I can't give you my") and "John" not in text, text
+        assert not re.search(r"\d", text)
 
 
 def test_an_instruction_becomes_the_device_call_and_the_reply_reports_its_result():
@@ -214,6 +218,12 @@ def test_agrees_only_to_its_goal():
     assert not user.reply("I'd recommend changing your plan. Shall I?", world).agreed
     assert not user.reply("Shall I suspend your line?", world).agreed
     assert not user.reply("Shall I enable roaming on your line?", world).agreed  # at home
+    assert (
+        "No payment request"
+        not in user.reply(  # a proposal, not a look at the phone
+            "Your bill is overdue. Please confirm that I should send you a payment request.", world
+        ).text
+    )
     both = user.reply("Shall I add 2 GB of data and enable roaming on your line?", world)
     assert not both.agreed and "travelling" in both.text  # one unwanted write spoils the yes
     pick = user.reply("I can add 2 GB of data, or change your plan. Which do you prefer?", world)
@@ -235,6 +245,12 @@ def test_closes_only_when_its_own_check_shows_the_goal():
                                             "gb_amount": 2.0})  # fmt: skip
     turn = user.reply("Is there anything else I can help you with?", world)
     assert turn.closed and "Excellent" in turn.text
+
+
+def test_a_bare_question_naming_a_write_on_the_line_is_a_proposal():
+    user, world = _user("bad_vpn|data_saver_mode_on|user_abroad_roaming_disabled_on")
+    turn = user.reply("Roaming is off on your line L1002. Enable roaming on your line?", world)
+    assert turn.agreed and not turn.calls
 
 
 def test_a_transfer_closes():
