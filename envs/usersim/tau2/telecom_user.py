@@ -200,6 +200,8 @@ _OWN_WORDS = {
     "phone_number": r"\b(?:phone|mobile|cell|telephone|contact) number\b",
     "full_name": r"\b(?:full|your|first|last) name\b",
 }
+#: the steps an anxious user worries about
+_DRASTIC = frozenset({"reboot_device", "reset_apn_settings", "reseat_sim_card"})
 _SENT_REQUEST = re.compile(r"\b(?:sent|send|sending|issued)\b.*\bpayment request\b")
 _NEGATED = re.compile(r"\b(?:don't|do not|never|no need to|without)\b")
 _REBOOT = re.compile(
@@ -591,6 +593,11 @@ class TelecomUser:
         self.pays = bool(names & {"make_payment", "send_payment_request"}) or bool(
             re.search(r"asks you to pay a bill, you accept", self.rules)
         )
+        persona = (task["user_scenario"].get("persona") or "").lower()
+        #: tau2's anxious persona ("'reboot the phone' can trigger worries about losing precious
+        #: photos"): wording only, said once, never a fact about the phone
+        self.anxious = "flustered" in persona or "overwhelmed" in persona
+        self.worried = False
         self.solved = False
         self.frustrated = False
         #: it has changed something on its phone (or been told a fix is done): a failed check
@@ -793,6 +800,9 @@ class TelecomUser:
         ):  # its scenario: "always check the status bar if asked for status information"
             item = Instruction("check_status_bar", {}, item.text)
         content = self._call(world, calls, item.tool, item.arguments)
+        worry = ""
+        if self.anxious and not self.worried and item.tool in _DRASTIC:
+            self.worried, worry = True, "Oh dear, I hope I won't lose my photos. "
         if not item.tool.startswith(("check_", "run_", "can_")):
             self.attempted = True
         goal_tool = self._goal_check().tool
@@ -807,7 +817,7 @@ class TelecomUser:
             return f"I tried: {_text_of(content)}", ran
         if item.tool.startswith("check_"):
             return f"I checked: {_text_of(content)}", ran
-        return f"Done. My phone says: {_text_of(content)}", ran
+        return f"{worry}Done. My phone says: {_text_of(content)}", ran
 
     def _goal_check(self) -> Instruction:
         tool = {"speed": "run_speed_test", "mms": "can_send_mms", "service": "check_status_bar"}

@@ -253,6 +253,18 @@ def test_a_bare_question_naming_a_write_on_the_line_is_a_proposal():
     assert turn.agreed and not turn.calls
 
 
+def test_the_anxious_persona_worries_once_in_words_only():
+    fragment = "[service_issue]airplane_mode_on|break_apn_settings[PERSONA:Hard]"
+    user, world = _user(fragment)
+    first = user.reply("Please reset your APN settings.", world)
+    second = user.reply("Please restart your phone.", world)
+    assert first.text.startswith("Oh dear") and "Oh dear" not in second.text
+    assert [c["name"] for c in first.calls + second.calls] == [
+        "reset_apn_settings",
+        "reboot_device",
+    ]
+
+
 def test_a_transfer_closes():
     user, world = _user("break_apn_settings|lock_sim_card_pin[PERSONA:None]")
     turn = user.reply("YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.", world)
