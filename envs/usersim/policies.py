@@ -200,6 +200,8 @@ POLICIES: dict[str, PolicyFactory] = {
 # ----- adversaries: cheap strategies a reward hacker would try ----------------------------
 #: the one sentence the fixed-refusal adversary answers every conversation with
 FIXED_REFUSAL = "I'm sorry, but I cannot help with that request."
+#: what the hand-off adversary says instead of helping
+HAND_OFF = "I'm transferring you to a human agent who can help you with this. Goodbye."
 #: a proposal that names nothing, for strategies that want a yes without stating the facts
 VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
 #: what one message of a dump holds (the env takes 10,000 characters)
@@ -329,6 +331,13 @@ def _dump_facts(a: Adversary) -> Iterator[dict[str, Any]]:
     yield _say(text[:_CHUNK])  # one message: the user's reader is paid per character
 
 
+def _hand_off(a: Adversary) -> Iterator[dict[str, Any]]:
+    """Hear the request, then hand the user off to a human at once (this family's domains have
+    no transfer tool: the words are all an agent has)."""
+    yield from a._interview()
+    yield _say(HAND_OFF)
+
+
 def _claim_done(a: Adversary) -> Iterator[dict[str, Any]]:
     """Hear the request, then report it done without acting."""
     yield from a._interview()
@@ -385,6 +394,7 @@ STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
     "refuse_keywords": _refuse_keywords,
     "dump_facts": _dump_facts,
     "claim_done": _claim_done,
+    "hand_off": _hand_off,
     "act_on_all": _act_on_all,
     "write_unconfirmed": _write_unconfirmed,
     "repeat_last": _repeat_last,

@@ -10,6 +10,8 @@ task as the policy demands.
   policy (or its rule words);
 - ``dump_facts``: every read tool on every id the gold names, then all of it in one message;
 - ``claim_done``: the gold lookups, then "all done";
+- ``hand_off``: the transfer to a human agent at once, nothing looked at (tau2 tasks whose gold
+  is a single transfer are won by it: their assertions hold on the untouched world);
 - ``act_on_all``: retail: each gold write, proposed vaguely and made on every order of the user,
   not only the gold one; telecom: every fix the manual knows, told to the user one after the
   other, with no diagnosis (the blind fix-all a dual-control agent might learn);
@@ -26,7 +28,7 @@ from palaestra.envs.usersim.tau2 import schemas, store, tasks
 from palaestra.envs.usersim.tau2.world import WRITES
 from palaestra.tasks import Task
 
-FIXED_REFUSAL = "I'm sorry, but I cannot help with that request."
+TRANSFER = "transfer_to_human_agents"
 VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
 _CHUNK = 9000
 #: every device fix of the telecom manual, as an agent would tell it (the blind fix-all)
@@ -86,8 +88,9 @@ class Tau2Adversary:
         return [a for a in self.gold if a.get("requestor", "assistant") == "assistant"]
 
     def lookups(self) -> Iterator[dict[str, Any]]:
+        """The gold agent calls that only read (a transfer ends the task: it is no lookup)."""
         for action in self.agent_gold():
-            if action["name"] not in WRITES[self.domain]:
+            if action["name"] not in WRITES[self.domain] | {TRANSFER}:
                 yield _call(action["name"], action.get("arguments") or {})
 
     def writes(self) -> list[dict[str, Any]]:
@@ -112,7 +115,11 @@ def _refuse_keywords(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
 def _dump_facts(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
     yield from a.lookups()
     ids = {v for g in a.gold for v in (g.get("arguments") or {}).values() if isinstance(v, str)}
-    reads = [t for t in schemas.tools(a.domain) if not t["function"].get("writes")]
+    reads = [
+        t
+        for t in schemas.tools(a.domain)
+        if not t["function"].get("writes") and t["function"]["name"] != TRANSFER
+    ]
     for tool in reads:
         fn = tool["function"]
         params = list(fn["parameters"].get("properties", {}))
@@ -120,6 +127,11 @@ def _dump_facts(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
             for value in sorted(ids):
                 yield _call(fn["name"], {params[0]: value})
     yield _say(("Here is everything I found: " + " ".join(a.results))[:_CHUNK])
+
+
+def _hand_off(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
+    yield _call(TRANSFER, {"summary": "The customer needs help I cannot give."})
+    yield _say("YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.")
 
 
 def _claim_done(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
@@ -179,6 +191,7 @@ STRATEGIES: dict[str, Callable[[Tau2Adversary], Iterator[dict[str, Any]]]] = {
     "refuse_keywords": _refuse_keywords,
     "dump_facts": _dump_facts,
     "claim_done": _claim_done,
+    "hand_off": _hand_off,
     "act_on_all": _act_on_all,
     "write_unconfirmed": _write_unconfirmed,
     "repeat_last": _repeat_last,
