@@ -16,8 +16,15 @@ explicit and the reading is the rule-based one of :mod:`palaestra.envs.runtimes.
   the kind of a write still pending and every id, amount, payment and address it mentions is
   consistent with that write's arguments. Anything else gets a no with the reason.
 - **stop guard**: the user closes once every gold write was agreed and then reported done (or
-  reported impossible), or, with no gold write, once told its request cannot be done; it
-  answers "anything else?" with no once satisfied and restates what is left otherwise.
+  reported impossible); with no gold write, once it got what it came for: a refusal, a transfer
+  to a human, or the information it asked for (every ``communicate_info`` value heard, or, with
+  none listed, a statement that answers its scenario's question). Before that, "anything
+  else?" or a goodbye gets a protest that restates what is left, never a happy close: an agent
+  that says goodbye right away must not be thanked for it.
+- **unknowable questions** (a passport number, a PIN) get "I don't know my ...": a question
+  the reader matches to one of the user's facts only by a guess is not answered with that fact.
+- **dumps** (a policy or a pile of tool results pasted whole: thousands of characters) are
+  neither agreed to nor taken as a refusal, report or answer; the user asks what is meant.
 
 Every value the user says is one of its facts. The words are templates; the seed picks among
 phrasings only.
@@ -42,7 +49,9 @@ ORDER_ID = r"(?<![\w#])#?W\d{7}\b"
 ITEM_ID = r"(?<![\w.$])\d{10}\b"
 PAYMENT_ID = r"\b(?:credit_card|paypal|gift_card)_\d+\b"
 EMAIL = r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
-ZIP = r"(?<![\d$.,#])\d{5}(?![\d,]|\.\d)"
+#: a zip code, also where a comma follows it ("WA 98196, USA"); not a digit run of a longer
+#: number ("12,34567", "12345,678", "12345.6")
+ZIP = r"(?<![\d$.,#])\d{5}(?!\d|[.,]\d)"
 MONEY = r"\$(\d[\d,]*(?:\.\d{1,2})?)"
 STREET = (
     r"\b\d{1,5} [A-Z][a-z]+(?: [A-Z][a-z]+)? (?:Street|Avenue|Road|Lane|Drive|Boulevard|Court|"
@@ -362,6 +371,13 @@ class RetailUser:
         self.refused = False
         self.closed = False
         self.no_email = bool(re.search(r"\b(?:don't|do not) have an? e-?mail", unknown))
+        # -- what a user with no write came for: an answer, a refusal or a human ------------
+        criteria = task.get("evaluation_criteria") or {}
+        self.info = [str(i) for i in criteria.get("communicate_info") or []]
+        self.heard: set[str] = set()  # of ``info``, the values an assistant message stated
+        self.asks = bool(_ASKS.search(self.reason))
+        self.answered = False  # a statement answered its question (when ``info`` is empty)
+        self.transferred = False
         conn.close()
 
     # ----- facts about the world the user knows ----------------------------------------------
@@ -463,6 +479,8 @@ class RetailUser:
         return self.rng.choice(("Hi! ", "Hello. ", "Hi there. ")) + text
 
     def reply(self, message: str, world: Tau2World | None = None) -> UserTurn:
+        if _is_dump(message):
+            return self._dumped()
         heard = A.read(self.domain, message)
         parts: list[tuple[str, str]] = []  # (act said, sentence)
         agreed = False
@@ -471,6 +489,7 @@ class RetailUser:
             # beside a proposal, a statement read as a request is a relative clause ("..., which
             # will be refunded to your card"): only a question asks
             requested = [a for a in requested if a.text.rstrip().endswith("?")]
+        unknowable, requested = self._unknowable(message, requested)
         for act in heard:
             if act.kind in (A.CONFIRM, A.OFFER):
                 ok, sentence = self._proposal(act, message)
@@ -491,7 +510,10 @@ class RetailUser:
                     want.state = "failed"
                 if not live and not requested and not self.wants:
                     self.refused = True
+        self._note_answers(message)
         self.retry = bool(_RETRY.search(message)) or any(a.kind == A.REFUSE for a in heard)
+        if unknowable:
+            parts.append(("dont_know", f"Sorry, I don't know my {_join(unknowable)}."))
         informs = self._answer(requested)
         if informs:
             parts.append(("inform", informs))
@@ -510,10 +532,12 @@ class RetailUser:
                 closed = True
             elif satisfied and self.wants:
                 closed = True
+            elif self.transferred and not self.wants:
+                parts.append(("hold", "Okay, I'll hold for the human agent."))
             elif _HELP.search(message) and not any(w.state != "pending" for w in self.wants):
                 parts.append(("restate", request_text(self.reason) or "I need help with an order."))
             elif A.ANYTHING_ELSE in kinds or A.BYE in kinds:
-                parts.append(("wait", "Not yet: I still need to " + self._next_need() + "."))
+                parts.append(("wait", "Not yet: " + self._still_need()))
             elif A.DONE in kinds and any(not w.settled for w in self.wants):
                 parts.append(("ack", "Thanks. I also need to " + self._next_need() + "."))
             elif A.REFUSE in kinds and any(not w.settled for w in self.wants):
@@ -522,6 +546,8 @@ class RetailUser:
                 )
             elif A.REFUSE in kinds:
                 parts.append(("ack", "I see."))
+            elif A.DONE in kinds and not self.wants and not satisfied:
+                parts.append(("wait", "I'm not sure what was done. " + self._still_need()))
             else:
                 parts.append(("ack", self.rng.choice(("Okay.", "Alright.", "Okay, thanks."))))
         if closed:
@@ -538,14 +564,71 @@ class RetailUser:
         self.log.append(entry)
         return UserTurn(text, closed=closed, agreed=agreed)
 
+    def _dumped(self) -> UserTurn:
+        """A policy or a pile of tool results pasted whole is no proposal, answer or question
+        the user can take in: agreeing to something buried in it, or taking a refusal or a fact
+        out of it, would let an agent win by pasting everything it has. The user asks what is
+        meant and nothing of its state changes."""
+        text = "That's a lot of text, and I can't tell what you're asking me. " + self._still_need()
+        self.closed = False
+        self.log.append({"heard": [], "said": ["clarify"], "text": text, "dump": True})
+        return UserTurn(text)
+
     def _satisfied(self) -> bool:
+        """Whether the user got what it came for: every gold write settled, or, with none to
+        make, a refusal, a transfer to a human, or the answer it asked for."""
         if self.wants:
             return all(w.settled for w in self.wants)
-        return True
+        if self.refused or self.transferred:
+            return True
+        if self.info:
+            return len(self.heard) == len(self.info)
+        return self.asks and self.answered
+
+    def _note_answers(self, message: str) -> None:
+        """What a message gives a user with no write to make: its facts to hear (tau2's own
+        COMMUNICATE test: case and thousands commas aside), a transfer, an answer."""
+        low = message.lower().replace(",", "")
+        self.heard |= {i for i in self.info if i.lower() in low}
+        if _TRANSFER.search(message):
+            self.transferred = True
+        if any(not s.rstrip().endswith("?") and _ANSWERISH.search(s) for s in A.sentences(message)):
+            self.answered = True
+
+    def _unknowable(self, message: str, requests: list[A.Act]) -> tuple[list[str], list[A.Act]]:
+        """The things asked for that no customer record holds (a passport number, a PIN), and
+        the requests left to answer: a request the reader matched to one of the user's facts
+        only by its guess ("your passport number" ~ "user id") is the unknowable one, so
+        answering it with that fact would be answering another question."""
+        things: list[str] = []
+        keep = list(requests)
+        for sentence in A.sentences(message):
+            found = [m.group(0) for m in _UNKNOWABLE.finditer(sentence)]
+            if not found or not _ASKING.search(sentence):
+                continue
+            things += [f for f in found if f.lower() not in {t.lower() for t in things}]
+            # what else the sentence asks for, without the words that only place the unknowable
+            # thing ("the security code on your card" asks for no payment method)
+            rest = _PLACE.sub(" ", _UNKNOWABLE.sub(" ", sentence))
+            keep = [
+                a
+                for a in keep
+                if a.text != sentence
+                or (not a.alternatives and a.slot and self.domain.slots[a.slot].asked(rest))
+            ]
+        return things, keep
 
     def _next_need(self) -> str:
         left = [w for w in self.wants if not w.settled]
         return self.describe(left[0]) if left else "sort this out"
+
+    def _still_need(self) -> str:
+        """What is still open, as a sentence: the next write, or the request itself."""
+        if self.wants:
+            return "I still need to " + self._next_need() + "."
+        return "I still need help with this. " + (
+            request_text(self.reason) or "I need help with my orders."
+        )
 
     # ----- requests ------------------------------------------------------------------------------
     def _answer(self, requests: list[A.Act]) -> str:
@@ -706,6 +789,56 @@ _RETRY = re.compile(
     r"(?:doesn't|does not|didn't|did not) (?:match|work))",
     re.IGNORECASE,
 )
+#: a scenario that asks the agent something (its answer is what the user came for)
+_ASKS = re.compile(
+    r"\b(?:want(?:s)? to (?:know|ask|check|find out)|wonder|ask (?:the agent )?(?:about|which|what|"
+    r"how|if|whether|for)|how much|curious)\b",
+    re.IGNORECASE,
+)
+#: the assistant handing the user over to a person (not a refusal that names transfers)
+_TRANSFER = re.compile(
+    r"\btransferr(?:ed|ing)\b[^.?!]*\b(?:human|agent|representative|specialist|supervisor)|"
+    r"\b(?:i will|i'll|let me|i am going to|i'm going to|i have|i've) (?:now )?transfer",
+    re.IGNORECASE,
+)
+#: a statement that answers a question about an order: a tracking number, a status
+_ANSWERISH = re.compile(
+    r"(?<![\w#])\d{6,}\b|\b(?:pending|processed|shipped|delivered|in transit|on its way|"
+    r"arriv\w*|tracking)\b",
+    re.IGNORECASE,
+)
+#: what no customer of the store knows or holds on record (the user says so, and never
+#: answers with another of its facts)
+_UNKNOWABLE = re.compile(
+    r"\b(?:passport(?: number)?|pin(?: number| code)?|social security(?: number)?|ssn|"
+    r"(?:mother's )?maiden name|password|date of birth|birth ?date|birthday|"
+    r"security (?:question|answer|code)|cvv|cvc|driver's licen[cs]e(?: number)?|"
+    r"(?:phone|mobile|telephone|cell) number|tax id|national id)\b",
+    re.IGNORECASE,
+)
+_ASKING = re.compile(
+    r"\?|\b(?:provide|give|tell|share|send|confirm|need|what|which|let me know|enter|verify)\b",
+    re.IGNORECASE,
+)
+_PLACE = re.compile(
+    r"\b(?:on|of|for|in|from|with|to|under|linked to|associated with) (?:your|the|my|this|that)"
+    r"(?: \w+){1,2}",
+    re.IGNORECASE,
+)
+#: a message no one writes to a customer: a policy or a pile of tool results pasted whole
+DUMP_CHARS = 2000
+DUMP_SENTENCES = 15
+
+
+def _is_dump(message: str) -> bool:
+    """Thousands of characters of many sentences, or of records (braces, quotes): far beyond
+    any message a customer is asked to read and answer (the gold's longest is ~320)."""
+    if len(message) < DUMP_CHARS:
+        return False
+    records = message.count("{") + message.count('"') // 2
+    return len(A.sentences(message)) >= DUMP_SENTENCES or records >= 20 or len(message) >= 5000
+
+
 _HELP = re.compile(r"\bhow (?:can|may|could) I (?:help|assist)|\bwhat can I do for you\b", re.I)
 _WANT_SLOTS = ("order_id", "item_id", "product", "payment_method", "address", "reason")
 

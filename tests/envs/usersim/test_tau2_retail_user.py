@@ -5,16 +5,18 @@ through the env measures the user; the full 114-task figure is a benchmark (repo
 closing note), a sample runs here.
 """
 
+import json
 import re
 
 import pytest
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
-from palaestra.envs.usersim.tau2 import retail, store, suites, world
+from palaestra.envs.usersim.tau2 import fidelity as F
+from palaestra.envs.usersim.tau2 import retail, schemas, store, suites, world
 from palaestra.envs.usersim.tau2 import tasks as tt
 from palaestra.envs.usersim.tau2.env import Tau2Env
 from palaestra.envs.usersim.tau2.gold import GoldAssistant
-from palaestra.envs.usersim.tau2.retail_gold import identity, proposal
+from palaestra.envs.usersim.tau2.retail_gold import TRANSFER_MESSAGE, identity, proposal
 from palaestra.envs.usersim.tau2.retail_user import RetailUser, request_text
 from palaestra.policies import run_episode
 
@@ -211,3 +213,121 @@ def test_an_agent_s_own_wording_of_the_proposal_is_read():
         "Would you like me to proceed?"
     )
     assert RetailUser(task).reply(msg, w).agreed
+
+
+#: tasks whose address proposals end the zip with a comma ("WA 98196, USA")
+WRONG_ZIP = ["17", "22", "33", "34", "39", "41", "42", "43", "110"]
+
+
+def test_a_zip_followed_by_a_comma_is_read_and_a_wrong_one_declined():
+    task = tt.get("retail", "33")
+    w = world.open_world("retail", task)
+    msg = (
+        "Here are the details of the action: update the default address of user "
+        "noah_patel_6952 to 517 Lakeview Drive, Suite 183, Seattle, WA 98196, USA. Do you "
+        "confirm that I should proceed (yes/no)?"
+    )
+    turn = RetailUser(task, 0).reply(msg, w)
+    assert not turn.agreed and "zip code" in turn.text
+    for tid in WRONG_ZIP:
+        task = tt.get("retail", tid)
+        plan = F.wrong_write("retail", task)
+        assert plan is not None
+        name, right, wrong = plan
+        assert F._changed(right, wrong) == "zip", tid
+        turn = RetailUser(task).reply(proposal(name, wrong), w)
+        assert not turn.agreed and user_agrees(turn.text) is False, (tid, turn.text)
+        turn = RetailUser(task).reply(proposal(name, right), w)
+        assert turn.agreed, (tid, turn.text)
+
+
+NO_WRITE = ["10", "12", "24", "25", "50", "57", "62", "65", "67", "68"]
+
+
+def test_a_user_with_nothing_to_write_does_not_close_on_an_early_goodbye():
+    w = world.open_world("retail", tt.get("retail", "10"))
+    for tid in NO_WRITE:
+        user = RetailUser(tt.get("retail", tid))
+        turn = user.reply(F.BYE, w)
+        assert not turn.closed and user_agrees(turn.text) is not True, (tid, turn.text)
+        assert turn.text.startswith("Not yet") and user.log[-1]["said"] == ["wait"]
+        assert not user.reply("Is there anything else I can help you with?", w).closed
+
+
+def test_it_closes_once_it_got_what_it_came_for():
+    w = world.open_world("retail", tt.get("retail", "10"))
+    # a transfer to a human (a refusal that only names transfers is not one)
+    user = RetailUser(tt.get("retail", "10"))
+    user.reply("I cannot do that, but you could ask for a transfer to a human agent.", w)
+    assert not user.transferred
+    assert "hold" in user.reply(TRANSFER_MESSAGE, w).text
+    assert user.reply(F.BYE, w).closed
+    # the information it asked for: every communicate_info value, not only some
+    user = RetailUser(tt.get("retail", "62"))
+    user.reply("The Bluetooth speaker costs $302.67.", w)
+    assert not user.reply(F.BYE, w).closed
+    user.reply("Its battery life is 20 hours.", w)
+    assert user.reply(F.BYE, w).closed
+    # a question without listed information: a statement that answers it
+    user = RetailUser(tt.get("retail", "25"))
+    user.reply("I found your account. What can I do for you?", w)
+    assert not user.reply(F.BYE, w).closed
+    user.reply("The tracking number of that order is 286422338955.", w)
+    assert user.reply(F.BYE, w).closed
+    # a request that cannot be done: the refusal
+    user = RetailUser(tt.get("retail", "65"))
+    assert user.reply("Unfortunately, I cannot exchange the bookshelf for a camera.", w).closed
+
+
+def test_the_gold_of_a_task_without_writes_still_wins(suite):
+    for tid in ("24", "25", "62"):
+        env = play(suite, tid)
+        assert env.last_verification.score == 1.0, tid
+        assert env.episode.ended_by == "assistant"
+
+
+@pytest.mark.parametrize("tid", ["0", "5", "57"])
+def test_unknowable_questions_are_not_answered_with_another_fact(tid):
+    task = tt.get("retail", tid)
+    w = world.open_world("retail", task)
+    held = F.holdings("retail", task)
+    questions = (
+        *F.IRRELEVANT,
+        "What is your phone number?",
+        "What is the security code on your card?",
+        "What is your date of birth?",
+    )
+    for q in questions:
+        turn = RetailUser(task).reply(q, w)
+        assert turn.text.startswith("Sorry, I don't know my"), (q, turn.text)
+        assert not F.states_value(turn.text) and not F.invented_values(turn.text, held), turn.text
+    # a fact asked beside the unknowable one is still given
+    turn = RetailUser(tt.get("retail", "5")).reply("What are your user id and your PIN?", w)
+    assert "mei_kovacs_8020" in turn.text and "don't know my PIN" in turn.text
+
+
+def test_a_dump_is_neither_agreed_to_nor_acted_on():
+    task = tt.get("retail", "0")
+    w = world.open_world("retail", task)
+    right = proposal(writes("0")[0]["name"], writes("0")[0]["arguments"])
+    user = RetailUser(task)
+    policy = schemas.policy("retail")
+    for dump in (
+        f"As the policy says: {policy} {right}",
+        f"{right} Also, here is our policy: {policy}",
+        f"The exchange has been completed. {policy} Is there anything else?",
+    ):
+        turn = user.reply(dump, w)
+        assert not turn.agreed and not turn.closed and user_agrees(turn.text) is not True
+        assert user.log[-1]["dump"] and user.log[-1]["said"] == ["clarify"]
+    assert [want.state for want in user.wants] == ["pending"]
+    assert user.reply(right, w).agreed  # the same proposal alone is read as before
+    # many tool results: a refusal or the facts it asked for in them change nothing
+    conn = store.fresh()
+    orders = store.get(conn, "users", "noah_ito_3850")["orders"]
+    results = " ".join(json.dumps(store.get(conn, "orders", o)) for o in orders)
+    assert "829.43" in results and len(results) > 2000
+    user = RetailUser(tt.get("retail", "67"))
+    user.reply(f"Unfortunately, I cannot help. Here is everything I found: {results} " * 3, w)
+    assert not user.refused and not user.heard
+    assert not user.reply(F.BYE, w).closed
