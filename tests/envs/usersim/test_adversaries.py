@@ -62,7 +62,7 @@ def test_dumping_every_restaurant_scores_nothing(env, generated):
 def test_the_shipped_suite_is_validated_against_every_adversary():
     suite = get_suite("usersim")
     names = FAMILY.adversary_names()
-    assert len(names) == 8 and {"refuse_fixed", "refuse_keywords", "dump_facts"} <= set(names)
+    assert len(names) == 9 and {"refuse_fixed", "hand_off", "dump_facts"} <= set(names)
     for task in suite.tasks:
         report = task.validation
         assert report["oracle_scores"] == [1.0, 1.0, 1.0], task.id  # the competent assistant

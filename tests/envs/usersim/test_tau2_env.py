@@ -181,7 +181,9 @@ def test_suite_tasks_carry_tau2s_splits_and_url_safe_ids():
 @pytest.mark.parametrize("domain", ["retail", "telecom"])
 def test_the_gold_assistant_solves_a_shipped_task_through_the_gateway(gateway, domain):
     shipped = get_suite(f"tau2-{domain}").tasks
-    assert len(shipped) >= 0.9 * 114
+    # dropped, with reasons: retail's 7 refusal tasks pass doing nothing and 3 a dump; telecom's
+    # 20 single-transfer tasks pass a hand-off at once and 15 device tasks a blind fix-all
+    assert len(shipped) >= {"retail": 100, "telecom": 75}[domain]
     chosen = shipped[1]
     env = RemoteEnv(task=f"tau2-{domain}/{chosen.id}", base_url=gateway)
     try:
