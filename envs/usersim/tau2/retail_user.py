@@ -792,7 +792,7 @@ _RETRY = re.compile(
 #: a scenario that asks the agent something (its answer is what the user came for)
 _ASKS = re.compile(
     r"\b(?:want(?:s)? to (?:know|ask|check|find out)|wonder|ask (?:the agent )?(?:about|which|what|"
-    r"how|if|whether|for)|how much|curious)\b",
+    r"how|if|whether)|how much|curious)\b",
     re.IGNORECASE,
 )
 #: the assistant handing the user over to a person (not a refusal that names transfers)
@@ -816,8 +816,11 @@ _UNKNOWABLE = re.compile(
     r"(?:phone|mobile|telephone|cell) number|tax id|national id)\b",
     re.IGNORECASE,
 )
+#: a sentence that asks for something (not one that only names it: "we never need a PIN.")
 _ASKING = re.compile(
-    r"\?|\b(?:provide|give|tell|share|send|confirm|need|what|which|let me know|enter|verify)\b",
+    r"\?|\b(?:provide|give|tell|share|send|enter|verify|confirm|spell) (?:me |us )?(?:with )?"
+    r"(?:your|the)\b|(?<!never )(?<!not )\b(?:need|require) (?:your|the)\b|\blet me know\b|"
+    r"^\s*(?:what|which)\b|\bplease[.!]?\s*$",
     re.IGNORECASE,
 )
 _PLACE = re.compile(
