@@ -327,6 +327,9 @@ def eval_(
     ] = None,
     max_steps: Annotated[int | None, typer.Option(help="Lower each task's step budget")] = None,
     limit: Annotated[int | None, typer.Option(help="The first N tasks only")] = None,
+    split: Annotated[
+        str | None, typer.Option(help="Only this split's tasks (metadata split: train, test)")
+    ] = None,
     infra_retries: Annotated[int, typer.Option(help="Retries of infrastructure errors")] = 2,
     record: Annotated[bool, typer.Option(help="Record each episode's trajectory")] = True,
     run: Annotated[str | None, typer.Option(help="The recorded run's name (docs/data.md)")] = None,
@@ -362,6 +365,7 @@ def eval_(
             seeds=[int(s) for s in seeds.split(",") if s.strip()],
             max_steps=max_steps,
             limit=limit,
+            split=split,
             infra_retries=infra_retries,
             record=record,
             run=run,

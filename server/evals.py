@@ -150,6 +150,7 @@ class EvalJobManager(JobManager):
             seeds=body.seeds,
             max_steps=body.max_steps,
             limit=body.limit,
+            split=body.split,
             record=not scripted and self.settings.record,
             out=self.out_dir(job),
         )

@@ -166,6 +166,11 @@ class CreateEval(_Body):
     seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, max_length=1000)
     max_steps: int | None = Field(default=None, ge=1, description="Lowers each task's budget")
     limit: int | None = Field(default=None, ge=1, description="The first N tasks only")
+    split: str | None = Field(
+        default=None,
+        max_length=64,
+        description="Only the tasks of this split (their metadata's split: tau2's train/test)",
+    )
 
     @field_validator("seeds")
     @classmethod

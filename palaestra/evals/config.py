@@ -47,6 +47,9 @@ class EvalConfig(BaseModel):
         default=None, ge=1, description="lowers each task's step budget (never raises it)"
     )
     limit: int | None = Field(default=None, ge=1, description="the first N tasks only")
+    split: str | None = Field(
+        default=None, description="only the tasks whose metadata's split is this (train, test)"
+    )
     infra_retries: int = Field(
         default=2, ge=0, le=10, description="retries of an episode that hit an infrastructure error"
     )

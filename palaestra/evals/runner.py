@@ -166,10 +166,15 @@ class Runner:
                     field="tasks",
                 )
             views = [by_id[t] for t in c.tasks]
+        if c.split:
+            views = [v for v in views if (v.get("metadata") or {}).get("split") == c.split]
         if c.limit:
             views = views[: c.limit]
         if not views:
-            raise InvalidRequest(f"suite {c.suite!r} has no tasks", field="suite")
+            where = f" in split {c.split!r}" if c.split else ""
+            raise InvalidRequest(
+                f"suite {c.suite!r} has no tasks{where}", field="split" if c.split else "suite"
+            )
         family = views[0].get("family", "")
         spec = parse_agent(
             c.agent,
