@@ -1,13 +1,13 @@
-"""tau2-bench's domains as palaestra worlds (groundwork: the retail world and its DB check).
+"""tau2-bench's retail and telecom domains as palaestra worlds (``palaestra/tau2-v0``).
 
-What is here mirrors tau2-bench (sierra-research/tau2-bench, MIT; data in ``../shared/tau2``):
-the retail database, one private SQLite copy per episode (:mod:`.store`), the agent's retail
-tools with tau2's semantics and error texts (:mod:`.retail`), and the ``DB`` reward basis: the
-final database compared with the one produced by replaying the task's gold actions
-(:mod:`.evaluate`).
-
-Left for the next session: the deterministic symbolic user, the ``COMMUNICATE`` and action
-checks and their combination per ``reward_basis``, initialization actions (retail tasks have
-none), telecom (its agent DB, the user's device and tools), and the ``tau2-retail`` /
-``tau2-telecom`` suites registered in the usersim FAMILY.
+What each module is, from the bottom: the task files (:mod:`.tasks`, checked at load) and data
+(``data/``, tau2's, MIT); the worlds (:mod:`.store` and :mod:`.retail` for retail;
+:mod:`.telecom_world`, :mod:`.telecom_device` and :mod:`.telecom_eval` for telecom's two sides)
+behind one protocol (:mod:`.world`: tool calls from either side, state, gold state, assertions);
+the tools as an LLM sees them (:mod:`.schemas`); the users (:mod:`.user`: the symbolic
+:mod:`.retail_user` and :mod:`.telecom_user`, and :mod:`.llm_user`); the env (:mod:`.env`); the
+gold assistants (:mod:`.gold`, :mod:`.retail_gold`, :mod:`.telecom_gold`), the family's
+adversaries on tau2 tasks (:mod:`.adversaries`), the suites and their validation
+(:mod:`.suites`) and the user's fidelity report (:mod:`.fidelity`). Scoring is the ``tau2`` check
+kind (:mod:`palaestra.verifiers.tau2`). The guide: ``docs/tau2.md``.
 """

@@ -27,9 +27,11 @@ import tomllib
 import types
 from typing import Any
 
+from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 from palaestra.envs.usersim.tau2 import telecom_eval as te
 from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
 from palaestra.envs.usersim.tau2.telecom_world import tool_names
+from palaestra.verifiers import tau2 as tau2_check
 
 #: third-party modules tau2 imports that its telecom world never calls
 _STUBBED = (
@@ -127,11 +129,11 @@ def main(src: str) -> int:
     environment = importlib.import_module("tau2.domains.telecom.environment")
     call_model = importlib.import_module("tau2.data_model.message").ToolCall
     function_model = importlib.import_module("tau2.data_model.tasks").EnvFunctionCall
-    folder = te.telecom_dir()
+    folder = tau2_tasks.DATA / "telecom"
     agent_raw = tomllib.loads((folder / "db.toml").read_text())
     user_raw = tomllib.loads((folder / "user_db.toml").read_text())
     bad_states, bad_calls, calls = [], [], 0
-    for tid, task in te.tasks().items():
+    for tid, task in tau2_tasks.tasks("telecom").items():
         for stage in ("init", "gold"):
             ours = te.reset(task)
             theirs = environment.get_environment(
@@ -142,7 +144,10 @@ def main(src: str) -> int:
                 theirs.run_env_function_call(function_model(**action))
             todo = _probes()
             if stage == "gold":
-                gold = [(a["requestor"], a["name"], a["arguments"]) for a in te.gold_actions(task)]
+                gold = [
+                    (a["requestor"], a["name"], a["arguments"])
+                    for a in tau2_tasks.gold_actions(task)
+                ]
                 todo = gold + todo
             for i, (requestor, name, args) in enumerate(todo):
                 calls += 1
@@ -158,13 +163,12 @@ def main(src: str) -> int:
                 "agent": theirs.tools.db.model_dump(),
                 "user": theirs.user_tools.db.model_dump(),
             }
-            differences: list[str] = []
-            te._diff(_masked(ours.state()), _masked(theirs_state), "", differences)
+            differences = tau2_check.differences(_masked(ours.state()), _masked(theirs_state))
             if differences:
                 bad_states.append(f"{tid} {stage}: {differences[:5]}")
     print("\n".join(bad_states + bad_calls[:20]))
     print(
-        f"{len(te.tasks())} tasks: {len(bad_states)} states differ; "
+        f"{len(tau2_tasks.tasks('telecom'))} tasks: {len(bad_states)} states differ; "
         f"{len(bad_calls)} of {calls} answers differ"
     )
     return 1 if bad_states or bad_calls else 0

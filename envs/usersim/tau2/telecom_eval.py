@@ -1,26 +1,19 @@
-"""One telecom episode's world (both sides), its reset from a task, gold replay and DB comparison.
+"""One telecom episode's world (both sides), its reset from a task, and the task's env assertions.
 
 Mirrors tau2-bench ``TelecomEnvironment`` (``environment.py``: ``sync_tools`` after every call,
-``set_state`` running the task's ``initialization_actions`` on either side) and the DB part of
-``src/tau2/evaluator/evaluator_env.py``: the gold world is the task's initial world with the gold
-actions (agent- and user-side) replayed; the episode's final world matches when both the agent's
-DB and the user's device/surroundings are equal. Where tau2 compares two hashes, :func:`compare`
-names the differing fields. The task's ``env_assertions`` are run too (:func:`env_assertions`),
-and :func:`reward` combines ``DB`` and ``ENV_ASSERTION`` per ``reward_basis`` as tau2 does.
+``set_state`` running the task's ``initialization_actions`` on either side) and its
+``env_assertions``. The gold world (:func:`palaestra.envs.usersim.tau2.world.gold_state`) and the
+scoring (:mod:`palaestra.verifiers.tau2`) serve both domains.
 
 One difference: tau2 replays gold actions without syncing the two sides between them (its live
 ``get_response`` syncs after every call); here every call syncs, in play and in replay alike, so
 the gold world is the one a live episode doing the gold actions reaches.
-
-Left: the ``ACTION`` / ``COMMUNICATE`` / NL checks, a palaestra Env and the ``tau2-telecom`` suite
-(not registered in the usersim FAMILY yet), and the symbolic user that plays these tasks.
 """
 
 from __future__ import annotations
 
 import copy
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from palaestra.envs.usersim.tau2.telecom_device import DeviceTools, user_db
@@ -125,52 +118,6 @@ def reset(task: dict[str, Any]) -> TelecomWorld:
     return world
 
 
-def replay(world: TelecomWorld, actions: list[dict[str, Any]]) -> list[tuple[int, str]]:
-    """Run gold actions in order; returns ``(index, error)`` for each that answered an error."""
-    errors = []
-    for i, action in enumerate(actions):
-        res = world.call(
-            action.get("requestor", "assistant"), action["name"], action.get("arguments") or {}
-        )
-        if res.error:
-            errors.append((i, res.content))
-    return errors
-
-
-def gold_actions(task: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(task["evaluation_criteria"].get("actions") or [])
-
-
-def gold_world(task: dict[str, Any]) -> TelecomWorld:
-    world = reset(task)
-    replay(world, gold_actions(task))
-    return world
-
-
-def _diff(a: Any, b: Any, path: str, out: list[str]) -> None:
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in sorted(set(a) | set(b), key=str):
-            _diff(a.get(key, "<absent>"), b.get(key, "<absent>"), f"{path}.{key}", out)
-    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _diff(x, y, f"{path}[{i}]", out)
-    elif a != b:
-        out.append(f"{path}: {json.dumps(a, default=str)} != {json.dumps(b, default=str)}")
-
-
-@dataclass
-class Comparison:
-    match: bool
-    differences: list[str] = field(default_factory=list)
-
-
-def compare(final: TelecomWorld, gold: TelecomWorld) -> Comparison:
-    """tau2's DB check (agent DB and user DB both equal), naming the differing fields."""
-    out: list[str] = []
-    _diff(final.state(), gold.state(), "", out)
-    return Comparison(not out, [d.lstrip(".") for d in out])
-
-
 def env_assertions(world: TelecomWorld, task: dict[str, Any]) -> list[tuple[str, bool]]:
     """Each of the task's ``env_assertions`` and whether it holds (one that raises fails)."""
     results = []
@@ -181,20 +128,3 @@ def env_assertions(world: TelecomWorld, task: dict[str, Any]) -> list[tuple[str,
             got = None
         results.append((a["func_name"], got == a.get("assert_value", True)))
     return results
-
-
-def reward(world: TelecomWorld, task: dict[str, Any]) -> tuple[float, dict[str, float]]:
-    """tau2's environment reward: the ``DB`` and ``ENV_ASSERTION`` terms of ``reward_basis``.
-
-    The other terms (``ACTION``, ``COMMUNICATE``, ``NL_ASSERTION``) are not scored here.
-    """
-    basis = task["evaluation_criteria"].get("reward_basis") or []
-    parts: dict[str, float] = {}
-    if "DB" in basis:
-        parts["DB"] = float(compare(world, gold_world(task)).match)
-    if "ENV_ASSERTION" in basis:
-        parts["ENV_ASSERTION"] = float(all(ok for _, ok in env_assertions(world, task)))
-    total = 1.0
-    for value in parts.values():
-        total *= value
-    return total, parts

@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from palaestra.envs.usersim.tau2 import retail, store, telecom_eval
@@ -79,12 +80,41 @@ def open_world(domain: str, task: dict[str, Any] | None) -> Tau2World:
     raise ValueError(f"unknown tau2 domain {domain!r}")
 
 
+@dataclass(frozen=True)
+class ReplayError(Exception):
+    """A gold action answered with an error: tau2 rejects it too (some gold lists try a wrong
+    email on purpose), or our semantics are wrong."""
+
+    index: int
+    action: dict[str, Any]
+    message: str
+
+    def __str__(self) -> str:
+        return f"gold action {self.index} ({self.action.get('name')}): {self.message}"
+
+
+def replay(
+    world: Tau2World, actions: list[dict[str, Any]], *, strict: bool = False
+) -> list[ReplayError]:
+    """Make tau2's gold calls (``{"name", "arguments", "requestor"}``) in order; the ones that
+    answered an error. tau2's evaluator logs such an error and goes on, and so do we; with
+    ``strict`` the first one raises instead."""
+    errors = []
+    for index, action in enumerate(actions):
+        requestor = action.get("requestor", "assistant")
+        result = world.call(requestor, action["name"], action.get("arguments") or {})
+        if result.error:
+            if strict:
+                raise ReplayError(index, action, result.content)
+            errors.append(ReplayError(index, action, result.content))
+    return errors
+
+
 @functools.lru_cache(maxsize=256)
 def _gold(domain: str, task_json: str) -> dict[str, Any]:
     key = json.loads(task_json)
     world = open_world(domain, {"initial_state": key["init"]})
-    for action in key["actions"]:
-        world.call(action.get("requestor", "assistant"), action["name"], action.get("arguments"))
+    replay(world, key["actions"])
     return snapshot(world)
 
 

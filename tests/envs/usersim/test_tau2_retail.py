@@ -4,8 +4,10 @@ import json
 
 import pytest
 
-from palaestra.envs.usersim.tau2 import evaluate, retail, store
+from palaestra.envs.usersim.tau2 import retail, store
 from palaestra.envs.usersim.tau2 import tasks as tt
+from palaestra.envs.usersim.tau2 import world as worlds
+from palaestra.verifiers.tau2 import differences
 
 PENDING = "#W6779827"  # ethan_lopez_6291, paid 4079.45 by gift_card_7219486 (balance 49.0)
 DELIVERED = "#W9077205"  # amelia_wilson_4614, paid by gift_card_7108145; also paypal_4101143
@@ -301,34 +303,33 @@ def test_exchange_and_return_of_a_delivered_order(world):
 def test_every_retail_tasks_gold_actions_replay_with_only_tau2s_own_errors():
     failing = set()
     for task in list(tt.tasks("retail").values()):
-        errors = evaluate.replay(store.fresh(), task["evaluation_criteria"]["actions"] or [])
-        if errors:
+        if worlds.replay(worlds.RetailWorld(), tt.gold_actions(task)):
             failing.add(task["id"])
     assert failing == GOLD_ERRORS  # 99 of 114 replay without a single error
 
 
-def test_the_db_check_passes_on_the_gold_world_and_fails_after_a_mutation():
+def test_the_db_check_passes_on_the_gold_world_and_names_a_mutation():
     checked = 0
     for task in list(tt.tasks("retail").values())[::10]:
-        actions = task["evaluation_criteria"]["actions"] or []
-        conn = store.fresh()
-        evaluate.replay(conn, actions)
-        assert evaluate.check_db(task, conn).passed
+        actions = tt.gold_actions(task)
+        gold = worlds.gold_state("retail", task)
+        world = worlds.RetailWorld()
+        worlds.replay(world, actions)
+        assert differences(worlds.snapshot(world), gold) == []
         writes = [a for a in actions if a["name"] in retail.WRITE]
-        if task["id"] not in GOLD_ERRORS and writes:
-            assert not evaluate.check_db(task, store.fresh()).passed  # doing nothing fails
+        if task["id"] not in GOLD_ERRORS and writes:  # doing nothing differs
+            assert differences(worlds.snapshot(worlds.RetailWorld()), gold)
+        conn = world.conn
         pending = next(k for k, o in store.scan(conn, "orders") if o["status"] == "pending")
         ok(conn, "cancel_pending_order", order_id=pending, reason="no longer needed")
-        check = evaluate.check_db(task, conn)
-        assert not check.passed and check.reward == 0.0
-        assert ("orders", pending) in {(t, k) for t, k, _, _ in check.diff}
+        assert f"orders.{pending}.status: " + '"cancelled" != "pending"' in differences(
+            worlds.snapshot(world), gold
+        )
         checked += 1
     assert checked == 12
 
 
 def test_a_strict_replay_names_the_failing_gold_action():
-    task = next(t for t in list(tt.tasks("retail").values()) if t["id"] == "105")
-    with pytest.raises(
-        evaluate.ReplayError, match=r"gold action 0 .*Insufficient gift card balance"
-    ):
-        evaluate.replay(store.fresh(), task["evaluation_criteria"]["actions"], strict=True)
+    task = tt.get("retail", "105")
+    with pytest.raises(worlds.ReplayError, match=r"gold action 0 .*Insufficient gift card balance"):
+        worlds.replay(worlds.RetailWorld(), tt.gold_actions(task), strict=True)
