@@ -119,7 +119,7 @@ def test_action_matching_is_stricter_than_tau2s_where_tau2_is_lenient():
 class _Judge(BaseHTTPRequestHandler):
     verdicts: list = []
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         self.rfile.read(int(self.headers["Content-Length"]))
         content = json.dumps({"verdicts": type(self).verdicts})
         body = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
