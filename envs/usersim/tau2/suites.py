@@ -7,10 +7,10 @@ and its oracle is the gold assistant (``tau2_gold``: the gold actions and the me
 talking to the symbolic user). A task ships only when that oracle scores 1.0 three times with
 the same verdict, ending at once scores 0, three mutants of the oracle's end state fail (a field
 of the world changed, a write without the user's yes, nothing said) and every adversary of the
-family fails it. Tasks that do not validate are listed with the reason by ``palaestra validate
-tau2-retail`` (:func:`validate_suite`), never shipped silently. Reports are cached under
-``PALAESTRA_HOME/cache``, keyed by the tasks, the adversary set and the code that plays and
-scores them.
+family fails it. The last full run is recorded beside this file (``validation-retail.json``,
+``validation-telecom.json``: every task's report, a dropped one's reason and the winning
+adversary's moves), so a load costs no episode; tests re-validate a sample of tasks against the
+record and play the gold assistant on every task.
 """
 
 from __future__ import annotations
@@ -23,17 +23,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs import runtimes
 from palaestra.envs.usersim import FAMILY
 from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 from palaestra.envs.usersim.tau2.env import ENV_ID, Tau2Env
-from palaestra.paths import cache_dir
 from palaestra.tasks import Oracle, Suite, Task
-from palaestra.verifiers import tau2 as checks
 from palaestra.verifiers.validation import (
     ValidationRecord,
     ValidationReport,
-    cached_reports,
     family_runner,
     task_key,
     validate,
@@ -129,6 +125,15 @@ def _nudge(node: Any) -> bool:
     return False
 
 
+def record(domain: str) -> ValidationRecord:
+    """The domain's last full validation run, kept beside this file (``validation-<domain>.json``)
+    and keyed by each task's whole content: a task changed since the run is left out until the
+    next one (:func:`write_validation`)."""
+    return ValidationRecord(
+        Path(__file__).with_name(f"validation-{domain}.json"), f"tau2-{domain}", task_key
+    )
+
+
 def validate_suite(
     domain: str, tasks_: list[Task] | None = None, *, adversaries: bool = True
 ) -> dict[str, Any]:
@@ -136,28 +141,27 @@ def validate_suite(
     tau2-<domain>`` prints, with each dropped task's reason."""
     chosen = tasks_ if tasks_ is not None else tasks(domain)
     env = Tau2Env()
-    record = ValidationRecord(
-        cache_dir() / f"tau2-{domain}-validation.json", f"tau2-{domain}", task_key
-    )
     try:
-        return record.run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
+        return record(domain).run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
     finally:
         env.close()
 
 
+def write_validation(domain: str) -> dict[str, Any]:
+    """Validate every task of ``domain`` and record the run (about 10 s a domain): run it after
+    changing the users, the gold assistants, the adversaries or the check
+    (``python -m palaestra.envs.usersim.tau2.suites``); the tests re-validate a sample against
+    the record, so a stale one fails them."""
+    return record(domain).write(validate_suite(domain))
+
+
 def suite(domain: str) -> Suite:
-    """The domain's tasks that validate, each with its validation report."""
-    made = tasks(domain)
-    reports = _reports(domain, made)
+    """The domain's tasks the recorded run validated, each with its report."""
     return Suite(
         name=f"tau2-{domain}",
         description=f"tau2-bench {domain} with a deterministic symbolic user; every task "
         "validated by its gold assistant and against the family's adversaries",
-        tasks=[
-            t.model_copy(update={"validation": reports[t.id]})
-            for t in made
-            if reports[t.id]["validated"]
-        ],
+        tasks=record(domain).validated(tasks(domain)),
     )
 
 
@@ -171,22 +175,7 @@ def telecom() -> Suite:
     return suite("telecom")
 
 
-def _reports(domain: str, made: list[Task]) -> dict[str, dict[str, Any]]:
-    """Validation reports, cached by the tasks, the adversaries and the code that plays and
-    scores them (this package, the dialogue env, the family's policies, the simulated user's
-    reader, the tau2 check)."""
-    here = Path(__file__).parent
-    simuser = Path(runtimes.__file__).parent / "simuser"
-    sources = [*here.glob("*.py"), *simuser.glob("*.py"), here.parent / "dialogue.py"]
-    sources += [here.parent / "policies.py", Path(checks.__file__)]
-    env = Tau2Env()
-    try:
-        return cached_reports(
-            f"tau2-{domain}",
-            made,
-            FAMILY.adversary_names(),
-            sources,
-            lambda t: validate_task(t, env),
-        )
-    finally:
-        env.close()
+if __name__ == "__main__":
+    for name in tau2_tasks.DOMAINS:
+        written = write_validation(name)
+        print(f"tau2-{name}: {written['validated']} of {written['total']} validated")
