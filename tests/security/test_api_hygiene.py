@@ -408,6 +408,10 @@ def test_schemathesis_finds_no_5xx_and_no_leaked_trace(keyed: str) -> None:
 
     def no_leak(ctx: Any, response: Any, case: Any) -> None:
         text = response.text if hasattr(response, "text") else ""
+        # an id the fuzzer sent ("*.py") echoed in a 404's detail is the client's own input
+        for value in (case.path_parameters or {}).values():
+            for form in {str(value), json.dumps(str(value))[1:-1]}:
+                text = text.replace(form, "")
         if LEAK.search(text) and response.headers.get("content-type", [""])[0] != "text/html":
             raise AssertionError(f"{case.method} {case.path} leaked internals: {text[:300]}")
 
