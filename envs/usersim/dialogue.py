@@ -278,3 +278,16 @@ def _chat_json(chat: list[dict[str, Any]], limit: int) -> str:
 
 def _transcript(messages: list[dict[str, Any]]) -> str:
     return "\n".join(f"{m['role']}: {m['content']}" for m in messages)
+
+
+# ----- the moves as actions: what scripted assistants (oracles, adversaries) play -----------
+def say(text: str) -> dict[str, Any]:
+    return {"name": "send_message", "args": {"text": text}}
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"name": "call_tool", "args": {"name": name, "arguments": arguments}}
+
+
+def end() -> dict[str, Any]:
+    return {"name": "end_conversation", "args": {}}

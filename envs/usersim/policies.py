@@ -36,6 +36,9 @@ from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.usersim import reasons
+from palaestra.envs.usersim.dialogue import call as _call
+from palaestra.envs.usersim.dialogue import end as _end
+from palaestra.envs.usersim.dialogue import say as _say
 from palaestra.envs.usersim.domain import Domain, dump
 from palaestra.envs.usersim.env import ACTIONS
 from palaestra.envs.usersim.tau2 import adversaries as tau2_adversaries
@@ -167,18 +170,6 @@ def _wrong(fact: str) -> str:
     if len(fact) == 5 and fact[2] == ":":
         return f"{(int(fact[:2]) + 1) % 24:02d}{fact[2:]}"
     return fact[:-1] + ("0" if fact[-1] != "0" else "1")
-
-
-def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "call_tool", "args": {"name": name, "arguments": arguments}}
-
-
-def _say(text: str) -> dict[str, Any]:
-    return {"name": "send_message", "args": {"text": text}}
-
-
-def _end() -> dict[str, Any]:
-    return {"name": "end_conversation", "args": {}}
 
 
 def _random(seed: int = 0) -> Policy:

@@ -24,6 +24,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from palaestra.envs.usersim.dialogue import call as _call
+from palaestra.envs.usersim.dialogue import end as _end
+from palaestra.envs.usersim.dialogue import say as _say
 from palaestra.envs.usersim.tau2 import schemas, store, tasks
 from palaestra.envs.usersim.tau2.world import WRITES
 from palaestra.tasks import Task
@@ -45,18 +48,6 @@ FIX_ALL = (
     "Please restart your phone.",
     "Please run a speed test and tell me the result.",
 )
-
-
-def _say(text: str) -> dict[str, Any]:
-    return {"name": "send_message", "args": {"text": text}}
-
-
-def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "call_tool", "args": {"name": name, "arguments": arguments}}
-
-
-def _end() -> dict[str, Any]:
-    return {"name": "end_conversation", "args": {}}
 
 
 class Tau2Adversary:

@@ -39,6 +39,8 @@ from typing import Any
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
 from palaestra.envs.usersim import FAMILY
+from palaestra.envs.usersim.dialogue import end as _end
+from palaestra.envs.usersim.dialogue import say as _say
 from palaestra.envs.usersim.fidelity import _ratio
 from palaestra.envs.usersim.reworded import ASK, CONFIRM, _cap, reformat
 from palaestra.envs.usersim.tau2 import retail, store, suites
@@ -74,14 +76,6 @@ _ANSWERED = re.compile(
 _VALUE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|#?\b[A-Za-z_]*\d[\d\- ]{1,}\d\b|\b[A-Z]{1,3}\d{3,}\b"
 )
-
-
-def _say(text: str) -> dict[str, Any]:
-    return {"name": "send_message", "args": {"text": text}}
-
-
-def _end() -> dict[str, Any]:
-    return {"name": "end_conversation", "args": {}}
 
 
 def _is_say(action: Any) -> bool:

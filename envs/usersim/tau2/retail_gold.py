@@ -19,6 +19,7 @@ from collections.abc import Generator
 from typing import Any
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
+from palaestra.envs.usersim.dialogue import call, say
 from palaestra.envs.usersim.tau2 import retail, store
 from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 from palaestra.tasks import Task
@@ -33,14 +34,6 @@ ZIP = re.compile(r"\b(\d{5})\b")
 
 END = {"name": "end_conversation", "args": {}}
 Plan = Generator[dict[str, Any], dict[str, Any], None]
-
-
-def say(text: str) -> dict[str, Any]:
-    return {"name": "send_message", "args": {"text": text}}
-
-
-def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "call_tool", "args": {"name": name, "arguments": arguments}}
 
 
 def identity(text: str) -> dict[str, str]:
@@ -100,96 +93,78 @@ def proposal(name: str, args: dict[str, Any]) -> str:
     return f"Here are the details of the action: {what}. {CONFIRM}"
 
 
-class RetailGold:
-    """The gold assistant as a palaestra Policy (the oracle ``tau2_gold`` of retail tasks)."""
+def play(task: Task | None) -> Plan:
+    """The gold assistant's script for a tau2 retail task; ``CoroutinePolicy(play)`` is the
+    policy (:func:`palaestra.envs.usersim.tau2.gold.GoldAssistant`)."""
+    if task is None:
+        raise ValueError("the tau2 gold assistant needs its task")
+    return _play(tau2_tasks.get("retail", task.setup["task_id"]))
 
-    def __init__(self) -> None:
-        self.plan: Plan | None = None
-        self.started = False
 
-    def reset(self, task: Task | None) -> None:
-        if task is None:
-            raise ValueError("the tau2 gold assistant needs its task")
-        raw = tau2_tasks.get("retail", task.setup["task_id"])
-        self.plan = self._play(raw)
-        self.started = False
-
-    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
-        if self.plan is None:
-            raise StopIteration("no task")
-        try:
-            if not self.started:
-                self.started = True
-                return next(self.plan)
-            return self.plan.send(observation)
-        except StopIteration:
-            self.plan = None
-            raise
-
-    def _play(self, task: dict[str, Any]) -> Plan:
-        gold = tau2_tasks.gold_actions(task)
-        told = list(task["evaluation_criteria"].get("communicate_info") or [])
-        writes = [i for i, a in enumerate(gold) if a["name"] in retail.WRITE]
-        last_write = writes[-1] if writes else None
-        # what each gold lookup answers on the task's world: a lookup filled from the user's
-        # words must answer the same, or the user did not give what the task says it knows
-        scratch = store.fresh()
-        expected = [retail.call(scratch, a["name"], a.get("arguments") or {}) for a in gold]
-        failed_before: str | None = None
-        asked = False
-        obs: dict[str, Any] = {}
-        for index, action in enumerate(gold):
-            name, args = action["name"], dict(action.get("arguments") or {})
-            if name in ("find_user_id_by_email", "find_user_id_by_name_zip"):
-                by_email = name == "find_user_id_by_email"
-                fields = "email address" if by_email else "first name, last name, and zip code"
-                if failed_before is None:
-                    intro = "" if asked else "I can help with that. To verify your identity, "
-                    question = f"{intro}could you please tell me your {fields}?"
-                    question = question[0].upper() + question[1:]
-                elif failed_before == name:
-                    question = (
-                        "No account matches those details. Could you please double-check "
-                        f"your {fields}?"
-                    )
-                else:
-                    question = f"No account matches that. Could you please tell me your {fields}?"
-                asked = True
-                obs = yield say(question)
-                heard = identity(str(obs.get("user_message") or ""))
-                wanted = ("email",) if by_email else ("first_name", "last_name", "zip")
-                if any(k not in heard for k in wanted):
-                    yield END
-                    return
-                obs = yield call(name, {k: heard[k] for k in wanted})
-                got = str(obs.get("last_tool_result") or "")
-                if got != expected[index][0]:
-                    yield END  # the user's facts do not find what the task's did
-                    return
-                failed_before = name if expected[index][1] else None
-                continue
-            if name == "transfer_to_human_agents":
-                obs = yield call(name, args)
-                yield say(TRANSFER_MESSAGE)
+def _play(task: dict[str, Any]) -> Plan:
+    gold = tau2_tasks.gold_actions(task)
+    told = list(task["evaluation_criteria"].get("communicate_info") or [])
+    writes = [i for i, a in enumerate(gold) if a["name"] in retail.WRITE]
+    last_write = writes[-1] if writes else None
+    # what each gold lookup answers on the task's world: a lookup filled from the user's
+    # words must answer the same, or the user did not give what the task says it knows
+    scratch = store.fresh()
+    expected = [retail.call(scratch, a["name"], a.get("arguments") or {}) for a in gold]
+    failed_before: str | None = None
+    asked = False
+    obs: dict[str, Any] = {}
+    for index, action in enumerate(gold):
+        name, args = action["name"], dict(action.get("arguments") or {})
+        if name in ("find_user_id_by_email", "find_user_id_by_name_zip"):
+            by_email = name == "find_user_id_by_email"
+            fields = "email address" if by_email else "first name, last name, and zip code"
+            if failed_before is None:
+                intro = "" if asked else "I can help with that. To verify your identity, "
+                question = f"{intro}could you please tell me your {fields}?"
+                question = question[0].upper() + question[1:]
+            elif failed_before == name:
+                question = (
+                    "No account matches those details. Could you please double-check "
+                    f"your {fields}?"
+                )
+            else:
+                question = f"No account matches that. Could you please tell me your {fields}?"
+            asked = True
+            obs = yield say(question)
+            heard = identity(str(obs.get("user_message") or ""))
+            wanted = ("email",) if by_email else ("first_name", "last_name", "zip")
+            if any(k not in heard for k in wanted):
                 yield END
                 return
-            if name not in retail.WRITE:
-                obs = yield call(name, args)
-                continue
-            if index == last_write and told:
-                obs = yield say(f"For your information: {', '.join(told)}.")
-                told = []
-            obs = yield say(proposal(name, args))
-            if user_agrees(str(obs.get("user_message") or "")) is not True:
-                obs = yield say("Understood, I will not make that change.")
-                continue
+            obs = yield call(name, {k: heard[k] for k in wanted})
+            got = str(obs.get("last_tool_result") or "")
+            if got != expected[index][0]:
+                yield END  # the user's facts do not find what the task's did
+                return
+            failed_before = name if expected[index][1] else None
+            continue
+        if name == "transfer_to_human_agents":
             obs = yield call(name, args)
-            result = str(obs.get("last_tool_result") or "")
-            if result.startswith("Error:"):
-                reason = result.removeprefix("Error:").strip()
-                obs = yield say(f"Unfortunately, I could not complete that action: {reason}")
-            else:
-                obs = yield say("The action has been completed successfully.")
-        if told:
+            yield say(TRANSFER_MESSAGE)
+            yield END
+            return
+        if name not in retail.WRITE:
+            obs = yield call(name, args)
+            continue
+        if index == last_write and told:
             obs = yield say(f"For your information: {', '.join(told)}.")
-        yield END
+            told = []
+        obs = yield say(proposal(name, args))
+        if user_agrees(str(obs.get("user_message") or "")) is not True:
+            obs = yield say("Understood, I will not make that change.")
+            continue
+        obs = yield call(name, args)
+        result = str(obs.get("last_tool_result") or "")
+        if result.startswith("Error:"):
+            reason = result.removeprefix("Error:").strip()
+            obs = yield say(f"Unfortunately, I could not complete that action: {reason}")
+        else:
+            obs = yield say("The action has been completed successfully.")
+    if told:
+        obs = yield say(f"For your information: {', '.join(told)}.")
+    yield END

@@ -19,6 +19,7 @@ import re
 from collections.abc import Generator
 from typing import Any
 
+from palaestra.envs.usersim.dialogue import call, end, say
 from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 from palaestra.envs.usersim.tau2.telecom_eval import reset as reset_world
 from palaestra.envs.usersim.tau2.telecom_user import PHONE
@@ -96,128 +97,101 @@ def _json(text: Any) -> Any:
         return None
 
 
-def say(text: str) -> dict[str, Any]:
-    return {"name": "send_message", "args": {"text": text}}
-
-
-def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "call_tool", "args": {"name": name, "arguments": arguments}}
-
-
-END = {"name": "end_conversation", "args": {}}
+END = end()
 
 Plan = Generator[dict[str, Any], dict[str, Any], None]
 
 
-class TelecomGold:
-    """The gold assistant as a palaestra Policy (the oracle ``tau2_gold``)."""
+def play(task: Task | None) -> Plan:
+    """The gold assistant's script for a tau2 telecom task; ``CoroutinePolicy(play)`` is the
+    policy (:func:`palaestra.envs.usersim.tau2.gold.GoldAssistant`)."""
+    if task is None:
+        raise ValueError("the tau2 gold assistant needs its task")
+    return _play(tau2_tasks.get("telecom", task.setup["task_id"]))
 
-    def __init__(self) -> None:
-        self.plan: Plan | None = None
-        self.started = False
 
-    def reset(self, task: Task | None) -> None:
-        if task is None:
-            raise ValueError("the tau2 gold assistant needs its task")
-        raw = tau2_tasks.get("telecom", task.setup["task_id"])
-        self.plan = self._play(raw)
-        self.started = False
+def _play(task: dict[str, Any]) -> Plan:
+    gold = tau2_tasks.gold_actions(task)
+    turns_on = _directions(task)
+    obs = yield say(
+        "Hello, I'm sorry to hear that. To look up your account, "
+        "could you please tell me the phone number on your account?"
+    )
+    found = re.search(PHONE, obs.get("user_message") or "")
+    if found is None:
+        yield END
+        return
+    digits = re.sub(r"\D", "", found.group(1))
+    phone = f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
+    obs = yield call("get_customer_by_phone", {"phone_number": phone})
+    customer = _json(obs.get("last_tool_result"))
+    if not isinstance(customer, dict) or "customer_id" not in customer:
+        yield END
+        return
+    line: dict[str, Any] | None = None
+    for line_id in customer.get("line_ids") or []:
+        obs = yield call("get_details_by_id", {"id": line_id})
+        details = _json(obs.get("last_tool_result"))
+        if isinstance(details, dict) and details.get("phone_number") == phone:
+            line = details
+            break
+    if line is None:
+        yield END
+        return
+    cid, lid = customer["customer_id"], line["line_id"]
 
-    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
-        if self.plan is None:
-            raise StopIteration("no task")
-        try:
-            if not self.started:
-                self.started = True
-                return next(self.plan)
-            return self.plan.send(observation)
-        except StopIteration:
-            self.plan = None
-            raise
-
-    def _play(self, task: dict[str, Any]) -> Plan:
-        gold = tau2_tasks.gold_actions(task)
-        turns_on = _directions(task)
-        obs = yield say(
-            "Hello, I'm sorry to hear that. To look up your account, "
-            "could you please tell me the phone number on your account?"
-        )
-        found = re.search(PHONE, obs.get("user_message") or "")
-        if found is None:
+    for action, on in zip(gold, turns_on, strict=True):
+        name, args = action["name"], dict(action.get("arguments") or {})
+        if action["requestor"] == "user":
+            obs = yield say(instruction(name, args, on))
+        elif name == "transfer_to_human_agents":
+            obs = yield call(name, args)
+            obs = yield say(TRANSFER_MESSAGE)
             yield END
             return
-        digits = re.sub(r"\D", "", found.group(1))
-        phone = f"{digits[:3]}-{digits[3:6]}-{digits[6:]}"
-        obs = yield call("get_customer_by_phone", {"phone_number": phone})
-        customer = _json(obs.get("last_tool_result"))
-        if not isinstance(customer, dict) or "customer_id" not in customer:
-            yield END
-            return
-        line: dict[str, Any] | None = None
-        for line_id in customer.get("line_ids") or []:
-            obs = yield call("get_details_by_id", {"id": line_id})
-            details = _json(obs.get("last_tool_result"))
-            if isinstance(details, dict) and details.get("phone_number") == phone:
-                line = details
-                break
-        if line is None:
-            yield END
-            return
-        cid, lid = customer["customer_id"], line["line_id"]
-
-        for action, on in zip(gold, turns_on, strict=True):
-            name, args = action["name"], dict(action.get("arguments") or {})
-            if action["requestor"] == "user":
-                obs = yield say(instruction(name, args, on))
-            elif name == "transfer_to_human_agents":
-                obs = yield call(name, args)
-                obs = yield say(TRANSFER_MESSAGE)
+        elif name == "refuel_data":
+            obs = yield call("get_data_usage", {"customer_id": cid, "line_id": lid})
+            usage = _json(obs.get("last_tool_result")) or {}
+            obs = yield call("get_details_by_id", {"id": line["plan_id"]})
+            plan = _json(obs.get("last_tool_result")) or {}
+            obs = yield say(
+                f"Your line {lid} has used {usage.get('data_used_gb')} GB of its plan's "
+                f"{usage.get('data_limit_gb')} GB data allowance, so mobile data is cut "
+                "off. I can add data to it for you. How much data would you like to add?"
+            )
+            amount = re.search(r"(\d+(?:\.\d+)?)\s*(?:GB|gb|gigabytes?)", obs["user_message"])
+            if amount is None:
                 yield END
                 return
-            elif name == "refuel_data":
-                obs = yield call("get_data_usage", {"customer_id": cid, "line_id": lid})
-                usage = _json(obs.get("last_tool_result")) or {}
-                obs = yield call("get_details_by_id", {"id": line["plan_id"]})
-                plan = _json(obs.get("last_tool_result")) or {}
-                obs = yield say(
-                    f"Your line {lid} has used {usage.get('data_used_gb')} GB of its plan's "
-                    f"{usage.get('data_limit_gb')} GB data allowance, so mobile data is cut "
-                    "off. I can add data to it for you. How much data would you like to add?"
-                )
-                amount = re.search(r"(\d+(?:\.\d+)?)\s*(?:GB|gb|gigabytes?)", obs["user_message"])
-                if amount is None:
-                    yield END
-                    return
-                gb = float(amount.group(1))
-                price = gb * float(plan.get("data_refueling_price_per_gb") or 0.0)
-                obs = yield say(
-                    f"Adding {gb:g} GB of data to line {lid} will cost ${price:.2f}. "
-                    "Shall I go ahead?"
-                )
-                obs = yield call(name, {"customer_id": cid, "line_id": lid, "gb_amount": gb})
-            elif name == "send_payment_request":
-                bill_id = args["bill_id"]
-                obs = yield call("get_details_by_id", {"id": bill_id})
-                bill = _json(obs.get("last_tool_result")) or {}
-                obs = yield say(
-                    f"Your bill {bill_id} of ${float(bill.get('total_due') or 0):.2f} is "
-                    f"{str(bill.get('status', 'overdue')).lower()}, which is why your line is "
-                    "suspended. Shall I send you a payment request for it?"
-                )
-                obs = yield call(name, {"customer_id": cid, "bill_id": bill_id})
-            elif name == "resume_line":
-                obs = yield say(f"Your overdue bill is paid. Shall I resume your line {lid} now?")
-                obs = yield call(name, {"customer_id": cid, "line_id": lid})
-            elif name == "enable_roaming":
-                obs = yield say(
-                    f"Since you are abroad, roaming needs to be enabled on your line {lid}; "
-                    "it is free of charge. Shall I enable roaming on your line?"
-                )
-                obs = yield call(name, {"customer_id": cid, "line_id": lid})
-            elif name == "disable_roaming":
-                obs = yield say(f"Shall I disable roaming on your line {lid}?")
-                obs = yield call(name, {"customer_id": cid, "line_id": lid})
-            else:
-                obs = yield call(name, args)
-        yield say(GOAL_CHECK[_goal(task)])
-        yield END
+            gb = float(amount.group(1))
+            price = gb * float(plan.get("data_refueling_price_per_gb") or 0.0)
+            obs = yield say(
+                f"Adding {gb:g} GB of data to line {lid} will cost ${price:.2f}. Shall I go ahead?"
+            )
+            obs = yield call(name, {"customer_id": cid, "line_id": lid, "gb_amount": gb})
+        elif name == "send_payment_request":
+            bill_id = args["bill_id"]
+            obs = yield call("get_details_by_id", {"id": bill_id})
+            bill = _json(obs.get("last_tool_result")) or {}
+            obs = yield say(
+                f"Your bill {bill_id} of ${float(bill.get('total_due') or 0):.2f} is "
+                f"{str(bill.get('status', 'overdue')).lower()}, which is why your line is "
+                "suspended. Shall I send you a payment request for it?"
+            )
+            obs = yield call(name, {"customer_id": cid, "bill_id": bill_id})
+        elif name == "resume_line":
+            obs = yield say(f"Your overdue bill is paid. Shall I resume your line {lid} now?")
+            obs = yield call(name, {"customer_id": cid, "line_id": lid})
+        elif name == "enable_roaming":
+            obs = yield say(
+                f"Since you are abroad, roaming needs to be enabled on your line {lid}; "
+                "it is free of charge. Shall I enable roaming on your line?"
+            )
+            obs = yield call(name, {"customer_id": cid, "line_id": lid})
+        elif name == "disable_roaming":
+            obs = yield say(f"Shall I disable roaming on your line {lid}?")
+            obs = yield call(name, {"customer_id": cid, "line_id": lid})
+        else:
+            obs = yield call(name, args)
+    yield say(GOAL_CHECK[_goal(task)])
+    yield END

@@ -10,7 +10,8 @@ import pytest
 from palaestra.envs.runtimes.simuser.acts import user_agrees
 from palaestra.envs.usersim.tau2 import suites, tasks
 from palaestra.envs.usersim.tau2.env import Tau2Env
-from palaestra.envs.usersim.tau2.telecom_gold import TelecomGold, instruction
+from palaestra.envs.usersim.tau2.gold import GoldAssistant
+from palaestra.envs.usersim.tau2.telecom_gold import instruction
 from palaestra.envs.usersim.tau2.telecom_user import Instruction, TelecomUser, Unclear, read_device
 from palaestra.envs.usersim.tau2.world import open_world
 from palaestra.policies import run_episode
@@ -53,7 +54,7 @@ SAMPLE = [
 def test_gold_with_the_symbolic_user_scores_one_on_every_seed(env, fragment):
     task = next(t for t in suites.tasks("telecom") if t.setup["task_id"].startswith(fragment))
     for seed in (0, 1):
-        episode = run_episode(env, TelecomGold(), task, seed=seed)
+        episode = run_episode(env, GoldAssistant(), task, seed=seed)
         assert episode.reward == 1.0, env.last_verification
     log = env.episode.user.log
     assert log and not any(entry["unread"] for entry in log)
@@ -75,7 +76,7 @@ def test_doing_nothing_fails(env):
 def test_a_user_who_does_not_give_the_phone_number_fails_the_gold(env, monkeypatch):
     monkeypatch.setattr(TelecomUser, "_fact", lambda self, slot: "I'd rather not say.")
     task = suites.tasks("telecom")[0]
-    assert run_episode(env, TelecomGold(), task, seed=0).reward == 0.0
+    assert run_episode(env, GoldAssistant(), task, seed=0).reward == 0.0
 
 
 def test_opening_is_the_problem_in_first_person_without_hidden_instructions():
