@@ -6,7 +6,7 @@ tree) and a random agent (clicks a random element, sometimes types) play the sam
 verifier on the worker scores every episode. Then a synthesis job on the same gateway builds a
 validated suite over the five built-in app domains (desktop and mobile layouts), and the
 planned oracle and the random agent play every task of it. Then the other families: on each
-usersim domain the competent scripted assistant against one that says goodbye at once, and one
+usersim domain and tau2-bench suite the reference assistant against one that leaves at once, and one
 CAD part per family built by its semantic oracle against an empty submission (renders of the
 built parts in ``runs/demo/cad-parts.png``). Trajectories, screenshots included,
 are recorded under ``runs/demo``; contact sheets are saved as ``runs/demo/final-screens.png``
@@ -161,33 +161,41 @@ def play_synth(url: str, progress: Progress) -> None:
 
 
 def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
-    """Dialogues: the competent scripted assistant vs an assistant that leaves at once."""
+    """Dialogues: on each usersim domain and each tau2-bench suite, the reference assistant (the
+    competent scripted one; tau2's gold assistant) vs an assistant that leaves at once."""
     usersim = get_family("usersim")
-    by_domain: dict[str, list] = {}
+    groups: dict[str, tuple[str, list]] = {}
     for task in suites.get_suite("usersim").tasks:
-        by_domain.setdefault(task.setup["domain"], []).append(task)
-    job = progress.add_task("usersim dialogues", total=per_domain * len(by_domain))
+        groups.setdefault(task.setup["domain"], ("usersim", []))[1].append(task)
+    for name in ("tau2-retail", "tau2-telecom"):
+        groups[name] = (name, suites.get_suite(name).tasks)
+    job = progress.add_task("usersim dialogues", total=per_domain * len(groups))
     table = Table(title="User-simulator family through the gateway (WebSocket)")
-    for col in ("domain", "tasks", "competent assistant", "leaves at once", "turns (competent)"):
+    for col in ("domain", "tasks", "reference assistant", "leaves at once", "turns (reference)"):
         table.add_column(col)
-    for domain, tasks in sorted(by_domain.items()):
-        scores: dict[str, list[float]] = {"competent": [], "early": []}
+    for domain, (suite, tasks) in groups.items():
+        tau2 = suite.startswith("tau2")
+        kinds = {
+            "reference": "tau2_gold" if tau2 else "competent",
+            "leaves": "noop" if tau2 else "early",
+        }
+        scores: dict[str, list[float]] = {k: [] for k in kinds}
         turns = []
         for task in tasks[:per_domain]:
-            env = RemoteEnv(task=f"usersim/{task.id}", base_url=url, transport="ws")
-            for kind in scores:
+            env = RemoteEnv(task=f"{suite}/{task.id}", base_url=url, transport="ws")
+            for kind, policy in kinds.items():
                 # the session is on the task already: reset it with no options
-                episode = run_episode(env, usersim.policy(kind), task, seed=0, reset_options={})
+                episode = run_episode(env, usersim.policy(policy), task, seed=0, reset_options={})
                 scores[kind].append(episode.reward)
-                if kind == "competent":
+                if kind == "reference":
                     turns.append(episode.steps)
             env.close()
             progress.advance(job)
         table.add_row(
             domain,
             str(len(turns)),
-            f"{np.mean(scores['competent']):.2f}",
-            f"{np.mean(scores['early']):.2f}",
+            f"{np.mean(scores['reference']):.2f}",
+            f"{np.mean(scores['leaves']):.2f}",
             f"{np.mean(turns):.1f}",
         )
     console.print(table)
