@@ -24,7 +24,7 @@ from typing import Any
 
 from palaestra.bench import harness
 from palaestra.bench.harness import console
-from palaestra.bench.usersim import _episodes, _remote
+from palaestra.bench.usersim import play_remote, play_tasks
 from palaestra.envs.usersim.tau2.env import Tau2Env
 from palaestra.family import family
 from palaestra.policies import run_episode
@@ -57,8 +57,10 @@ def main(llm_ms: float = 1000.0, sample: int = 10) -> dict[str, Any]:
     suites = {d: get_suite(f"tau2-{d}").tasks for d in DOMAINS}  # validated outside the timing
     env = Tau2Env()
     for tasks in suites.values():
-        _episodes(env, tasks[:3], remote=False, policy_name="tau2_gold")  # warm the gold worlds
-    local = {d: _episodes(env, t, remote=False, policy_name="tau2_gold") for d, t in suites.items()}
+        play_tasks(env, tasks[:3], remote=False, policy_name="tau2_gold")  # warm the gold worlds
+    local = {
+        d: play_tasks(env, t, remote=False, policy_name="tau2_gold") for d, t in suites.items()
+    }
     passes = {d: gold_pass(env, t) for d, t in suites.items()}
     env.close()
     remote: dict[str, dict[str, Any]] = {}
@@ -66,10 +68,10 @@ def main(llm_ms: float = 1000.0, sample: int = 10) -> dict[str, Any]:
         for d, tasks in suites.items():
             chosen = tasks[:: max(1, len(tasks) // sample)][:sample]
             suite = f"tau2-{d}"
-            _remote(url, chosen[:1], "ws", suite, "tau2_gold")  # the worker loads the suite
+            play_remote(url, chosen[:1], "ws", suite, "tau2_gold")  # the worker loads the suite
             remote[d] = {
-                "rest": _remote(url, chosen, "http", suite, "tau2_gold"),
-                "ws": _remote(url, chosen, "ws", suite, "tau2_gold"),
+                "rest": play_remote(url, chosen, "http", suite, "tau2_gold"),
+                "ws": play_remote(url, chosen, "ws", suite, "tau2_gold"),
             }
 
     p50 = harness.ms

@@ -26,7 +26,7 @@ from palaestra.server.runner import gateway_process
 from palaestra.tasks import get_suite
 
 
-def _episodes(
+def play_tasks(
     env: Any, tasks: list[Any], remote: bool, policy_name: str = "competent"
 ) -> dict[str, list[float]]:
     """Each task played by ``policy_name`` in ``env``: reset, message and tool-call times."""
@@ -56,7 +56,7 @@ def _rebuild_resets(tasks: list[Any]) -> list[float]:
     return out["rebuild"]
 
 
-def _remote(
+def play_remote(
     url: str,
     tasks: list[Any],
     transport: str,
@@ -67,7 +67,7 @@ def _remote(
     for task in tasks:
         env = RemoteEnv(task=f"{suite}/{task.id}", base_url=url, transport=transport)
         try:
-            total.extend(_episodes(env, [task], remote=True, policy_name=policy_name))
+            total.extend(play_tasks(env, [task], remote=True, policy_name=policy_name))
         finally:
             env.close()
     return total
@@ -88,15 +88,15 @@ def main(episodes: int = 20) -> dict[str, Any]:
     for name in world.domain_names():
         tasks += [t for t in suite if t.setup["domain"] == name][:episodes]
     env = UserSimEnv(persona="terse")
-    _episodes(env, tasks[:4], remote=False)  # warm the templates and imports
-    local = _episodes(env, tasks, remote=False)
+    play_tasks(env, tasks[:4], remote=False)  # warm the templates and imports
+    local = play_tasks(env, tasks, remote=False)
     env.close()
     rebuild = _rebuild_resets(tasks)
     sample = tasks[:: max(1, len(tasks) // 20)]
     with gateway_process("--workers", "1", "--no-record", "--log-level", "warning") as (url, _):
-        _remote(url, sample[:2], "ws")  # the worker loads the suite outside the timing
-        rest = _remote(url, sample, "http")
-        ws = _remote(url, sample, "ws")
+        play_remote(url, sample[:2], "ws")  # the worker loads the suite outside the timing
+        rest = play_remote(url, sample, "http")
+        ws = play_remote(url, sample, "ws")
         memory = _memory(url, harness.worker_pid(url), sample[0])
 
     p50 = harness.ms

@@ -32,6 +32,8 @@ from typing import Any
 
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
+#: tau2's reward terms (``RewardType``); a task's ``reward_basis`` names some of them
+REWARD_TYPES = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 #: how many differing fields a failed DB term names
 SHOWN = 5
 
@@ -86,8 +88,11 @@ def _term(name: str, ok: bool, detail: str) -> CheckResult:
 
 @check_kind("tau2")
 def _tau2(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
-    state = probe.read()
     basis = set(spec.get("reward_basis") or [])
+    if not basis or basis - set(REWARD_TYPES):
+        # an empty basis would score only the rules: any polite episode would pass
+        raise ValueError(f"tau2 reward_basis must name some of {list(REWARD_TYPES)}, got {basis}")
+    state = probe.read()
     terms: list[CheckResult] = []
     tau2_terms: list[bool] = []
     if state.get("ended_by") is None:

@@ -18,6 +18,7 @@ from palaestra.errors import InvalidRequest, TaskNotFound, WorkerCrashed
 from palaestra.evals import EvalConfig, read_results, run_eval, stats
 from palaestra.evals.sessions import GatewaySessions
 from palaestra.server.runner import free_port
+from palaestra.tasks import get_suite
 from tests.evals.fake_openai import wait_for_port
 
 MINIWOB = ["click-button", "click-link", "enter-text"]
@@ -260,3 +261,23 @@ def test_an_agent_out_of_actions_is_finished_and_scored(gateway, tmp_path):
     summary = run_eval(config(gateway, tmp_path, agent="tests.evals.test_runner:StoppingAgent"))
     (r,) = read_results(tmp_path)
     assert summary.success_rate == 1.0 and r.steps == 4 and r.ended == "terminated"
+
+
+def test_a_split_keeps_only_its_tasks_and_an_empty_one_is_named(gateway, tmp_path):
+    summary = run_eval(
+        EvalConfig(
+            suite="tau2-retail",
+            agent="oracle",
+            split="test",
+            limit=2,
+            url=gateway,
+            out=tmp_path / "test-split",
+        )
+    )
+    played = read_results(tmp_path / "test-split")
+    assert summary.scored == 2 and summary.success_rate == 1.0
+    test_ids = {t.id for t in get_suite("tau2-retail").tasks if t.metadata["split"] == "test"}
+    assert {r.task for r in played} <= test_ids
+    with pytest.raises(InvalidRequest, match=r"no tasks in split 'dev'") as err:
+        run_eval(config(gateway, tmp_path / "dev", suite="tau2-retail", split="dev"))
+    assert err.value.fields["field"] == "split"

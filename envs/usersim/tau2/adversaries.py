@@ -153,15 +153,12 @@ def _orders_like(order_id: Any) -> list[Any]:
     """The gold order and every other order of the same user (retail)."""
     if not isinstance(order_id, str):
         return [None]
-    conn = store.fresh()
-    try:
-        order = store.get(conn, "orders", order_id)
-        if order is None:
-            return [order_id]
-        user = store.get(conn, "users", order["user_id"]) or {}
-        return [order_id, *(o for o in user.get("orders", []) if o != order_id)]
-    finally:
-        conn.close()
+    conn = store.initial()
+    order = store.get(conn, "orders", order_id)
+    if order is None:
+        return [order_id]
+    user = store.get(conn, "users", order["user_id"]) or {}
+    return [order_id, *(o for o in user.get("orders", []) if o != order_id)]
 
 
 def _write_unconfirmed(a: Tau2Adversary) -> Iterator[dict[str, Any]]:

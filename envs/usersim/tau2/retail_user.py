@@ -64,7 +64,7 @@ PAYMENT_WORDS = {"paypal": "paypal", "gift card": "gift_card", "credit card": "c
 @functools.cache
 def _catalog() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Product names and cities of the database: the closed values the reader finds in text."""
-    conn = store.fresh()
+    conn = store.initial()
     names = tuple(sorted({p["name"] for _, p in store.scan(conn, "products")}))
     cities = tuple(sorted({u["address"]["city"] for _, u in store.scan(conn, "users")}))
     return names, cities
@@ -314,7 +314,7 @@ class RetailUser:
         scenario = " ".join(
             str(info.get(k) or "") for k in ("reason_for_call", "known_info", "task_instructions")
         )
-        conn = store.fresh()
+        conn = store.initial()
         uid = _user_of(task, conn)
         profile = store.get(conn, "users", uid) if uid else None
         self.profile: dict[str, Any] = profile or {}
@@ -378,7 +378,6 @@ class RetailUser:
         self.asks = bool(_ASKS.search(self.reason))
         self.answered = False  # a statement answered its question (when ``info`` is empty)
         self.transferred = False
-        conn.close()
 
     # ----- facts about the world the user knows ----------------------------------------------
     def _amounts(self, conn: Any, want: Want) -> set[float]:

@@ -65,6 +65,14 @@ def _template() -> sqlite3.Connection:
     return conn
 
 
+def initial() -> sqlite3.Connection:
+    """The shared initial world, for reads only (what a user knows of its own record, the rows
+    an adversary varies): a private copy is a 4 MB backup that reading a few rows never needs.
+    Never write to it; :mod:`.retail` runs read tools outside any transaction, so concurrent
+    episodes may read it at once (SQLite serializes the connection)."""
+    return _template()
+
+
 def fresh() -> sqlite3.Connection:
     """A private copy of tau2's retail database for one episode."""
     conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)

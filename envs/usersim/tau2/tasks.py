@@ -12,10 +12,9 @@ import json
 from typing import Any
 
 from palaestra.envs.usersim.tau2.store import DATA
+from palaestra.verifiers.tau2 import REWARD_TYPES
 
 DOMAINS = ("retail", "telecom")
-#: the reward terms tau2 knows (``RewardType``)
-REWARD_TYPES = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 
 
 class TaskFileError(ValueError):

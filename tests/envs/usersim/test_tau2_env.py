@@ -198,3 +198,12 @@ def test_the_gold_assistant_solves_a_shipped_task_through_the_gateway(gateway, d
         assert terminated and reward == 1.0, obs["conversation"][-2000:]
     finally:
         env.close()
+
+
+def test_a_tau2_check_with_no_reward_basis_is_an_error_not_a_pass(env):
+    retail = task("retail", 1)
+    for basis in ([], ["VIBES"]):
+        broken = retail.model_copy(update={"verifier": {**retail.verifier, "reward_basis": basis}})
+        run_episode(env, FAMILY.policy("tau2_gold"), broken, seed=0)
+        result = env.last_verification
+        assert not result.success and "reward_basis" in (result.error or ""), result
