@@ -62,6 +62,7 @@ def _template() -> sqlite3.Connection:
             rows = ((k, {f: None for f in ORDER_OPTIONAL} | v) for k, v in rows)
         conn.executemany(f"INSERT INTO {table} VALUES (?, ?)", ((k, canonical(v)) for k, v in rows))
     conn.commit()
+    conn.execute("PRAGMA query_only = ON")  # shared by every episode (initial()): never written
     return conn
 
 

@@ -333,3 +333,13 @@ def test_a_strict_replay_names_the_failing_gold_action():
     task = tt.get("retail", "105")
     with pytest.raises(worlds.ReplayError, match=r"gold action 0 .*Insufficient gift card balance"):
         worlds.replay(worlds.RetailWorld(), tt.gold_actions(task), strict=True)
+
+
+def test_the_shared_initial_world_cannot_be_written():
+    content, error = retail.call(
+        store.initial(),
+        "cancel_pending_order",
+        {"order_id": "#W4776164", "reason": "ordered by mistake"},
+    )
+    assert error and "readonly" in content.lower().replace(" ", ""), content
+    assert store.get(store.initial(), "orders", "#W4776164")["status"] != "cancelled"
