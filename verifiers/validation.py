@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -281,7 +282,7 @@ def cached_reports(
     reports = {t.id: check(t).to_json() for t in tasks}
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{id(reports)}.tmp")
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")  # one writer per process
         partial.write_text(json.dumps(reports))
         partial.replace(cached)
     except OSError:
