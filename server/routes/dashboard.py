@@ -4,7 +4,8 @@ a trajectory viewer, as server-rendered HTML kept current by Server-Sent Events.
 Same key rules as the API: a key sees only its own sessions, pools, jobs and recordings; workers
 and rates are health details (``public_monitoring``). A browser signs in once by posting its key
 to ``/dashboard/login``, which answers a cookie holding the owner and an expiry signed with a
-secret of this gateway process (HttpOnly, SameSite=Strict): ``EventSource`` and ``<img>`` cannot
+secret of this gateway process (HttpOnly, SameSite=Strict, and Secure when served over TLS,
+directly or behind a ``trusted_proxies`` proxy): ``EventSource`` and ``<img>`` cannot
 send an ``Authorization`` header, but they send the cookie. The key itself is never stored in the
 browser, and the cookie is honoured by dashboard routes only (all GETs, so a forged cross-site
 request changes nothing); the API keeps taking keys in headers.
@@ -30,7 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 import palaestra
 from palaestra import registry, tasks
-from palaestra.errors import NotFound, Unauthorized
+from palaestra.errors import NotFound, PalaestraError, Unauthorized
 from palaestra.server import live
 from palaestra.server.metrics import Metrics
 from palaestra.server.routes import runs
@@ -100,25 +101,57 @@ def _may_monitor(request: Request, gw: Gateway, who: str | None) -> bool:
     )
 
 
+class CrossSite(PalaestraError, status=403, title="Forbidden"): ...
+
+
+def _same_origin(request: Request, required: bool) -> bool:
+    """Whether a form was posted from the dashboard's own page: its ``Origin`` (or, absent
+    that, its ``Referer``) names this host. ``required``: a request naming neither is refused
+    too (a browser names one on every cross-site POST, a script need not)."""
+    origin = request.headers.get("origin") or request.headers.get("referer")
+    if not origin:
+        return not required
+    return urlsplit(origin).netloc == request.headers.get("host")
+
+
+def _tls(request: Request, gw: Gateway) -> bool:
+    """Whether the browser reached the dashboard over TLS: directly, or through a proxy in
+    ``trusted_proxies`` that says so (``X-Forwarded-Proto: https``); anyone else's header is
+    ignored."""
+    if request.url.scheme == "https":
+        return True
+    peer = request.client.host if request.client else None
+    forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+    return forwarded == "https" and gw.settings.trusted_proxy(peer)
+
+
 @router.post("/dashboard/login")
 async def login(request: Request, gw: State, api_key: str = Form(...)) -> Response:
     """Trade an API key for the dashboard's signed cookie (a 401 for an unknown key). A form
-    posted from another site's page is refused: it would sign the browser in as someone else."""
-    origin = request.headers.get("origin")
-    if origin and urlsplit(origin).netloc != request.headers.get("host"):
+    posted from another site's page is refused: it would sign the browser in as someone else.
+    The cookie is ``Secure`` when the dashboard is served over TLS."""
+    if not _same_origin(request, required=False):
         raise Unauthorized("sign in from the dashboard's own page")
     who = gw.authenticate(api_key)
     out = RedirectResponse("/", status_code=303)
     out.set_cookie(
-        COOKIE, sign(request, who), max_age=COOKIE_TTL_S, httponly=True, samesite="strict"
+        COOKIE,
+        sign(request, who),
+        max_age=COOKIE_TTL_S,
+        httponly=True,
+        samesite="strict",
+        secure=_tls(request, gw),
     )
     return out
 
 
 @router.post("/dashboard/logout")
-async def logout() -> Response:
+async def logout(request: Request, gw: State) -> Response:
+    """Sign out, from the dashboard's own page only: another site must not end a session."""
+    if not _same_origin(request, required=True):
+        raise CrossSite("sign out from the dashboard's own page")
     out = RedirectResponse("/", status_code=303)
-    out.delete_cookie(COOKIE)
+    out.delete_cookie(COOKIE, httponly=True, samesite="strict", secure=_tls(request, gw))
     return out
 
 
