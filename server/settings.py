@@ -80,6 +80,23 @@ class Settings(BaseSettings):
     max_sessions: int = Field(default=256, ge=1)
     max_sessions_per_key: int = Field(default=64, ge=1)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    #: JSON nesting a body or a WebSocket message may have (checked before it is parsed):
+    #: deeper is a 422 naming the limit; orjson itself writes at most 254 levels
+    max_json_depth: int = Field(default=64, ge=2, le=250)
+    #: a connection must have sent a request's whole headers this long after it opened (or
+    #: after its first byte of a next request); a client trickling them is disconnected
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    #: a request's whole body must have arrived this long after its headers (408 otherwise)
+    body_timeout_s: float = Field(default=60.0, gt=0)
+    #: an idle keep-alive connection (between requests) is closed after this long
+    keep_alive_s: float = Field(default=60.0, gt=0)
+    #: serve /docs, /redoc and /openapi.json; None (the default): only when no API keys are
+    #: configured (a keyed gateway shows its API to no stranger unless the operator says so)
+    public_docs: bool | None = None
+    #: peers (IPs or networks) whose ``X-Forwarded-Proto`` is believed: a TLS-terminating proxy
+    #: in front of the gateway. The dashboard's cookie is ``Secure`` when the request came over
+    #: TLS, directly or through one of them
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: calls queued on one session beyond the running one; more are refused with 429
     max_waiting_per_session: int = Field(default=8, ge=0)
     step_timeout_s: float = Field(default=60.0, gt=0)
@@ -97,11 +114,13 @@ class Settings(BaseSettings):
     retention_every_s: float = Field(default=600.0, gt=0)
     #: where synthesis jobs write suites; put on PALAESTRA_SUITE_PATH for gateway and workers
     suites_dir: Path = Field(default_factory=lambda: home() / "suites")
-    #: synthesis jobs running at once; more are refused with 429 (each one is CPU-heavy)
+    #: synthesis jobs running at once (each one is CPU-heavy). Slots are shared fairly between
+    #: keys (server/jobs.py): a key under its share waits for the next free slot, one at or
+    #: over it is refused with 429
     synth_jobs: int = Field(default=1, ge=1, le=64)
     #: the job store (synthesis and evaluation jobs), kept across restarts
     jobs_db: Path = Field(default_factory=lambda: home() / "jobs.sqlite3")
-    #: evaluation jobs running at once; more are refused with 429
+    #: evaluation jobs running at once, shared between keys as synthesis jobs are
     eval_jobs: int = Field(default=2, ge=1, le=64)
     #: where evaluation jobs write their results (``<evals_dir>/<job_id>/``)
     evals_dir: Path = Field(default_factory=lambda: home() / "evals")
@@ -146,13 +165,40 @@ class Settings(BaseSettings):
             llm_model=self.llm_model,
         )
 
-    @field_validator("api_keys", "outbound_allow", mode="before")
+    @field_validator("api_keys", "outbound_allow", "trusted_proxies", mode="before")
     @classmethod
     def _comma_separated(cls, value: Any) -> Any:
-        """``PALAESTRA_API_KEYS=k1,k2`` and ``PALAESTRA_OUTBOUND_ALLOW=origin1,origin2``."""
+        """``PALAESTRA_API_KEYS=k1,k2``, ``PALAESTRA_OUTBOUND_ALLOW=origin1,origin2``,
+        ``PALAESTRA_TRUSTED_PROXIES=10.0.0.2,10.1.0.0/16``."""
         if isinstance(value, str):
             return [v.strip() for v in value.split(",") if v.strip()]
         return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for net in value:
+            try:
+                ipaddress.ip_network(net, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"trusted_proxies: {net!r} is not an IP address or network"
+                ) from None
+        return value
+
+    def docs_public(self) -> bool:
+        """Whether /docs and /openapi.json are served (``public_docs``, else: no keys)."""
+        return not self.api_keys if self.public_docs is None else self.public_docs
+
+    def trusted_proxy(self, host: str | None) -> bool:
+        """Whether a peer is one of ``trusted_proxies`` (its forwarded scheme is believed)."""
+        if not host or not self.trusted_proxies:
+            return False
+        try:
+            ip = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return any(ip in ipaddress.ip_network(n, strict=False) for n in self.trusted_proxies)
 
     @model_validator(mode="after")
     def _hash_keys(self) -> Settings:
