@@ -19,6 +19,8 @@ agent's token usage when it counts any.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import hashlib
 import inspect
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -68,6 +70,21 @@ class ModelUnavailable(Exception):
     episode is an error, not the agent's failure."""
 
 
+def did_you_mean(word: str, choices: Any) -> str:
+    """``"; did you mean 'x'?"`` when ``word`` is a near miss of one of ``choices``, else ``""``."""
+    close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def agent_seed(seed: int, attempt: int) -> int:
+    """The seed of a stochastic built-in agent in attempt ``attempt`` of episode seed ``seed``:
+    the episode's seed in the first attempt, a different one (mixed from both) in each later
+    one, so ``--attempts`` plays different episodes and pass@k means something."""
+    if attempt == 0:
+        return seed
+    return int.from_bytes(hashlib.sha256(f"{seed}/{attempt}".encode()).digest()[:4], "big")
+
+
 @dataclass
 class EpisodeContext:
     """What building an agent for one episode may use."""
@@ -79,6 +96,7 @@ class EpisodeContext:
     task: Task | None = None  # the full task: only for privileged (scripted) agents
     #: "task/seed/attempt": tells an HTTP agent's episodes apart when several run at once
     episode: str = ""
+    attempt: int = 0
 
 
 @dataclass
@@ -94,6 +112,47 @@ class AgentSpec:
     #: user code may block: run its sync methods in a thread
     threaded: bool = False
     shared: dict[str, Any] = field(default_factory=dict)
+    #: two attempts of one (task, seed) can play differently (pass@k means something); False
+    #: for deterministic agents (the oracle, noop, a model at temperature 0)
+    stochastic: bool = True
+    #: one cheap request that shows the agent's endpoint answers and takes its key, made once
+    #: before the first episode (raises :class:`ModelUnavailable`)
+    probe: Callable[[], Awaitable[None]] | None = None
+    #: what builds the agent, for checking its options up front (empty: not checked here)
+    factories: list[Callable[..., Any]] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def check_options(self, factories: list[Callable[..., Any]] | None = None) -> None:
+        """Refuse options no factory of the agent takes, before any episode: a misspelled
+        option would otherwise crash every episode alike."""
+        chosen = factories if factories is not None else self.factories
+        check_options(self.name, chosen, self.options)
+
+
+def check_options(name: str, factories: list[Callable[..., Any]], options: dict[str, Any]) -> None:
+    """InvalidRequest (field agent_options) naming options none of ``factories`` accepts, with
+    a near miss and the options it does take; factories taking ``**kwargs`` accept anything."""
+    if not options or not factories:
+        return
+    known: set[str] = set()
+    for factory in factories:
+        try:
+            params = inspect.signature(factory).parameters.values()
+        except (TypeError, ValueError):
+            return  # a builtin or C factory: it will say so itself
+        if any(p.kind is p.VAR_KEYWORD for p in params):
+            return
+        known |= {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    known.discard("self")
+    unknown = sorted(set(options) - known)
+    if unknown:
+        hint = did_you_mean(unknown[0], known)
+        takes = ", ".join(sorted(known)) or "none"
+        raise InvalidRequest(
+            f"agent {name!r} has no option {', '.join(map(repr, unknown))}{hint} "
+            f"(its options: {takes})",
+            field="agent_options",
+        )
 
 
 BUILTIN = ("oracle", "random", "noop")
@@ -130,6 +189,8 @@ def parse_agent(
     spec = spec.strip()
     if spec.startswith(("http://", "https://")):
         timeout = float(options.pop("timeout_s", 60.0))
+        if options:
+            check_options(spec, [lambda timeout_s=60.0: None], options)
         return AgentSpec(
             spec,
             "http",
@@ -138,7 +199,7 @@ def parse_agent(
             raw_observations=True,
         )
     if spec.startswith("openai:"):
-        from palaestra.evals.openai_agent import OpenAIAgent, OpenAISettings
+        from palaestra.evals.openai_agent import OpenAIAgent, OpenAISettings, probe
 
         settings = OpenAISettings.from_options(spec.removeprefix("openai:"), options, model_api_key)
         shared: dict[str, Any] = {}
@@ -149,6 +210,8 @@ def parse_agent(
             lambda ctx: OpenAIAgent(settings, ctx, shared),
             raw_observations=True,
             shared=shared,
+            stochastic=settings.temperature != 0,
+            probe=lambda: probe(settings, shared),
         )
     if ":" in spec:
         try:
@@ -162,6 +225,7 @@ def parse_agent(
             ) from None
         if not callable(cls):
             raise InvalidRequest(f"agent {spec!r} is not a class or factory", field="agent")
+        check_options(spec, [cls], options)
         return AgentSpec(spec, "class", False, lambda ctx: cls(**options), threaded=True)
     if family not in families():
         # a suite of envs without a Family descriptor (the bench fixture): its replay oracle
@@ -177,23 +241,54 @@ def parse_agent(
     names = _policy_names(fam)
     if spec not in names:
         raise InvalidRequest(
-            f"unknown agent {spec!r} for the {family} family; agents: "
+            f"unknown agent {spec!r}{did_you_mean(spec, names)} for the {family} family; "
+            f"agents: "
             f"{', '.join([*names, 'openai:MODEL', 'module:Class', 'http://HOST:PORT/PATH'])}",
             field="agent",
         )
-    return AgentSpec(spec, "scripted", True, lambda ctx: _scripted(fam, spec, ctx, options))
+    factory = None if spec == "oracle" else _policy_factory(fam, spec)
+    return AgentSpec(
+        spec,
+        "scripted",
+        True,
+        lambda ctx: _scripted(fam, spec, ctx, options),
+        stochastic=factory is not None and _takes_seed(factory),
+        factories=[factory] if factory is not None else [],
+        options={k: v for k, v in options.items() if k != "seed"},
+    )
+
+
+def _policy_factory(fam: Family, name: str) -> Callable[..., Any] | None:
+    try:
+        return {**fam._adversaries(), **fam._table()}.get(name)
+    except Exception:  # a policies module that cannot import: the episode will say why
+        return None
+
+
+def oracle_factories(fam_name: str, tasks: list[Task]) -> list[Callable[..., Any]]:
+    """The policies the oracles of ``tasks`` name (what the oracle agent's options reach)."""
+    fam = families().get(fam_name)
+    if fam is None:
+        return []
+    wanted = {t.oracle.policy for t in tasks if t.oracle is not None}
+    found = [_policy_factory(fam, name) for name in sorted(wanted)]
+    return [f for f in found if f is not None]
+
+
+def _takes_seed(factory: Callable[..., Any]) -> bool:
+    try:
+        return "seed" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _scripted(fam: Family, name: str, ctx: EpisodeContext, options: dict[str, Any]) -> Any:
-    """A family policy; a seeded one (``random``) is seeded with the episode's seed."""
+    """A family policy; a seeded one (``random``) is seeded by the episode's seed and attempt
+    (:func:`agent_seed`), or by the ``seed`` option mixed with the attempt."""
     opts = dict(options)
-    factory = fam._table().get(name) if name != "oracle" else None
-    if factory is not None and "seed" not in opts:
-        try:
-            if "seed" in inspect.signature(factory).parameters:
-                opts["seed"] = ctx.seed
-        except (TypeError, ValueError):
-            pass
+    factory = _policy_factory(fam, name) if name != "oracle" else None
+    if factory is not None and _takes_seed(factory):
+        opts["seed"] = agent_seed(int(opts.get("seed", ctx.seed)), ctx.attempt)
     return fam.policy(name, **opts)
 
 

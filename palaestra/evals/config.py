@@ -120,10 +120,14 @@ class EpisodeResult(BaseModel):
     #: "infra" (gateway/worker/session), "model" (the model endpoint), "agent" (the agent's
     #: own code raised), or None
     error_kind: str | None = None
+    #: the error's short traceback (the agent's frames, not the runner's), when it raised
+    traceback: str | None = None
     retries: int = 0
     session_id: str | None = None
     #: where the trajectory is: the gateway route of the recorded session
     trajectory: str | None = None
+    #: the recorded run the episode is in (``palaestra runs``, the dashboard's viewer)
+    run: str | None = None
     started: float = 0.0
 
     @property
@@ -154,6 +158,14 @@ class EvalSummary(BaseModel):
     #: per suite, family, kind, difficulty: {value: {"n", "success_rate", "ci95", "mean_score"}}
     tables: dict[str, dict[str, dict[str, Any]]] = Field(default_factory=dict)
     error_kinds: dict[str, int] = Field(default_factory=dict)
+    #: the first few distinct errors: task, seed, attempt, kind, error, traceback
+    error_examples: list[dict[str, Any]] = Field(default_factory=list)
+    #: why pass@k / pass^k are absent though attempts > 1 (a deterministic agent)
+    pass_note: str | None = None
+    #: the recorded run of the episodes (``palaestra runs``, export, replay, regrade)
+    run: str | None = None
+    #: the gateway that recorded them (its dashboard shows each episode)
+    gateway: str | None = None
     complete: bool = True
     cancelled: bool = False
     out: str | None = None

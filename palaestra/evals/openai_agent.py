@@ -19,6 +19,7 @@ error of the episode, not a failure of the agent. Tokens are counted from each a
 from __future__ import annotations
 
 import asyncio
+import difflib
 import json
 import os
 import random
@@ -62,8 +63,10 @@ class OpenAISettings:
         known = set(cls.__dataclass_fields__) - {"model", "key"}
         unknown = sorted(set(options) - known)
         if unknown:
+            close = difflib.get_close_matches(unknown[0], known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ";"
             raise InvalidRequest(
-                f"unknown openai agent option(s) {unknown}; options: {sorted(known)}",
+                f"unknown openai agent option(s) {unknown}{hint} options: {sorted(known)}",
                 field="agent_options",
             )
         return cls(model=model, key=key, **options)
@@ -71,6 +74,54 @@ class OpenAISettings:
     def api_key(self) -> str:
         # local servers need no key, but the client insists on one
         return self.key or os.environ.get(self.api_key_env) or "unused"
+
+
+def _client(settings: OpenAISettings, shared: dict[str, Any]) -> openai.AsyncOpenAI:
+    """One client (one connection pool) for every episode of the run."""
+    client = shared.get("client")
+    if client is None:
+        client = openai.AsyncOpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key(),
+            max_retries=0,  # retried here, so Retry-After and the bound are ours
+            timeout=settings.timeout_s,
+        )
+        shared["client"] = client
+    return client
+
+
+async def probe(settings: OpenAISettings, shared: dict[str, Any]) -> None:
+    """Before the first episode: is there a key, does the endpoint answer, does it take the
+    key? One ``GET /models`` (an endpoint without that route still answered), retried as a
+    completion would be; :class:`ModelUnavailable` otherwise, so a wrong ``base_url`` costs
+    one check instead of every episode's retries."""
+    s = settings
+    where = s.base_url or "api.openai.com"
+    if s.base_url is None and not (s.key or os.environ.get(s.api_key_env)):
+        raise ModelUnavailable(
+            f"no API key for {where}: set ${s.api_key_env} (or give base_url for a local server)"
+        )
+    client = _client(settings, shared)
+    last: Exception | None = None
+    for attempt in range(s.max_retries + 1):
+        try:
+            await client.models.list()
+            return
+        except openai.APIStatusError as exc:
+            if exc.status_code in (401, 403):
+                raise ModelUnavailable(
+                    f"model endpoint {where} refused the key (${s.api_key_env}): "
+                    f"{exc.status_code} {_short(exc)}"
+                ) from None
+            return  # it answered: the route may not exist, the chat route is what counts
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            last = exc
+        if attempt < s.max_retries:
+            await asyncio.sleep(min(s.max_wait_s, s.backoff_s * 2**attempt))
+    raise ModelUnavailable(
+        f"model endpoint {where} failed after {s.max_retries + 1} tries: "
+        f"{type(last).__name__}: {_short(last)}"
+    )
 
 
 class OpenAIAgent:
@@ -81,16 +132,7 @@ class OpenAIAgent:
     ) -> None:
         self.settings = settings
         self.ctx = ctx
-        client = shared.get("client")
-        if client is None:  # one client (one connection pool) for every episode of the run
-            client = openai.AsyncOpenAI(
-                base_url=settings.base_url,
-                api_key=settings.api_key(),
-                max_retries=0,  # retried here, so Retry-After and the bound are ours
-                timeout=settings.timeout_s,
-            )
-            shared["client"] = client
-        self.client: openai.AsyncOpenAI = client
+        self.client: openai.AsyncOpenAI = _client(settings, shared)
         self.tools = ctx.action_set.tools() if ctx.action_set is not None else []
         actions_text = ctx.action_set.describe() if ctx.action_set is not None else ""
         self.system = prompts.system_prompt(ctx.family, actions_text, ctx.view)

@@ -25,11 +25,23 @@ def summarize(
     wall_s: float = 0.0,
     expected: int | None = None,
     cancelled: bool = False,
+    run: str | None = None,
+    stochastic: bool = True,
+    gateway: str | None = None,
 ) -> EvalSummary:
+    """``stochastic``: two attempts of the agent can differ; when False, pass@k and pass^k
+    are left out (every attempt replays the first: pass@k = pass^k = pass@1 says nothing)."""
     scored = [r for r in results if r.status == "ok"]
     errors = [r for r in results if r.status == "error"]
     wins = sum(r.success for r in scored)
     at, hat = stats.pass_curves(scored)
+    note = None
+    if not stochastic and len(at) > 1:
+        at, hat = {}, {}
+        note = (
+            f"not reported: {agent} is deterministic, so every attempt replays the first "
+            "(pass@k = pass^k = pass@1)"
+        )
     tokens: Counter[str] = Counter()
     for r in results:
         tokens.update(r.tokens)
@@ -53,9 +65,36 @@ def summarize(
         tokens=dict(tokens),
         tables={by: stats.group(scored, by) for by in TABLES},
         error_kinds=dict(Counter(r.error_kind or "unknown" for r in errors)),
+        error_examples=examples(errors),
+        pass_note=note,
+        run=run,
+        gateway=gateway,
         complete=expected is None or (len(results) >= expected and not errors),
         cancelled=cancelled,
     )
+
+
+def examples(errors: Sequence[EpisodeResult], most: int = 3) -> list[dict[str, Any]]:
+    """The first ``most`` distinct errors (by kind and message), with how often each came."""
+    seen: dict[tuple[str | None, str | None], dict[str, Any]] = {}
+    for r in sorted(errors, key=lambda r: r.key):
+        key = (r.error_kind, r.error)
+        if key in seen:
+            seen[key]["count"] += 1
+        elif len(seen) < most:
+            seen[key] = {
+                "task": r.task, "seed": r.seed, "attempt": r.attempt, "kind": r.error_kind,
+                "error": r.error, "traceback": r.traceback, "count": 1,
+                "viewer": viewer_path(r),
+            }  # fmt: skip
+    return list(seen.values())
+
+
+def viewer_path(r: EpisodeResult) -> str | None:
+    """The dashboard's viewer of the episode's recording (a path on the gateway)."""
+    if not (r.run and r.session_id and r.trajectory):
+        return None
+    return f"/dashboard/runs/{r.run}/sessions/{r.session_id}"
 
 
 def write(out: Path, summary: EvalSummary, results: Sequence[EpisodeResult]) -> None:
@@ -86,6 +125,8 @@ def headline(s: EvalSummary) -> list[tuple[str, str]]:
     if s.pass_at_k:
         rows.append(("pass@k", "  ".join(f"k={k}: {v:.3f}" for k, v in s.pass_at_k.items())))
         rows.append(("pass^k", "  ".join(f"k={k}: {v:.3f}" for k, v in s.pass_hat_k.items())))
+    elif s.pass_note:
+        rows.append(("pass@k", s.pass_note))
     if s.tokens:
         rows.append(("tokens", ", ".join(f"{k} {v}" for k, v in s.tokens.items())))
     if s.errors:
@@ -93,6 +134,8 @@ def headline(s: EvalSummary) -> list[tuple[str, str]]:
         rows.append(("errors (not failures)", f"{s.errors} ({kinds})"))
     if s.cancelled:
         rows.append(("note", "cancelled: run it again to finish"))
+    if s.run:
+        rows.append(("run", f"{s.run} (palaestra runs; export, replay, regrade take it)"))
     return rows
 
 
@@ -114,21 +157,29 @@ def markdown(s: EvalSummary, results: Sequence[EpisodeResult], plot_file: str | 
     errors = [r for r in results if r.status == "error"]
     if errors:
         lines += ["", "## Errors (not agent failures)", ""]
+        for ex in s.error_examples:
+            more = f" (and {ex['count'] - 1} more like it)" if ex["count"] > 1 else ""
+            lines += [f"### {ex['kind']}: {ex['task']} seed {ex['seed']} #{ex['attempt']}{more}"]
+            lines += ["", "```", ex["traceback"] or ex["error"] or "", "```", ""]
         lines += [
             f"- {r.task} seed {r.seed} #{r.attempt}: {r.error_kind}: {r.error}" for r in errors[:50]
         ]
+    base = (s.gateway or "").rstrip("/")
     lines += [
         "",
         "## Episodes",
         "",
-        "| task | seed | attempt | success | score | steps | trajectory |",
+        "| task | seed | attempt | outcome | score | steps | trajectory |",
     ]
     lines.append("| --- | ---: | ---: | --- | ---: | ---: | --- |")
     for r in sorted(results, key=lambda r: r.key):
         ok = {"ok": "yes" if r.success else "no"}.get(r.status, r.status)
+        if r.status == "error":
+            ok = f"error ({r.error_kind})"
+        view = viewer_path(r)
+        link = f"[view]({base}{view})" if view else ""
         lines.append(
-            f"| {r.task} | {r.seed} | {r.attempt} | {ok} | {r.score:.2f} | {r.steps} "
-            f"| {r.trajectory or r.session_id or ''} |"
+            f"| {r.task} | {r.seed} | {r.attempt} | {ok} | {r.score:.2f} | {r.steps} | {link} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -5,11 +5,15 @@ its own episode; at most ``parallel`` are in flight. A finished episode is appen
 ``results.jsonl`` at once (see :mod:`.store`), so Ctrl-C, a cancel or a crash loses only the
 episodes in flight, and running the same config again plays only what is missing.
 
-Failures are sorted by whose they are. The agent's (a wrong answer, a malformed action, its own
-code raising) are scored episodes. The platform's (a worker crash, a dropped session, the gateway
-gone) are retried on a new session up to ``infra_retries`` times, then recorded as ``error``;
-so is a model endpoint that cannot be reached. Errors never count in success rates; the summary
-lists them apart.
+Outcomes are sorted by whose they are. The agent's failures (a wrong answer, a malformed action)
+are scored episodes. Errors are episodes that say nothing about the agent's skill, recorded as
+``error`` with the exception and a short traceback: the agent's own code raising
+(``error_kind`` "agent"), the model endpoint unreachable or refusing the key ("model": checked
+once before the first episode, so a wrong ``base_url`` fails every episode at once instead of
+retrying in each), the platform's (a worker crash, a dropped session, the gateway gone:
+"infra", retried on a new session up to ``infra_retries`` times first). Errors never count in
+success rates; the summary lists them apart. Options no agent factory takes are refused before
+any episode.
 
 Scripted policies (the oracle above all) are privileged: they are built here from the task as
 :func:`palaestra.tasks.get_suite` loads it in this process, and only their actions reach the
@@ -25,6 +29,7 @@ import hashlib
 import re
 import threading
 import time
+import traceback
 from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +46,7 @@ from palaestra.evals.agents import (
     Driver,
     EpisodeContext,
     ModelUnavailable,
+    oracle_factories,
     parse_agent,
 )
 from palaestra.evals.config import EpisodeResult, EvalConfig, EvalSummary
@@ -80,7 +86,28 @@ class InfraError(Exception):
 
 
 class AgentCrashed(Exception):
-    """The agent's own code raised: the agent's failure, scored 0."""
+    """The agent's own code raised: an error of the episode (``error_kind`` "agent"), with
+    the agent's part of the traceback."""
+
+    def __init__(self, detail: str, trace: str = "") -> None:
+        super().__init__(detail)
+        self.trace = trace
+
+
+#: the runner's own folder: its frames are left out of an agent's traceback
+_HERE = str(Path(__file__).parent)
+
+
+def _plumbing(filename: str) -> bool:
+    return filename.startswith(_HERE) or "/asyncio/" in filename or "/concurrent/" in filename
+
+
+def short_traceback(exc: BaseException, keep: int = 6) -> str:
+    """The last ``keep`` frames of ``exc``'s traceback outside the runner, and the exception."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not _plumbing(f.filename)]
+    head = "Traceback (most recent call last):\n" if frames else ""
+    body = "".join(traceback.format_list(frames[-keep:]))
+    return (head + body + "".join(traceback.format_exception_only(exc))).strip()[:4000]
 
 
 @dataclass(frozen=True)
@@ -148,6 +175,7 @@ class Runner:
         self.finished_now = 0  # episodes finished by this run (not the resumed ones)
         self.summary: EvalSummary | None = None
         self.counts: Counter[str] = Counter()
+        self.spec: AgentSpec | None = None
 
     # ----- set-up ------------------------------------------------------------------------------
     async def _prepare(self, sessions: SessionFactory) -> tuple[AgentSpec, dict[str, Task]]:
@@ -183,6 +211,7 @@ class Runner:
             model_api_key=c.model_api_key,
             factory=self.agent_factory,
         )
+        self.spec = spec
         full: dict[str, Task] = {}
         if spec.privileged:
             try:
@@ -195,6 +224,11 @@ class Runner:
                     field="agent",
                 ) from None
             full = {t.id: t for t in suite.tasks}
+        if spec.name == "oracle" and spec.privileged:
+            played = [full[v["id"]] for v in views if v["id"] in full]
+            spec.check_options(oracle_factories(family, played))
+        else:
+            spec.check_options()
         self.items = [
             Item(view, seed, attempt)
             for attempt in range(c.attempts)
@@ -219,6 +253,11 @@ class Runner:
                 if item.key in self.store.results:
                     self._tally(self.store.results[item.key], 1)
             self._emit(None)
+            if todo and spec.probe is not None:
+                try:
+                    await spec.probe()
+                except ModelUnavailable as exc:
+                    self._unplayable(todo, f"checked before the first episode: {exc}")
             workers = [
                 asyncio.create_task(self._worker(todo, spec, full, sessions, executor))
                 for _ in range(min(c.parallel, len(todo)))
@@ -240,6 +279,22 @@ class Runner:
                 await sessions.aclose()
             executor.shutdown(wait=False, cancel_futures=True)
         return self.finish(cancelled=self.cancel.is_set())
+
+    def _unplayable(self, todo: deque[Item], detail: str) -> None:
+        """Record every episode left as a model error without playing it (the endpoint check
+        failed: each episode would retry its way to the same error)."""
+        assert self.store is not None
+        while todo:
+            item = todo.popleft()
+            view = item.task
+            result = EpisodeResult(
+                suite=self.config.suite, task=view["id"], seed=item.seed, attempt=item.attempt,
+                agent=self.config.agent, family=view.get("family", ""), status="error",
+                error_kind="model", error=detail[:2000], ended="error", started=time.time(),
+            )  # fmt: skip
+            self.store.append(result)
+            self._tally(result, 1)
+            self._emit(result)
 
     def run_name(self) -> str:
         """The recorded run of this evaluation: named by the config, else after its results
@@ -327,6 +382,10 @@ class Runner:
             results,
             c.suite,
             c.agent,
+            run=next((r.run for r in results if r.run), None)
+            or (self.run_name() if c.record and self._sessions is None else None),
+            stochastic=self.spec.stochastic if self.spec is not None else True,
+            gateway=c.url,
             wall_s=sum(r.wall_s for r in results) / max(1, c.parallel)
             if not self.finished_now
             else time.monotonic() - self.started,
@@ -378,22 +437,27 @@ class Runner:
                 retries += 1
                 await asyncio.sleep(min(0.5 * 2**retries, 10.0))
                 continue
-            except (
-                Exception
-            ) as exc:  # anything else unforeseen: this episode's error, not the run's
+            except Exception as exc:  # anything else unforeseen: this episode's error
                 detail = f"{type(exc).__name__}: {exc}"
-                return self._failed(base, "infra", detail, retries, t0)
+                return self._failed(base, "infra", detail, retries, t0, short_traceback(exc))
             result.retries = retries
             return result
 
     def _failed(
-        self, base: EpisodeResult, kind: str, detail: str, retries: int, t0: float
+        self,
+        base: EpisodeResult,
+        kind: str,
+        detail: str,
+        retries: int,
+        t0: float,
+        trace: str | None = None,
     ) -> EpisodeResult:
         return base.model_copy(
             update={
                 "status": "error",
                 "error_kind": kind,
                 "error": detail[:2000],
+                "traceback": trace,
                 "ended": "error",
                 "retries": retries,
                 "wall_s": round(time.monotonic() - t0, 4),
@@ -432,13 +496,14 @@ class Runner:
                 session.action_set,
                 task,
                 episode=f"{view['id']}/{item.seed}/{item.attempt}",
+                attempt=item.attempt,
             )
             observation, info = reset["observation"], reset["info"]
             try:
                 driver = await _agent(_build(spec, ctx, executor))
                 await _agent(driver.reset())
             except AgentCrashed as exc:
-                r.ended, r.error, r.error_kind = "agent_error", str(exc)[:2000], "agent"
+                _crashed(r, exc)
                 budget = -1  # no step: the agent could not start
             while r.steps < budget + 1:
                 assert driver is not None
@@ -446,7 +511,7 @@ class Runner:
                 try:
                     action = await _agent(driver.act(shown, info))
                 except AgentCrashed as exc:
-                    r.ended, r.error, r.error_kind = "agent_error", str(exc)[:2000], "agent"
+                    _crashed(r, exc)
                     break
                 if action is STOP:
                     # a scripted plan ran out: end the episode so the state is scored, as
@@ -482,8 +547,15 @@ class Runner:
                 if sid is not None and c.record:
                     with contextlib.suppress(Exception):
                         r.trajectory = await sessions.trajectory(sid)
+                        r.run = _run_of(r.trajectory)
         r.wall_s = round(time.monotonic() - t0, 4)
         return r
+
+
+def _run_of(trajectory: str | None) -> str | None:
+    """The run named in a trajectory route ``/v1/runs/<run>/sessions/<sid>``."""
+    parts = (trajectory or "").split("/")
+    return parts[3] if len(parts) > 5 and parts[2] == "runs" else None
 
 
 async def _infra(awaitable: Any) -> Any:
@@ -509,7 +581,13 @@ async def _agent(awaitable: Any) -> Any:
     except StopIteration:
         return STOP
     except Exception as exc:
-        raise AgentCrashed(f"{type(exc).__name__}: {exc}") from None
+        raise AgentCrashed(f"{type(exc).__name__}: {exc}", short_traceback(exc)) from None
+
+
+def _crashed(r: EpisodeResult, exc: AgentCrashed) -> None:
+    """The agent's code raised: an error of the episode, not a failure of its skill."""
+    r.status, r.ended, r.error_kind = "error", "agent_error", "agent"
+    r.error, r.traceback = str(exc)[:2000], exc.trace
 
 
 #: actions that end an episode without arguments, in the families that have them

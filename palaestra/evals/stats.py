@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from palaestra.errors import InvalidRequest
 from palaestra.evals.config import EpisodeResult
 
 Z95 = 1.959963984540054
@@ -121,14 +122,40 @@ def sign_flip_test(diffs: Sequence[float], rounds: int = 20_000, seed: int = 0) 
     return (hits + 1) / (rounds + 1)
 
 
+def _unpaired_why(a: Sequence[EpisodeResult], b: Sequence[EpisodeResult]) -> str:
+    """Why two runs share no scored episode, in the first terms that tell them apart."""
+    sa, sb = ([r for r in rs if r.status == "ok"] for rs in (a, b))
+    if not sa or not sb:
+        which = " and ".join(n for n, rs in (("A", sa), ("B", sb)) if not rs)
+        return f"run {which} scored no episode (all errors or skipped, or empty)"
+    suites_a, suites_b = {r.suite for r in sa}, {r.suite for r in sb}
+    if not suites_a & suites_b:
+        return f"they evaluate different suites: A {sorted(suites_a)}, B {sorted(suites_b)}"
+    tasks_a, tasks_b = {r.task for r in sa}, {r.task for r in sb}
+    if not tasks_a & tasks_b:
+        return f"they share no task (A: {sorted(tasks_a)[:5]}, B: {sorted(tasks_b)[:5]})"
+    seeds_a, seeds_b = {r.seed for r in sa}, {r.seed for r in sb}
+    if not seeds_a & seeds_b:
+        return f"they share no seed (A: {sorted(seeds_a)[:10]}, B: {sorted(seeds_b)[:10]})"
+    return "their (task, seed, attempt) episodes do not overlap: run both with the same --seeds"
+
+
 def compare(a: Sequence[EpisodeResult], b: Sequence[EpisodeResult]) -> dict[str, Any]:
     """Paired differences of two runs over the (task, seed, attempt) episodes both scored.
 
     Success is compared with the exact McNemar test on the discordant pairs, the score with a
-    paired sign-flip permutation test; per task, the differences of success rate and score."""
+    paired sign-flip permutation test; per task, the differences of success rate and score.
+    Two runs without a paired episode are refused (InvalidRequest saying why): "0 pairs,
+    p = 1" would read as "no difference"."""
     left = {r.key: r for r in a if r.status == "ok"}
     right = {r.key: r for r in b if r.status == "ok"}
     keys = sorted(set(left) & set(right))
+    if not keys:
+        raise InvalidRequest(
+            f"nothing to compare: no episode (task, seed, attempt) was scored in both runs; "
+            f"{_unpaired_why(a, b)}",
+            field="results",
+        )
     only_a = sum(left[k].success and not right[k].success for k in keys)
     only_b = sum(right[k].success and not left[k].success for k in keys)
     score_diffs = [right[k].score - left[k].score for k in keys]

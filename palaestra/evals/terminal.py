@@ -81,6 +81,7 @@ def print_summary(summary: EvalSummary, console: Console) -> None:
     for label, value in report.headline(summary):
         table.add_row(label, value)
     console.print(table)
+    print_errors(summary, console)
     for by in ("family", "kind", "difficulty"):
         rows = summary.tables.get(by, {})
         if len(rows) < 2:
@@ -98,10 +99,33 @@ def print_summary(summary: EvalSummary, console: Console) -> None:
         console.print(t)
     if summary.out:
         console.print(f"results, summary.json and report.md in {summary.out}")
+    if summary.run:
+        console.print(
+            f"run [bold]{summary.run}[/]: `palaestra runs`, `palaestra export {summary.run}`, "
+            f"the dashboard's viewer (/dashboard/runs/{summary.run}/...)"
+        )
+
+
+def print_errors(summary: EvalSummary, console: Console) -> None:
+    """The first distinct errors, each with its short traceback: why a run errored, where a
+    person looks first (results.jsonl and report.md hold them all)."""
+    if not summary.errors:
+        return
+    console.print(
+        f"[red bold]{summary.errors} episode(s) errored[/] (not counted as failures; "
+        "rerun to replay them):"
+    )
+    for ex in summary.error_examples:
+        more = f" and {ex['count'] - 1} more like it" if ex["count"] > 1 else ""
+        console.print(
+            f"[red]{ex['kind']} error[/] in {ex['task']} seed {ex['seed']} #{ex['attempt']}{more}:"
+        )
+        console.print(ex["traceback"] or ex["error"] or "", markup=False, highlight=False)
 
 
 def compare_runs(a: Path, b: Path, console: Console, out: Path | None = None) -> dict[str, Any]:
-    """``palaestra eval compare A B``: paired differences of two results folders."""
+    """``palaestra eval compare A B``: paired differences of two results folders (refused,
+    saying why, when no episode is paired)."""
     ra, rb = read_results(a), read_results(b)
     result = stats.compare(ra, rb)
     text = report.compare_markdown(result, str(a), str(b))

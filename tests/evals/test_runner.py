@@ -54,15 +54,31 @@ def test_miniwob_oracle_and_noop(gateway, tmp_path):
 def test_oracle_noop_pass_k_report_and_files(gateway, tmp_path):
     summary = run_eval(config(gateway, tmp_path, seeds=[0, 1], attempts=2, parallel=4))
     assert summary.episodes == 4 and summary.success_rate == 1.0
-    assert summary.pass_at_k == {"1": 1.0, "2": 1.0} and summary.pass_hat_k["2"] == 1.0
+    # the oracle is deterministic: its attempts replay the first, pass@k would say nothing
+    assert summary.pass_at_k == {} and "deterministic" in (summary.pass_note or "")
+    assert "deterministic" in (tmp_path / "report.md").read_text()
     assert summary.tables["family"]["test"]["n"] == 4
     for name in ("results.jsonl", "summary.json", "report.md", "config.json", "success.png"):
         assert (tmp_path / name).exists(), name
+    # the run is named, in the summary and on every episode
+    assert summary.run and {r.run for r in read_results(tmp_path)} == {summary.run}
+    assert json.loads((tmp_path / "summary.json").read_text())["run"] == summary.run
     assert json.loads((tmp_path / "summary.json").read_text())["scored"] == 4
     rows = read_results(tmp_path)
     assert {r.key for r in rows} == {("count-3", s, a) for s in (0, 1) for a in (0, 1)}
     assert all(r.steps == 4 and r.ended == "terminated" for r in rows)
     assert "api_key" not in (tmp_path / "config.json").read_text()
+
+
+def test_random_attempts_differ_and_report_pass_k(gateway, tmp_path):
+    """A stochastic built-in agent is seeded by (seed, attempt): its attempts play different
+    episodes (seeded by the seed alone, all four were one episode replayed)."""
+    summary = run_eval(
+        config(gateway, tmp_path, agent="random", seeds=[1], attempts=4, max_steps=6, record=False)
+    )  # fmt: skip
+    played = read_results(tmp_path)
+    assert len({(r.steps, r.reward, r.action_errors, r.success) for r in played}) > 1, played
+    assert set(summary.pass_at_k) == {"1", "2", "3", "4"} and summary.pass_note is None
 
 
 def test_resume_plays_only_what_is_missing_and_refuses_another_run(gateway, tmp_path):
@@ -114,6 +130,8 @@ def test_unknown_suite_task_and_agent_list_what_exists(gateway, tmp_path):
         run_eval(config(gateway, tmp_path, tasks=["count-9"]))
     with pytest.raises(InvalidRequest, match=r"unknown agent 'nobody'.*random.*module:Class"):
         run_eval(config(gateway, tmp_path, agent="nobody"))
+    with pytest.raises(InvalidRequest, match=r"unknown agent 'orcle'; did you mean 'oracle'\?"):
+        run_eval(config(gateway, tmp_path, agent="orcle"))
     with pytest.raises(InvalidRequest, match="cannot import"):
         run_eval(config(gateway, tmp_path, agent="tests.evals.nowhere:Agent"))
 
@@ -155,9 +173,27 @@ def test_module_class_agents(gateway, tmp_path):
     assert weak.success_rate == 0.0 and weak.errors == 0
     crash = run_eval(config(gateway, tmp_path / "c", agent="tests.evals.test_runner:CrashingAgent"))
     (r,) = read_results(tmp_path / "c")
-    # the agent's own bug is its failure, not an infrastructure error
-    assert crash.errors == 0 and r.status == "ok" and r.error_kind == "agent"
-    assert "ValueError: my bug" in (r.error or "")
+    # the agent's own bug is an error of the episode (not a 0% agent), with its traceback
+    assert crash.errors == 1 and crash.scored == 0 and crash.error_kinds == {"agent": 1}
+    assert r.status == "error" and r.error_kind == "agent" and "ValueError: my bug" in r.error
+    assert "test_runner.py" in r.traceback and 'raise ValueError("my bug")' in r.traceback
+    assert "palaestra/evals" not in r.traceback  # the runner's frames are left out
+    (example,) = crash.error_examples
+    assert example["traceback"] == r.traceback
+    report = (tmp_path / "c" / "report.md").read_text()
+    assert 'raise ValueError("my bug")' in report and "error (agent)" in report
+
+
+def test_unknown_agent_options_are_refused_before_any_episode(gateway, tmp_path):
+    with pytest.raises(InvalidRequest, match=r"agent 'oracle' has no option 'temprature'") as e:
+        run_eval(config(gateway, tmp_path / "o", agent_options={"temprature": 0.2}))
+    assert e.value.fields["field"] == "agent_options"
+    agent = "tests.evals.test_runner:CountingAgent"
+    with pytest.raises(InvalidRequest, match=r"no option 'tims'; did you mean 'times'\?"):
+        run_eval(config(gateway, tmp_path / "c", agent=agent, agent_options={"tims": 2}))
+    with pytest.raises(InvalidRequest, match=r"'random' has no option 'sed'.*did you mean 'seed'"):
+        run_eval(config(gateway, tmp_path / "r", agent="random", agent_options={"sed": 2}))
+    assert not (tmp_path / "o" / "results.jsonl").exists()
 
 
 @pytest.fixture(scope="module")
