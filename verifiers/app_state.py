@@ -9,11 +9,11 @@ agent adds to it only by really opening pages.
 
 What each kind accepts, and the strategy it is built to refuse (docs/verifiers.md has the table):
 
-- ``answer``: ONE value of the expected type. Case, spacing and punctuation do not matter and a
-  number matches in any format ("EUR 42.5" for 42.50), but the answer must be short
-  (:data:`MAX_ANSWER_CHARS`), hold exactly one value of the expected's type (one ``HH:MM``, one
-  ISO date, one number), and name none of the ``others`` (the column's other values): a list of
-  candidates, all 1,440 times of day or a dump of the page is not an answer.
+- ``answer``: ONE value of the expected type, read by :mod:`palaestra.verifiers.answers` (the
+  module every family's answers go through): any format ("$1,000.00", "2:05 PM", "December 5,
+  2026"), exactly one value of its kind, no other candidate of the app (any column, any
+  record), no record dumped: a list of candidates, all 1,440 times of day or a dump of the page
+  is not an answer.
 - ``infeasible``: the reason names the cause (a keyword), is short, and, with ``evidence``, the
   visit log shows the agent looked (opened the record, tried the operation, searched the list):
   a reason stuffed with every rule's keywords, with nothing explored, scores 0.
@@ -26,25 +26,19 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 import shutil
 import sqlite3
 import tempfile
-import unicodedata
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from palaestra.chat import ANSWER, INFEASIBLE
+from palaestra.verifiers import answers
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
-_NUMBER = re.compile(r"-?\d+(?:[.,]\d+)?")
-_TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])")
-_DATE = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
-#: distinct numbers a number answer may hold ("account 4455-9021 holds 8711.50"); more is a list
-MAX_NUMBERS = 3
 #: an answer is one value in a sentence at most: longer is a dump, whatever it contains
-MAX_ANSWER_CHARS = 160
+MAX_ANSWER_CHARS = answers.MAX_ANSWER_CHARS
 #: a reason names the cause in a sentence or two; a list of every rule's words is not a reason
 MAX_REASON_CHARS = 300
 #: the file beside an app database where the app host logs the pages a session was served
@@ -100,86 +94,55 @@ def _sql(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     return CheckResult("sql", passed, float(passed), f"{what}: {actual!r}")
 
 
-def normalize_text(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.sub(r"[^\w:@.\-]+", " ", text).replace(". ", " ").split()).strip(" .")
-
-
-def numbers(text: str) -> list[float]:
-    return [float(n.replace(",", ".")) for n in _NUMBER.findall(text.replace(" ", ""))]
-
-
-def _times(text: str) -> set[tuple[int, int]]:
-    return {(int(h), int(m)) for h, m in _TIME.findall(text)}
-
-
-def _dates(text: str) -> set[tuple[str, ...]]:
-    return set(_DATE.findall(text))
-
-
-def _mentions(said: str, value: str) -> bool:
-    """``value`` (normalized) occurs in ``said`` (normalized, space-padded) as whole words."""
-    value = normalize_text(value)
-    return value != "" and f" {value} " in said
+normalize_text = answers.normalize_text
 
 
 def answer_problem(
-    answer: str, expected: str, normalize: str, others: list[str] | tuple[str, ...] = ()
+    answer: str,
+    expected: str,
+    normalize: str,
+    others: list[str] | tuple[str, ...] = (),
+    *,
+    app: answers.AppValues | None = None,
+    given: str = "",
 ) -> str | None:
-    """Why ``answer`` is not the one value ``expected`` (None when it is): too long, not the
-    value, more than one value of its type, or another candidate named too."""
-    if len(answer) > max(MAX_ANSWER_CHARS, 2 * len(expected)):
-        return f"{len(answer)} characters: an answer is one value, not a list"
-    for kind, values in (("time", _times), ("date", _dates)):
-        want = values(expected)
-        if len(want) == 1:  # the expected is a time (a date): the answer holds exactly it
-            found = values(answer)
-            if found != want:
-                return f"{len(found)} {kind}(s), not the one asked" if found else f"no {kind}"
-    if normalize == "number":
-        found_numbers = {round(n, 2) for n in numbers(answer)}
-        want_numbers = numbers(expected)
-        if not want_numbers or not any(abs(n - want_numbers[0]) < 0.005 for n in found_numbers):
-            return "not the value"
-        if len(found_numbers) > MAX_NUMBERS:
-            return f"{len(found_numbers)} numbers: an answer is one value"
-        value = round(want_numbers[0], 2)
-        listed = {round(n, 2) for o in others for n in numbers(o)[:1]} - {value}
-        if found_numbers & listed:
-            return "it names other candidates too"
-        return None
-    said = f" {normalize_text(answer)} "
-    if not _mentions(said, expected):
-        return "not the value"
-    want_text = normalize_text(expected)
-    rivals = [
-        o
-        for o in others
-        if normalize_text(o) not in want_text and want_text not in normalize_text(o)
-    ]
-    if any(_mentions(said, o) for o in rivals):
-        return "it names other candidates too"
-    return None
+    """Why ``answer`` is not the one value ``expected`` (None when it is): see
+    :func:`palaestra.verifiers.answers.answer_problem`, the one reading every family shares."""
+    return answers.answer_problem(answer, expected, normalize, others, app=app, given=given)
 
 
 def answer_matches(
-    answer: str, expected: str, normalize: str, others: list[str] | tuple[str, ...] = ()
+    answer: str,
+    expected: str,
+    normalize: str,
+    others: list[str] | tuple[str, ...] = (),
+    *,
+    app: answers.AppValues | None = None,
+    given: str = "",
 ) -> bool:
-    return answer_problem(answer, expected, normalize, others) is None
+    return answer_problem(answer, expected, normalize, others, app=app, given=given) is None
 
 
 @check_kind("answer")
 def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """``{"kind": "answer", "value": "14:05", "normalize": "text"|"number"|"date",
     "others": [...]}``: the agent's last message to the user is that one value (see
-    :func:`answer_problem`); ``others`` are the candidates it must not also name."""
-    answers = _chat(probe.read(), ANSWER)
-    if not answers:
+    :func:`answer_problem`); ``others`` are candidates it must not also name, beside every
+    value of the app's database (``app_db``); the question (``goal``, when the probe gives it)
+    may be repeated."""
+    state = probe.read()
+    said = _chat(state, ANSWER)
+    if not said:
         return CheckResult("answer", False, 0.0, "the agent sent no answer")
     problem = answer_problem(
-        answers[-1], str(spec["value"]), spec.get("normalize", "text"), spec.get("others", ())
+        said[-1],
+        str(spec["value"]),
+        spec.get("normalize", "text"),
+        spec.get("others", ()),
+        app=answers.AppValues.from_db(state["app_db"]) if state.get("app_db") else None,
+        given=str(state.get("goal") or ""),
     )
-    detail = f"answer {answers[-1][:200]!r}" + (f": {problem}" if problem else "")
+    detail = f"answer {said[-1][:200]!r}" + (f": {problem}" if problem else "")
     return CheckResult("answer", problem is None, float(problem is None), detail)
 
 

@@ -262,7 +262,8 @@ class MobileProbe:
         self.env = env
 
     def read(self) -> dict[str, Any]:
-        return {**self.env.phone.state(), "chat": list(self.env._chat)}
+        # the goal: an answer may repeat what the question named (verifiers/answers.py)
+        return {**self.env.phone.state(), "chat": list(self.env._chat), "goal": self.env._goal}
 
 
 def _make_phone(

@@ -602,7 +602,8 @@ class WebEnv(PalaestraEnv):
 
     async def _privileged_state(self) -> dict[str, Any]:
         b = self._b
-        state = {"url": b.page.url, "chat": list(b.chat)}
+        # the goal: an answer may repeat what the question named (verifiers/answers.py)
+        state = {"url": b.page.url, "chat": list(b.chat), "goal": self._goal}
         if self._driver is not None:
             state.update(await self._driver.state(b.page))
         return state
