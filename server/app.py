@@ -19,7 +19,7 @@ from fastapi import FastAPI
 import palaestra
 from palaestra import registry, tasks
 from palaestra.redaction import install_log_redaction
-from palaestra.server.http import JSON, BodyLimit, install_error_handlers
+from palaestra.server.http import JSON, BodyLimit, SecurityHeaders, install_error_handlers
 from palaestra.server.retention import run_retention, sweep
 from palaestra.server.routes import ROUTERS
 from palaestra.server.routes import openenv as openenv_routes
@@ -108,11 +108,16 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
         backend = make_backend(settings)
         backend.heartbeat_s = settings.heartbeat_s
     gw = Gateway.build(settings, backend)
+    # a keyed gateway shows its API's shape to no stranger unless the operator says so
+    docs = settings.docs_public()
     app = FastAPI(
         title="palaestra gateway",
         version=palaestra.__version__,
         lifespan=lifespan,
         default_response_class=JSON,
+        docs_url="/docs" if docs else None,
+        redoc_url="/redoc" if docs else None,
+        openapi_url="/openapi.json" if docs else None,
     )
     app.state.gateway = gw
     # the pieces by name, for tests and operators poking at a live app
@@ -121,7 +126,14 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     app.state.backend = backend
     app.state.synth_jobs = gw.synth_jobs
     app.state.eval_jobs = gw.eval_jobs
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes, metrics=gw.metrics)
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.max_body_bytes,
+        metrics=gw.metrics,
+        timeout_s=settings.body_timeout_s,
+    )
+    # the outermost layer: every answer, errors of the layers inside included, gets the headers
+    app.add_middleware(SecurityHeaders, docs=("/docs", "/redoc") if docs else ())
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)

@@ -35,7 +35,7 @@ from palaestra import tasks
 from palaestra.errors import InvalidRequest, PalaestraError
 from palaestra.evals import EvalConfig, read_results, run_eval
 from palaestra.server.catalog import SuiteCatalog
-from palaestra.server.jobs import Job, JobFailed, JobManager, JobStore
+from palaestra.server.jobs import Job, JobFailed, JobManager, JobStore, scrub, server_paths
 from palaestra.server.models import CreateEval, CreateSession
 from palaestra.server.sessions import Session, SessionManager
 from palaestra.server.settings import Settings
@@ -63,7 +63,7 @@ class EvalJobManager(JobManager):
     def __init__(
         self, settings: Settings, store: JobStore, suites: SuiteCatalog, sessions: SessionManager
     ) -> None:
-        super().__init__(store, settings.eval_jobs)
+        super().__init__(store, settings.eval_jobs, server_paths(settings))
         self.settings = settings
         self.suites = suites
         self.sessions = sessions
@@ -118,11 +118,9 @@ class EvalJobManager(JobManager):
         return Path(self.settings.evals_dir) / job.id
 
     def public(self, job: Job) -> dict[str, Any]:
-        return {
-            **job.public(),
-            "summary": job.result,
-            "results": f"/v1/evals/{job.id}/results",
-        }
+        """The job as its owner sees it: no server path (the summary's ``out`` is dropped)."""
+        shown = {**job.public(), "summary": job.result, "results": f"/v1/evals/{job.id}/results"}
+        return dict(scrub(shown, self.paths))
 
     def initial_progress(self) -> dict[str, Any]:
         return {"phase": "queued", "done": 0, "total": 0, "succeeded": 0, "errors": 0}
@@ -200,7 +198,7 @@ class EvalJobManager(JobManager):
         page = [
             _shown(e.model_dump(mode="json"), private) for e in episodes[offset : offset + limit]
         ]
-        return {
+        shown = {
             "job_id": job.id,
             "status": job.status,
             "summary": job.result,
@@ -208,6 +206,7 @@ class EvalJobManager(JobManager):
             "offset": offset,
             "episodes": page,
         }
+        return dict(scrub(shown, self.paths))
 
 
 def _shown(line: dict[str, Any], private: bool) -> dict[str, Any]:

@@ -7,10 +7,13 @@ as ``application/problem+json``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 import traceback
 from typing import Any
 
+import numpy as np
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -89,13 +92,19 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _unexpected_error)
 
 
-class BodyLimit:
-    """Refuse bodies over the limit before they are read whole, and count answers by status."""
+class RequestTimeout(PalaestraError, status=408, title="Request timeout"): ...
 
-    def __init__(self, app: Any, limit: int, metrics: Metrics) -> None:
+
+class BodyLimit:
+    """Refuse bodies over the limit before they are read whole, and bodies that do not arrive
+    within ``timeout_s`` (a client trickling a body would hold a request open for ever); count
+    answers by status."""
+
+    def __init__(self, app: Any, limit: int, metrics: Metrics, timeout_s: float = 60.0) -> None:
         self.app = app
         self.limit = limit
         self.metrics = metrics
+        self.timeout_s = timeout_s
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -106,14 +115,23 @@ class BodyLimit:
                 await self._too_large(send)
                 return
         received = 0
+        deadline = asyncio.get_running_loop().time() + self.timeout_s
+        reading = True
 
         async def limited_receive() -> dict[str, Any]:
-            nonlocal received
-            message = await receive()
+            nonlocal received, reading
+            if not reading:  # the body is in: a streaming answer waits for a disconnect
+                return dict(await receive())
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                message = await asyncio.wait_for(receive(), max(left, 0.001))
+            except TimeoutError:
+                raise _TooSlow from None
+            reading = message.get("type") == "http.request" and message.get("more_body", False)
             received += len(message.get("body", b""))
             if received > self.limit:
                 raise _TooLarge
-            return message
+            return dict(message)
 
         async def counting_send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
@@ -124,22 +142,87 @@ class BodyLimit:
             await self.app(scope, limited_receive, counting_send)
         except _TooLarge:
             await self._too_large(send)
+        except _TooSlow:
+            await _refuse(
+                send,
+                RequestTimeout(
+                    f"the request body did not arrive within {self.timeout_s:g} s (body_timeout_s)",
+                    limit_s=self.timeout_s,
+                ),
+            )
 
     async def _too_large(self, send: Any) -> None:
         exc = PayloadTooLarge(f"request body exceeds {self.limit} bytes", limit_bytes=self.limit)
-        content = orjson.dumps(exc.to_problem())
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", PROBLEM.encode()), (b"connection", b"close")],
-            }
-        )
-        await send({"type": "http.response.body", "body": content})
+        await _refuse(send, exc)
+
+
+async def _refuse(send: Any, exc: PalaestraError) -> None:
+    """Answer a problem from outside the app, and close the connection (its body is unread)."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": exc.status,
+            "headers": [(b"content-type", PROBLEM.encode()), (b"connection", b"close")],
+        }
+    )
+    await send({"type": "http.response.body", "body": orjson.dumps(exc.to_problem())})
 
 
 class _TooLarge(Exception):
     pass
+
+
+class _TooSlow(Exception):
+    pass
+
+
+# ----- headers every answer carries -----------------------------------------------------------
+#: the dashboard's pages: scripts, styles, images and event streams from this origin only, never
+#: framed (clickjacking), forms posted only here. Inline <script>/<style> stay allowed: the
+#: templates carry them (their output is autoescaped)
+CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+#: Swagger UI and ReDoc (when the operator serves them) load their code from jsDelivr
+DOCS_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https:; "
+    "worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class SecurityHeaders:
+    """``X-Content-Type-Options: nosniff``, ``X-Frame-Options: DENY``, a referrer policy and a
+    Content-Security-Policy on every HTTP answer (API answers included: a JSON body a browser
+    sniffed as HTML would run in the gateway's origin)."""
+
+    def __init__(self, app: Any, docs: tuple[str, ...] = ()) -> None:
+        self.app = app
+        self.docs = docs
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        csp = (DOCS_CSP if scope["path"] in self.docs else CSP).encode()
+
+        async def with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                names = {name.lower() for name, _ in message.get("headers", [])}
+                extra = [(n, v) for n, v in _HEADERS if n not in names]
+                if b"content-security-policy" not in names:
+                    extra.append((b"content-security-policy", csp))
+                message = {**message, "headers": [*message.get("headers", []), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
 
 
 def field_errors(exc: RequestValidationError) -> InvalidRequest:
@@ -158,10 +241,50 @@ def body_schema(model: type[models._Body]) -> dict[str, Any]:
     return {"requestBody": {"content": {"application/json": {"schema": json_schema}}}}
 
 
+# ----- JSON in: bounded before it is parsed ---------------------------------------------------
+#: a JSON string with its escapes (brackets inside one do not nest)
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENS = bytes.maketrans(b"{}", b"[]")
+
+
+def too_deep(raw: bytes | str, limit: int) -> bool:
+    """Whether JSON text nests deeper than ``limit`` arrays and objects, found without parsing
+    it: orjson parses 1024 levels but writes only 254, so a deep action parsed fine and then
+    failed (500) on its way to the worker. The scan is in C (a regex drops the strings, numpy
+    sums the brackets); a body with fewer brackets than the limit is not scanned at all.
+    Unbalanced brackets are left to the parser, which names the syntax error."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    if data.count(b"[") + data.count(b"{") <= limit:
+        return False
+    brackets = _STRING.sub(b"", data).translate(_OPENS, _NOT_BRACKETS)
+    # "[" is 91 and "]" is 93: each bracket steps the depth by 92 - byte
+    depth = np.cumsum(np.int8(92) - np.frombuffer(brackets, np.int8), dtype=np.int32)
+    return bool(depth.size and depth[-1] == 0 and depth.max() > limit)
+
+
+def check_json(conn: Any, raw: bytes | str, what: str = "body") -> None:
+    """Bound JSON text from a client (a body, a WebSocket message, a header) before it is
+    parsed, with the limits of the gateway serving ``conn``: a 413 or a 422 naming the limit,
+    never a 500 later."""
+    settings = conn.app.state.gateway.settings
+    if len(raw) > settings.max_body_bytes:
+        limit = settings.max_body_bytes
+        raise PayloadTooLarge(f"{what} exceeds {limit} bytes", limit_bytes=limit, field=what)
+    if too_deep(raw, settings.max_json_depth):
+        depth = settings.max_json_depth
+        raise InvalidRequest(
+            f"{what} nests arrays and objects deeper than {depth} levels (max_json_depth)",
+            field=what,
+            limit=depth,
+        )
+
+
 async def read_body(request: Request, model: type[models._Body]) -> Any:
     """Parse a JSON body into ``model`` whatever its content-type (``curl -d`` sends a form
     type), so every client that sends JSON is understood; an empty body means defaults."""
     raw = await request.body()
+    check_json(request, raw)
     try:
         data = orjson.loads(raw) if raw.strip() else {}
     except orjson.JSONDecodeError as exc:

@@ -19,6 +19,15 @@ episodes it had finished).
 :class:`JobStore` is the storage; :class:`JobManager` runs one kind of job in the gateway's event
 loop (capacity, cancel, resume, shutdown) and leaves the work itself to a subclass's
 :meth:`JobManager.work`.
+
+Slots are shared fairly between keys. A kind has ``limit`` slots in a gateway; a key's *share*
+is ``ceil(limit / n)``, ``n`` the keys holding a job of the kind here (running or waiting, the
+asking key counted). A job starts at once while a slot is free; when none is, a key under its
+share waits (the job stays ``queued``) and takes the next slot that frees, before any other
+job; a key at or over its share is refused with 429. So a lone key may use every slot, and a
+key that filled them cannot keep another key's jobs out: the newcomer runs as soon as one of
+them ends. Running jobs are never stopped to make room (an hour of synthesis is not thrown
+away), so the wait is at most the shortest of the running jobs.
 """
 
 from __future__ import annotations
@@ -27,9 +36,12 @@ import asyncio
 import contextlib
 import fcntl
 import json
+import logging
+import math
 import os
 import secrets
 import sqlite3
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -37,7 +49,10 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.errors import CapacityExceeded, Conflict, JobNotFound
+from palaestra.paths import home
+from palaestra.server.settings import Settings
 
+log = logging.getLogger("palaestra.server")
 ACTIVE = ("queued", "running")
 #: the states a job may be resumed from
 RESUMABLE = ("interrupted", "cancelled")
@@ -243,6 +258,48 @@ class JobFailed(Exception):
     """Raised by :meth:`JobManager.work` to fail the job with this message (no traceback)."""
 
 
+def server_paths(settings: Settings | None = None) -> dict[str, str]:
+    """Where the gateway keeps things (its folders, its home, its installation), as the text
+    :func:`scrub` replaces by a name: ``{"/srv/pal/evals": "<evals_dir>", ...}``."""
+    import palaestra
+
+    found: list[tuple[str, Path | str]] = []
+    if settings is not None:
+        found += [
+            ("<evals_dir>", settings.evals_dir),
+            ("<suites_dir>", settings.suites_dir),
+            ("<runs_dir>", settings.runs_dir),
+            ("<jobs_db>", settings.jobs_db),
+        ]
+    found += [("<home>", home()), ("<install>", Path(palaestra.__file__).parents[1])]
+    found += [("<python>", sys.prefix), ("<python>", sys.base_prefix)]
+    out: dict[str, str] = {}
+    for name, path in found:
+        for form in {str(Path(path)), str(Path(path).resolve())}:
+            if form != "/":
+                out.setdefault(form, name)
+    # the longest first, so a folder inside another is named by itself
+    return dict(sorted(out.items(), key=lambda kv: -len(kv[0])))
+
+
+#: fields of a job's result that say where it was written on the server
+_PATH_FIELDS = ("out",)
+
+
+def scrub(value: Any, paths: dict[str, str]) -> Any:
+    """``value`` with the server's paths replaced by their names and ``out`` fields dropped:
+    a job's result or error reaches its owner, who has no business with the server's disk."""
+    if isinstance(value, str):
+        for path, name in paths.items():
+            value = value.replace(path, name)
+        return value
+    if isinstance(value, dict):
+        return {k: scrub(v, paths) for k, v in value.items() if k not in _PATH_FIELDS}
+    if isinstance(value, list):
+        return [scrub(v, paths) for v in value]
+    return value
+
+
 class JobManager:
     """Runs one kind of job in the gateway's event loop, persisting it through the store.
 
@@ -254,10 +311,16 @@ class JobManager:
     kind = "job"
     noun = "jobs"
 
-    def __init__(self, store: JobStore, limit: int) -> None:
+    def __init__(self, store: JobStore, limit: int, paths: dict[str, str] | None = None) -> None:
+        """``paths``: the server's paths (:func:`server_paths`), kept out of results and
+        errors."""
         self.store = store
         self.limit = limit
+        self.paths = paths if paths is not None else server_paths()
         self.runners: dict[str, asyncio.Task[None]] = {}
+        #: the running jobs' owners, and the jobs waiting for a slot (oldest first)
+        self._running: dict[str, str] = {}
+        self.waiting: list[Job] = []
         self._cancelled: set[str] = set()
 
     # ----- what routes call -----------------------------------------------------------------
@@ -270,12 +333,12 @@ class JobManager:
     def submit(
         self, owner: str, request: dict[str, Any], meta: dict[str, Any] | None = None
     ) -> Job:
-        self._capacity()
+        self._admit(owner)
         job = Job(secrets.token_hex(6), self.kind, owner, request, meta=dict(meta or {}))
         job.progress = self.initial_progress()
         self.check(job)
         self.store.add(job)
-        self._start(job)
+        self._enqueue(job)
         return job
 
     async def cancel(self, owner: str, job_id: str, wait_s: float = 30.0) -> Job:
@@ -284,7 +347,13 @@ class JobManager:
         client may repeat the call."""
         job = self.get(owner, job_id)
         runner = self.runners.get(job.id)
-        if job.status in ACTIVE and runner is not None and not runner.done():
+        waiting = next((j for j in self.waiting if j.id == job.id), None)
+        if waiting is not None:  # never started: nothing to wind down
+            self.waiting.remove(waiting)
+            waiting.status, waiting.error = "cancelled", "cancelled by its owner"
+            waiting.finished = time.time()
+            self.update(waiting, phase="cancelled")
+        elif job.status in ACTIVE and runner is not None and not runner.done():
             self._cancelled.add(job.id)
             runner.cancel()
             with contextlib.suppress(TimeoutError):
@@ -300,13 +369,13 @@ class JobManager:
                 job_id=job_id,
                 job_status=job.status,
             )
-        self._capacity()
+        self._admit(owner)
         self.check(job, resuming=True)
         job.status, job.error, job.finished = "queued", None, None
         job.progress = {**job.progress, "phase": "queued"}
         job.holder = self.store.holder
         self.store.save(job)
-        self._start(job)
+        self._enqueue(job)
         return job
 
     async def wait(self, job_id: str) -> None:
@@ -334,25 +403,55 @@ class JobManager:
         job.progress = {**job.progress, **progress}
         self.store.save(job)
 
-    # ----- the life cycle -------------------------------------------------------------------
-    def _capacity(self) -> None:
-        running = [j for j in self.store.active(self.kind) if j.holder == self.store.holder]
-        if len(running) >= self.limit:
-            raise CapacityExceeded(
-                f"{len(running)} of at most {self.limit} {self.noun} are running; retry when "
-                "one has finished",
-                limit=self.limit,
-                retry_after_s=30,
-            )
+    # ----- slots, shared fairly between keys (the module's docstring) ------------------------
+    def held(self, owner: str) -> int:
+        """The owner's jobs of this kind here, running or waiting for a slot."""
+        running = sum(1 for who in self._running.values() if who == owner)
+        return running + sum(1 for j in self.waiting if j.owner == owner)
+
+    def share(self, owner: str) -> int:
+        """The slots ``owner`` may hold while other keys wait: ``ceil(limit / keys)``."""
+        keys = {*self._running.values(), *(j.owner for j in self.waiting), owner}
+        return math.ceil(self.limit / len(keys))
+
+    def _admit(self, owner: str) -> None:
+        """Refuse (429) a job that could neither start nor wait for a slot fairly."""
+        if len(self._running) + len(self.waiting) < self.limit:
+            return  # a slot is free
+        held, share = self.held(owner), self.share(owner)
+        if held < share:
+            return  # it waits, and takes the next slot
+        raise CapacityExceeded(
+            f"{len(self._running)} of at most {self.limit} {self.noun} are running and this "
+            f"API key holds {held}, its share while other keys wait; retry when one has "
+            "finished",
+            limit=self.limit,
+            share=share,
+            retry_after_s=30,
+        )
+
+    def _enqueue(self, job: Job) -> None:
+        self.waiting.append(job)
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Start waiting jobs while slots are free: first the job of the key running the
+        fewest, then the oldest."""
+        while self.waiting and len(self._running) < self.limit:
+            running = [*self._running.values()]
+            job = min(self.waiting, key=lambda j: running.count(j.owner))
+            self.waiting.remove(job)
+            self._start(job)
 
     def _start(self, job: Job) -> None:
+        self._running[job.id] = job.owner
         self.runners[job.id] = asyncio.create_task(self._run(job), name=f"{self.kind}-{job.id}")
 
     async def _run(self, job: Job) -> None:
         job.status, job.started, job.runs = "running", time.time(), job.runs + 1
         self.update(job, phase="starting")
         try:
-            job.result = await self.work(job)
+            job.result = scrub(await self.work(job), self.paths)
             job.status, job.error = "succeeded", None
         except asyncio.CancelledError:
             if job.id in self._cancelled:
@@ -362,17 +461,25 @@ class JobManager:
                 self.store.save(job)
                 raise
         except JobFailed as exc:
-            job.status, job.error = "failed", str(exc)
+            job.status, job.error = "failed", scrub(str(exc), self.paths)
         except Exception as exc:  # a job's failure is reported on the job, never raised
-            job.status, job.error = "failed", f"{type(exc).__name__}: {exc}"
+            log.error("%s job %s failed", self.kind, job.id, exc_info=exc)
+            job.status, job.error = "failed", scrub(f"{type(exc).__name__}: {exc}", self.paths)
         finally:
             self._cancelled.discard(job.id)
             self.runners.pop(job.id, None)
+            self._running.pop(job.id, None)
         job.finished = time.time()
         self.update(job, phase=job.status)
+        self._dispatch()  # its slot goes to the next waiting job
 
     async def close_all(self) -> None:
-        """Stop this gateway's runners; their jobs are left ``interrupted``."""
+        """Stop this gateway's runners; their jobs, and those waiting, are left
+        ``interrupted``."""
+        for job in self.waiting:
+            _interrupt(job, "the gateway shut down before the job started; resume it to run it")
+            self.store.save(job)
+        self.waiting.clear()
         runners = [r for r in self.runners.values() if not r.done()]
         for runner in runners:
             runner.cancel()

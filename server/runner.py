@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -16,6 +17,7 @@ from typing import Any
 
 import httpx
 import uvicorn
+from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
 from palaestra.server.app import create_app
 from palaestra.server.settings import Settings
@@ -28,15 +30,68 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
+    """uvicorn's HTTP protocol, with a deadline on a request's headers.
+
+    uvicorn waits for ever on a connection that sends nothing, or trickles its headers a byte
+    at a time (keep-alive and body timeouts start only later), so a few hundred slow clients
+    held a few hundred sockets. Here a connection must have sent a request's complete headers
+    ``header_timeout_s`` after it opened, or after the first byte of its next request; else it
+    is closed. An idle keep-alive connection is uvicorn's (``keep_alive_s``), a slow body the
+    app's (``body_timeout_s``), a WebSocket the ping's.
+    """
+
+    header_timeout_s = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._deadline: asyncio.TimerHandle | None = None
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        idle = self.cycle is None or self.cycle.response_complete
+        if self._deadline is None and idle:
+            self._arm()
+        super().data_received(data)
+        upgraded = self.transport.get_protocol() is not self
+        if self._deadline is not None and (self.cycle is not self._waiting or upgraded):
+            self._disarm()  # the headers are in (a new request), or it is a WebSocket now
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._waiting = self.cycle
+        self._deadline = self.loop.call_later(self.header_timeout_s, self._expired)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expired(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing() and self.transport.get_protocol() is self:
+            self.transport.close()
+
+
 def uvicorn_config(settings: Settings, **extra: Any) -> uvicorn.Config:
+    protocol = type(
+        "GatewayHTTP", (HeaderDeadline,), {"header_timeout_s": settings.header_timeout_s}
+    )
     return uvicorn.Config(
         create_app(settings),
         host=settings.host,
         port=settings.port,
         log_level=extra.pop("log_level", "warning"),
         access_log=False,
+        http=protocol,
         ws_max_size=settings.max_body_bytes,
-        timeout_keep_alive=60,
+        timeout_keep_alive=settings.keep_alive_s,
+        # X-Forwarded-* is the app's to weigh (Settings.trusted_proxies), not uvicorn's, which
+        # would believe any loopback peer's and rewrite the scheme and client before the app
+        proxy_headers=False,
         ws="websockets-sansio",
         ws_per_message_deflate=False,  # observations carry PNG/JPEG already
         **extra,

@@ -27,7 +27,14 @@ from typing import Any
 
 from palaestra import tasks
 from palaestra.errors import Conflict
-from palaestra.server.jobs import Job, JobFailed, JobManager, JobStore
+from palaestra.server.jobs import (
+    Job,
+    JobFailed,
+    JobManager,
+    JobStore,
+    scrub,
+    server_paths,
+)
 from palaestra.server.models import CreateSynthJob
 from palaestra.server.settings import Settings
 
@@ -44,7 +51,7 @@ class SynthJobManager(JobManager):
     noun = "synthesis jobs"
 
     def __init__(self, settings: Settings, store: JobStore) -> None:
-        super().__init__(store, settings.synth_jobs)
+        super().__init__(store, settings.synth_jobs, server_paths(settings))
         self.settings = settings
 
     @property
@@ -72,11 +79,13 @@ class SynthJobManager(JobManager):
             )
 
     def public(self, job: Job) -> dict[str, Any]:
-        return {
+        """The job as its owner sees it: no server path (the report's ``out`` is dropped)."""
+        shown = {
             **job.public(),
             "report": job.result,
             "suite": job.meta.get("name") if job.status == "succeeded" else None,
         }
+        return dict(scrub(shown, self.paths))
 
     def command(self, job: Job, out: Path) -> list[str]:
         req = CreateSynthJob.model_validate(job.request)
@@ -170,7 +179,7 @@ class SynthJobManager(JobManager):
         if meta.get("name") != name:
             return f"the pipeline named the suite {meta.get('name')!r}, not {name!r}"
         if final.exists():
-            return f"{final} appeared while the job ran; the suite was not installed"
+            return f"a suite {name!r} appeared while the job ran; this one was not installed"
         staging.rename(final)
         try:
             tasks.get_suite(name)

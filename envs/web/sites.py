@@ -31,6 +31,11 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
             else ctype
         )
 
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        """No listings: a page reaches the files it links to, never the folder's contents
+        (a task's other pages, or anything else left in the folder)."""
+        self.send_error(404, "File not found")
+
     def end_headers(self) -> None:
         # pages of a suite do not change while a worker runs; let each context cache them
         self.send_header("Cache-Control", "max-age=3600")

@@ -16,6 +16,8 @@ One base URL per env (``/openenv/palaestra/web-v0/``) or task (``/openenv/miniwo
 Sessions go through the one :class:`~palaestra.server.sessions.SessionManager`, so API keys,
 limits, recording and the verifier are the v1 API's. A key travels as OpenEnv's clients send
 headers (``headers={"Authorization": "Bearer <key>"}`` or ``X-API-Key``) or as ``?api_key=``.
+Every route, ``/health`` included, authenticates before it looks the target up, so a 404 that
+lists envs, suites or tasks only ever reaches a key holder.
 Wire shapes live in :mod:`palaestra.server.openenv_protocol`.
 """
 
@@ -48,7 +50,7 @@ from palaestra.errors import (
 )
 from palaestra.server import models
 from palaestra.server import openenv_protocol as oe
-from palaestra.server.http import JSON, read_body, unexpected
+from palaestra.server.http import JSON, check_json, read_body, unexpected
 from palaestra.server.sessions import Session, SessionManager
 from palaestra.server.state import Gateway, State, key_from
 
@@ -114,6 +116,7 @@ def _query_options(conn: HTTPConnection) -> tuple[dict[str, Any], bool | None]:
     raw = conn.headers.get("x-palaestra-options") or conn.query_params.get("options")
     options: Any = {}
     if raw:
+        check_json(conn, raw, "options")
         try:
             options = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
@@ -285,7 +288,7 @@ async def _serve(websocket: WebSocket, gw: Gateway, opening: asyncio.Future[Any]
                 await websocket.send_text(_dumps(refusal))
                 await websocket.close(code=1008)
             return
-        reply = await _answer(gw, episode, raw, websocket.url.path)
+        reply = await _answer(gw, episode, raw, websocket)
         if reply is None:  # close
             with contextlib.suppress(Exception):
                 await websocket.close()
@@ -293,9 +296,15 @@ async def _serve(websocket: WebSocket, gw: Gateway, opening: asyncio.Future[Any]
         await websocket.send_text(_dumps(reply))
 
 
-async def _answer(gw: Gateway, episode: Episode, raw: str, where: str) -> dict[str, Any] | None:
+async def _answer(
+    gw: Gateway, episode: Episode, raw: str, websocket: WebSocket
+) -> dict[str, Any] | None:
+    where = websocket.url.path
     try:
+        check_json(websocket, raw, "message")
         msg = orjson.loads(raw)
+    except PalaestraError as exc:
+        return oe.error_from(exc)
     except orjson.JSONDecodeError as exc:
         return oe.error(f"Invalid JSON: {exc}", oe.INVALID_JSON)
     try:
@@ -386,7 +395,10 @@ async def http_state(target: str, request: Request, gw: State) -> Response:
 
 # ----- HTTP: health, schema, metadata ---------------------------------------------------------
 @router.get(PREFIX + "/{target:path}/health")
-async def health(target: str, gw: State) -> Response:
+async def health(target: str, request: Request, gw: State) -> Response:
+    """Like every route here, it needs a key when keys are configured: an unknown target's
+    404 lists the envs and suites, which are a key holder's to see (as ``/v1/envs`` is)."""
+    _owner(gw, request)
     await resolve(gw, target)
     return JSON({"status": "healthy"})
 
@@ -624,8 +636,10 @@ async def _rpc_method(
 async def mcp(target: str, request: Request, gw: State) -> Response:
     who = _owner(gw, request)
     found = await resolve(gw, target)
+    raw = await request.body()
+    check_json(request, raw)
     try:
-        body = orjson.loads(await request.body())
+        body = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         err = {"code": -32700, "message": f"parse error: {exc}"}
         return JSON({"jsonrpc": "2.0", "id": None, "error": err})

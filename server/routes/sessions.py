@@ -15,6 +15,7 @@ from palaestra.server import models
 from palaestra.server.http import (
     JSON,
     body_schema,
+    check_json,
     public_problem,
     read_body,
     unexpected,
@@ -110,6 +111,7 @@ async def _serve_ws(
         except WebSocketDisconnect:
             return
         try:
+            check_json(websocket, raw, "message")
             msg = orjson.loads(raw)
             if not isinstance(msg, dict):
                 raise InvalidRequest("a message is a JSON object with an 'op'", field="op")

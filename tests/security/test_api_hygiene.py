@@ -44,6 +44,7 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         step_timeout_s=30.0,
         max_body_bytes=64_000,
         max_sessions_per_key=32,
+        public_docs=True,  # the schemathesis run reads /openapi.json (off by default with keys)
     )
     with gateway_thread(settings) as url:
         yield url
