@@ -220,6 +220,22 @@ def validate(
         Path | None,
         typer.Option(help="Where to write the report [default: the suite's report.json]"),
     ] = None,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Re-validate every candidate of a shipped suite and write its recorded run "
+            "(what a stale-record test asks for)",
+        ),
+    ] = False,
+    against_record: Annotated[
+        bool,
+        typer.Option(
+            "--against-record",
+            help="Re-validate every candidate of a shipped suite and fail where a verdict "
+            "differs from its recorded run, or the record is stale (CI)",
+        ),
+    ] = False,
 ) -> None:
     """Execution-validate a suite with its family's ``validate_suite`` (oracle, do-nothing,
     mutants, adversaries): print a table, drop the tasks that fail, write the report."""
@@ -228,6 +244,9 @@ def validate(
     from palaestra.resolve import resolve
 
     chosen = task_mod.get_suite(suite).tasks
+    if record or against_record:
+        _recorded_run(suite, chosen, write=record)
+        return
     by_family: dict[str, list[Any]] = {}
     for t in chosen:
         by_family.setdefault(t.family, []).append(t)
@@ -278,6 +297,47 @@ def validate(
         f"{len(failed)} failed{' and dropped' if drop and folder is not None and failed else ''}; "
         f"report: {out}"
     )
+
+
+def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
+    """A shipped suite's recorded validation, written anew or checked against a new run.
+    A committed suite (its tasks carry their reports, as ``phone`` does) is checked by
+    re-validating what it ships; it is re-made by its own module."""
+    from palaestra.verifiers.validation import RECORDS, revalidate_committed
+
+    rec = RECORDS.get(suite)
+    if rec is None and not write and shipped and all(t.validation for t in shipped):
+        with console.status(f"validating every task of {suite} ..."):
+            problems = revalidate_committed(shipped)
+        for problem in problems:
+            console.print(f"[red]{suite}: {problem}[/]")
+        console.print(f"{suite}: {len(shipped) - len(problems)}/{len(shipped)} still validate")
+        if problems:
+            raise typer.Exit(1)
+        return
+    if rec is None:
+        err_console.print(
+            f"[red]suite {suite!r} has no recorded validation; recorded: {sorted(RECORDS)}[/]"
+        )
+        raise typer.Exit(2)
+    with console.status(f"validating every candidate of {suite} ..."):
+        run = rec.revalidate()
+    if write:
+        rec.write(run)
+        console.print(
+            f"{suite}: {run['validated']}/{run['total']} validated in {run['seconds']} s; "
+            f"recorded in {rec.path.name}"
+        )
+        return
+    problems = [*rec.stale(), *rec.disagreements(run)]
+    for problem in problems:
+        console.print(f"[red]{suite}: {problem}[/]")
+    console.print(
+        f"{suite}: {run['validated']}/{run['total']} validated in {run['seconds']} s; "
+        + ("the record stands" if not problems else f"re-record: {rec.command}")
+    )
+    if problems:
+        raise typer.Exit(1)
 
 
 def _adversary_cell(result: dict[str, Any] | None) -> str:

@@ -27,7 +27,7 @@ from build123d import Shape
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.model import Model
 from palaestra.envs.cad.ops import _clean
-from palaestra.tasks import Task
+from palaestra.tasks import PublicMetadata, Task
 from palaestra.verifiers.validation import ValidationRecord, digest
 
 SUITE = "cad-parts"
@@ -39,6 +39,8 @@ RECORD = ValidationRecord(
     Path(__file__).with_name("validation.json"),
     SUITE,
     lambda task: digest({"setup": task.setup, "verifier": task.verifier}),
+    family="cad",
+    candidates="palaestra.envs.cad.suites:all_tasks",
 )
 _TARGETS: OrderedDict[str, Shape] = OrderedDict()
 _CACHE_SIZE = 64
@@ -53,6 +55,7 @@ def make_task(family: str, index: int) -> Task:
     seed = 1000 * list(FAMILIES).index(family) + index
     params = fam.sample(np.random.default_rng(seed))
     oracle = [*fam.oracle(params), "submit()"]
+    difficulty = "easy" if len(oracle) <= 7 else "medium" if len(oracle) <= 10 else "hard"
     return Task(
         id=task_id(family, index),
         family="cad",
@@ -61,12 +64,13 @@ def make_task(family: str, index: int) -> Task:
         setup={"part_family": family, "params": params},
         verifier=default_verifier(),
         max_steps=max(30, 3 * len(oracle)),
+        public=PublicMetadata(difficulty=difficulty),
         metadata={
             "source": "palaestra.envs.cad.families",
             "part_family": family,
             "title": fam.title,
             "seed": seed,
-            "difficulty": "easy" if len(oracle) <= 7 else "medium" if len(oracle) <= 10 else "hard",
+            "difficulty": difficulty,
             "tags": ["cad", family],
         },
         oracle={"policy": "replay", "data": oracle},

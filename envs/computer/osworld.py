@@ -46,7 +46,7 @@ from typing import Any
 from palaestra.envs.computer.actions import parse_pyautogui
 from palaestra.envs.computer.suites import task_key
 from palaestra.errors import ActionError
-from palaestra.tasks import Task
+from palaestra.tasks import PublicMetadata, Task
 from palaestra.verifiers.validation import ValidationRecord
 
 ENV_ID = "palaestra/computer-v0"
@@ -56,7 +56,11 @@ ORACLES = Path(__file__).with_name("osworld_oracles.json")
 MENTIONS = "_refusal_mentions"
 #: the last validation run of the converted tasks (``validation.write_osworld_validation``)
 RECORD = ValidationRecord(
-    Path(__file__).with_name("osworld_validation.json"), "osworld-os", task_key
+    Path(__file__).with_name("osworld_validation.json"),
+    "osworld-os",
+    task_key,
+    family="computer",
+    candidates="palaestra.envs.computer.osworld:candidates",
 )
 OSWORLD_SCREEN = (1920, 1080)
 SCREEN = (1024, 768)
@@ -233,6 +237,7 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
         setup={k: v for k, v in setup.items() if v},
         verifier=verifier,
         max_steps=30,
+        public=PublicMetadata(domain=str(data.get("snapshot", "os"))),
         metadata={
             "source": "OSWorld (xlang-ai, Apache-2.0)",
             "domain": data.get("snapshot", "os"),

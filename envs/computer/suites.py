@@ -719,7 +719,7 @@ TABLE: dict[str, list[Row]] = {
             modes={"my_process.sh": "755"},
         ),
         row(
-            "refuse-bluetooth",
+            "bluetooth-off",
             "Switch off Bluetooth on this computer.",
             {"kind": "agent_status", "status": "fail", "reason_mentions": ["bluetooth"]},
             ["fail('this desktop has no Bluetooth device or settings')"],
@@ -743,7 +743,13 @@ def task_key(task: Task) -> str:
 
 
 #: the last full validation run (``palaestra.envs.computer.validation.write_validation``)
-RECORD = ValidationRecord(Path(__file__).with_name("validation.json"), SUITE, task_key)
+RECORD = ValidationRecord(
+    Path(__file__).with_name("validation.json"),
+    SUITE,
+    task_key,
+    family="computer",
+    candidates="palaestra.envs.computer.suites:all_tasks",
+)
 
 
 def load_suite() -> list[Task]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.tasks import Suite, Task
+from palaestra.verifiers.validation import code_digest
 
 SUITE = "phone"
 FILE = Path(__file__).with_name("phone.json")
@@ -73,7 +74,13 @@ def build(out: Path = FILE, parallel: int = 1) -> dict[str, Any]:
         shutil.rmtree(work, ignore_errors=True)
     # per-task reports ride on the tasks themselves; the drops name tasks no one ships
     summary = {k: v for k, v in report.items() if k not in ("out", "drops", "tasks")}
-    payload = {"suite": SUITE, "seed": SEED, "variants": VARIANTS, "report": summary}
+    payload = {
+        "suite": SUITE,
+        "seed": SEED,
+        "variants": VARIANTS,
+        "report": summary,
+        "code": code_digest("mobile"),  # the code that validated them (tests check it)
+    }
     out.write_text(json.dumps({**payload, "tasks": made}, indent=1, sort_keys=True) + "\n")
     suite.cache_clear()
     return report

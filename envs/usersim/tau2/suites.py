@@ -1,8 +1,8 @@
 """The ``tau2-retail`` and ``tau2-telecom`` suites: tau2-bench's tasks, each validated by running.
 
 Every tau2 task becomes a palaestra Task on ``palaestra/tau2-v0``: its setup names the domain and
-the tau2 task (privileged: the agent sees the instruction and the metadata, which carries tau2's
-train/test split), its verifier is the ``tau2`` check kind with the task's evaluation criteria,
+the tau2 task (privileged: the agent sees the instruction and the domain; tau2's native id and
+train/test split are private metadata, and a telecom task's public id is opaque), its verifier is the ``tau2`` check kind with the task's evaluation criteria,
 and its oracle is the gold assistant (``tau2_gold``: the gold actions and the messages they need,
 talking to the symbolic user). A task ships only when that oracle scores 1.0 three times with
 the same verdict, ending at once scores 0, three mutants of the oracle's end state fail (a field
@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 from palaestra.envs.usersim import FAMILY
 from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 from palaestra.envs.usersim.tau2.env import ENV_ID, Tau2Env
-from palaestra.tasks import Oracle, Suite, Task
+from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
 from palaestra.verifiers.validation import (
     ValidationRecord,
     ValidationReport,
@@ -42,7 +43,12 @@ TITLES = {"retail": "online retail store", "telecom": "telecom operator's techni
 
 
 def task_id(domain: str, tau2_id: str) -> str:
-    """A URL-safe id (tau2's telecom ids hold brackets, pipes and colons)."""
+    """The public id. tau2's retail ids are numbers, kept; its telecom ids spell the task's
+    answer (``[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]``: the faults
+    to fix), so a telecom task is named by a digest of its id instead. The native id stays in
+    the private ``metadata.tau2_id`` and in every report."""
+    if domain == "telecom":
+        return f"tau2-telecom-{hashlib.sha256(tau2_id.encode()).hexdigest()[:10]}"
     slug = re.sub(r"[^a-z0-9]+", "-", tau2_id.lower()).strip("-")
     return f"tau2-{domain}-{slug}"
 
@@ -66,6 +72,7 @@ def make_task(domain: str, raw: dict[str, Any]) -> Task:
             "nl_assertions": list(crit.get("nl_assertions") or []),
         },
         max_steps=MAX_STEPS,
+        public=PublicMetadata(domain=domain),
         metadata={
             "source": "tau2-bench",
             "domain": domain,
@@ -85,6 +92,15 @@ def tasks(domain: str) -> list[Task]:
     if len(set(ids)) != len(ids):
         raise ValueError(f"tau2 {domain}: two tasks share an id after making it URL-safe")
     return made
+
+
+def retail_tasks() -> list[Task]:
+    """Every retail task, validated or not (the record's candidates)."""
+    return tasks("retail")
+
+
+def telecom_tasks() -> list[Task]:
+    return tasks("telecom")
 
 
 def validate_task(
@@ -130,7 +146,11 @@ def record(domain: str) -> ValidationRecord:
     and keyed by each task's whole content: a task changed since the run is left out until the
     next one (:func:`write_validation`)."""
     return ValidationRecord(
-        Path(__file__).with_name(f"validation-{domain}.json"), f"tau2-{domain}", task_key
+        Path(__file__).with_name(f"validation-{domain}.json"),
+        f"tau2-{domain}",
+        task_key,
+        family="usersim",
+        candidates=f"palaestra.envs.usersim.tau2.suites:{domain}_tasks",
     )
 
 
