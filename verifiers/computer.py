@@ -6,6 +6,11 @@ Decisions:
 - Paths are relative to the home (``~/`` and ``/home/user/`` prefixes are accepted) and are
   resolved on the host with symlinks followed *only* while they stay inside the home: an agent
   that plants ``report.txt -> /etc/shadow`` gets "escapes the home", never root's read of it.
+  The resolved path is then read through ``palaestra.saferead``: every component opened without
+  following a link from the home's descriptor (a folder swapped for a link after the resolve is
+  an error, not a way out), regular files only, never blocking (a FIFO in place of a report is
+  a failed check at once, not a hung verifier), at most ``MAX_FILE`` bytes of a file and
+  ``MAX_ENTRIES`` entries of a folder.
 - ``command_output`` runs the task's command through the probe's ``run``, which the env
   provides: a fresh sandbox over a read-only view of the home (the computer family's
   ``sandbox.run_isolated``), not the agent's shell: its dotfiles are ignored and the check
@@ -33,10 +38,11 @@ import os
 import re
 import shutil
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from palaestra import saferead
 from palaestra.verifiers.base import CheckFn, CheckResult, check_kind, lookup
 
 HOME = "/home/user"
@@ -51,6 +57,10 @@ CommandRunner = Callable[[str, float], tuple[int, str, str]]
 Lister = Callable[[], list[dict[str, Any]]]
 #: where a check looks up a program by name: the worker's system folders, never a user's
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+#: the most a check reads of one home file (text, JSON, CSV...), hashes, or lists of a folder
+MAX_FILE = 16 * 2**20
+MAX_HASHED = 2**30
+MAX_ENTRIES = 100_000
 
 
 class ComputerProbe:
@@ -85,7 +95,7 @@ class ComputerProbe:
         """The host path of ``rel``; with ``follow=False`` a final symlink is not followed."""
         rel = str(rel).removeprefix(HOME + "/").removeprefix("~/").lstrip("/")
         if rel in ("", HOME, "~"):
-            return self.home
+            return self.home.resolve()
         root = self.home.resolve()
         if not follow:
             parent = self.path(str(Path(rel).parent)) if Path(rel).parent != Path(".") else root
@@ -95,8 +105,24 @@ class ComputerProbe:
             raise PermissionError(f"{rel} escapes the home directory")
         return path
 
+    def data(self, rel: str) -> bytes:
+        """The bytes of the home file ``rel`` (``saferead``: no link, no FIFO, ``MAX_FILE``)."""
+        return saferead.read(self.path(rel), MAX_FILE, beneath=self.home.resolve())
+
     def text(self, rel: str) -> str:
-        return self.path(rel).read_text(errors="replace")
+        return self.data(rel).decode(errors="replace")
+
+    def chunks(self, rel: str) -> Iterator[bytes]:
+        """The home file ``rel`` in chunks (for a digest: up to ``MAX_HASHED`` bytes)."""
+        return saferead.chunks(self.path(rel), MAX_HASHED, beneath=self.home.resolve())
+
+    def lstat(self, rel: str, follow: bool = True) -> os.stat_result:
+        """The stat of ``rel`` (of the link itself with ``follow=False``), never opening it."""
+        return saferead.lstat(self.path(rel, follow), beneath=self.home.resolve())
+
+    def tree(self, rel: str) -> list[str]:
+        """The paths under the home folder ``rel`` (folders end with ``/``; links not followed)."""
+        return saferead.tree(self.path(rel), MAX_ENTRIES, beneath=self.home.resolve())
 
     def windows(self) -> list[dict[str, Any]]:
         return self._windows() if self._windows is not None else []
@@ -177,8 +203,10 @@ def _text(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> str:
 
 
 def _stat(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> os.stat_result | None:
-    path = p.path(rel, follow=spec.get("type") != "symlink")
-    return path.lstat() if path.exists() or path.is_symlink() else None
+    try:
+        return p.lstat(rel, follow=spec.get("type") != "symlink")
+    except FileNotFoundError:
+        return None
 
 
 @_file_check("file_exists", _stat)
@@ -263,7 +291,10 @@ def _ini_value(value: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
 
 def _digest(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> tuple[str, str]:
     algo = "md5" if "md5" in spec else "sha256"
-    return algo, hashlib.new(algo, p.path(rel).read_bytes()).hexdigest()
+    digest = hashlib.new(algo)
+    for chunk in p.chunks(rel):
+        digest.update(chunk)
+    return algo, digest.hexdigest()
 
 
 @_file_check("checksum", _digest)
@@ -273,7 +304,7 @@ def _checksum(read: tuple[str, str], rel: str, spec: dict[str, Any]) -> tuple[bo
 
 
 def _mode(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> int:
-    return stat.S_IMODE(p.path(rel, follow=False).lstat().st_mode)
+    return stat.S_IMODE(p.lstat(rel, follow=False).st_mode)
 
 
 @_file_check("file_mode", _mode)
@@ -282,11 +313,7 @@ def _file_mode(mode: int, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
 
 
 def _tree(p: ComputerProbe, rel: str, spec: dict[str, Any]) -> list[str]:
-    root = p.path(rel)
-    return sorted(
-        str(e.relative_to(root)) + ("/" if e.is_dir() and not e.is_symlink() else "")
-        for e in root.rglob("*")
-    )
+    return p.tree(rel)
 
 
 @_file_check("dir_tree", _tree, path="")
@@ -329,7 +356,7 @@ def _runs(proc: Mapping[str, Any] | None, exe: list[int]) -> bool:
 def _file_id(p: ComputerProbe, rel: str) -> list[int] | None:
     """(device, inode) of a home file, None when it is gone (the agent's doing: a failure)."""
     try:
-        st = p.path(rel).stat()
+        st = p.lstat(rel)
     except OSError:
         return None
     return [st.st_dev, st.st_ino]

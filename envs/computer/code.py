@@ -6,9 +6,9 @@ Decisions:
   same home and display as the GUI, so code and GUI act on one world: a file written by code is
   the one the editor opens, an app started by ``run_shell`` appears on the screen.
 - Output goes to files outside the sandbox (never a pipe), read after the command exits and cut
-  to ``MAX_OUTPUT``: an app started in the background may keep its stdout open forever, and a
-  pipe would either block us or kill it with SIGPIPE. ``RLIMIT_FSIZE`` bounds what a runaway
-  ``yes`` can write.
+  to ``MAX_OUTPUT`` (the cwd report to ``MAX_CWD``) through ``palaestra.saferead``: an app
+  started in the background may keep its stdout open forever, and a pipe would either block us
+  or kill it with SIGPIPE. ``RLIMIT_FSIZE`` bounds what a runaway ``yes`` can write.
 - A timeout kills the action's process group (repeatedly, so a fork bomb's late children go
   too); CPU time is also capped by ``RLIMIT_CPU``. Processes an action deliberately detaches
   (``setsid``) live on until the next reset, as on a real machine.
@@ -27,9 +27,12 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from palaestra import saferead
 from palaestra.envs.computer.sandbox import HOME, Sandbox
 
 MAX_OUTPUT = 16_000
+#: a working directory is a path (PATH_MAX); a longer report is not one
+MAX_CWD = 4096
 
 
 @dataclass
@@ -73,6 +76,7 @@ class CodeRunner:
                     count += 1
         if count < self.sandbox.limits.nproc - 16:
             return ""
+
         for _ in range(3):
             for pgid in self._groups:
                 _kill_group(pgid)
@@ -119,7 +123,7 @@ class CodeRunner:
             timed_out,
             round(time.perf_counter() - started, 3),
         )
-        return result, paths[2].read_text(errors="replace").strip()
+        return result, _cwd(paths[2])
 
     def shell(self, cmd: str, timeout: float) -> CodeResult:
         result, cwd = self._run("run_shell", ["bash", "-c", _SHELL, "bash", self.cwd, cmd], timeout)
@@ -149,9 +153,19 @@ def _kill_group(pgid: int, tries: int = 5) -> None:
         time.sleep(0.01)
 
 
-def _read(path: Path) -> str:
-    with contextlib.suppress(OSError), open(path, "rb") as f:
-        data = f.read(MAX_OUTPUT + 1)
-        text = data[:MAX_OUTPUT].decode(errors="replace")
-        return text + ("\n[output cut]" if len(data) > MAX_OUTPUT else "")
+def _read(path: Path, limit: int = MAX_OUTPUT, mark: str = "\n[output cut]") -> str:
+    """The first ``limit`` bytes of what the action wrote to ``path`` (the agent's bytes: read
+    bounded, see ``palaestra.saferead``), marked when cut."""
+    with contextlib.suppress(OSError):
+        data, more = saferead.head(path, limit)
+        return data.decode(errors="replace") + (mark if more else "")
+    return ""
+
+
+def _cwd(path: Path) -> str:
+    """The shell's report of its working directory: written through an fd the agent's code
+    holds, so it may be anything; longer than a path can be, it is no report."""
+    with contextlib.suppress(OSError):
+        data, more = saferead.head(path, MAX_CWD)
+        return "" if more else data.decode(errors="replace").strip()
     return ""

@@ -24,6 +24,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +54,8 @@ __all__ = ["A11Y_BUS", "HOME", "SESSION_BUS", "Limits", "Sandbox", "chown_tree",
 SESSION_BUS = "/tmp/.session-bus"
 #: the accessibility bus's socket (AT-SPI), when the session's observation asks for the tree
 A11Y_BUS = "/tmp/.a11y-bus"
+#: the most of a verifier command's stdout (and stderr) that is read back
+MAX_CHECK_OUTPUT = 1 << 20
 
 
 class Sandbox:
@@ -276,16 +279,29 @@ def run_isolated(
         # service the agent's session runs, and gsettings must not wait to autolaunch one
         argv += ["DBUS_SESSION_BUS_ADDRESS=disabled:", "XDG_RUNTIME_DIR=/tmp"]
         argv += ["bash", "--norc", "--noprofile", "-c", script]
-        return subprocess.run(
-            [*prlimit(limits), *argv],
-            capture_output=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            pass_fds=tuple(fds),
-        )
+        # into unnamed files, never pipes: what the check prints may be the agent's (``cat`` of
+        # its file), a pipe would be read whole, and a leftover child holding it open would
+        # keep us waiting after the timeout; RLIMIT_FSIZE bounds the files, MAX_CHECK_OUTPUT
+        # what is read back
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            done = subprocess.run(
+                [*prlimit(limits), *argv],
+                stdout=out,
+                stderr=err,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+                pass_fds=tuple(fds),
+            )
+            done.stdout, done.stderr = _head(out), _head(err)
+            return done
     finally:
         for fd in fds:
             os.close(fd)
+
+
+def _head(file: IO[bytes], limit: int = MAX_CHECK_OUTPUT) -> bytes:
+    file.seek(0)
+    return file.read(limit)
 
 
 class _suppress:
