@@ -3,6 +3,9 @@
 ``miniwob_reward`` reads MiniWoB's own verdict, which the web env's MiniWoB driver puts in the
 probe's state as ``miniwob`` (``done``, ``reward``, ``raw_reward``, ``reason``): success is a raw
 reward above 0, as in published MiniWoB numbers, and an episode MiniWoB has not ended scores 0.
+The score is the raw reward, so partial credit (an untouched or centre-clicked widget on the
+geometry tasks) is a success here but not a *strict* one: eval summaries report strict success
+(success with score 1, the task fully done) beside it (``palaestra.evals.stats.strict_rate``).
 """
 
 from __future__ import annotations

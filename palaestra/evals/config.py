@@ -147,6 +147,9 @@ class EvalSummary(BaseModel):
     errors: int = 0
     skipped: int = 0
     success_rate: float = 0.0
+    #: episodes fully done (success with score 1), beside a benchmark's own success: MiniWoB
+    #: counts any raw reward above 0 (partial credit) as a success, as published numbers do
+    strict_success_rate: float = 0.0
     ci95: tuple[float, float] = (0.0, 0.0)
     mean_score: float = 0.0
     pass_at_k: dict[str, float] = Field(default_factory=dict)

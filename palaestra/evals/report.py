@@ -54,6 +54,7 @@ def summarize(
         errors=len(errors),
         skipped=sum(r.status == "skipped" for r in results),
         success_rate=wins / len(scored) if scored else 0.0,
+        strict_success_rate=stats.strict_rate(scored),
         ci95=stats.wilson(wins, len(scored)),
         mean_score=sum(r.score for r in scored) / len(scored) if scored else 0.0,
         pass_at_k=at,
@@ -118,6 +119,11 @@ def headline(s: EvalSummary) -> list[tuple[str, str]]:
     rows = [
         ("episodes", f"{s.episodes} ({s.scored} scored, {s.errors} errors, {s.skipped} skipped)"),
         ("success rate", f"{_pct(s.success_rate)}  95% CI {_ci(s.ci95)}"),
+        *(
+            [("strict success", f"{_pct(s.strict_success_rate)} (fully done: score 1)")]
+            if s.strict_success_rate != s.success_rate
+            else []
+        ),
         ("mean score", f"{s.mean_score:.3f}"),
         ("mean steps", f"{s.mean_steps:.1f}"),
         ("wall time", f"{s.wall_s:.1f} s ({s.episodes_per_min:.1f} episodes/min)"),
@@ -145,11 +151,12 @@ def markdown(s: EvalSummary, results: Sequence[EpisodeResult], plot_file: str | 
     for by, table in s.tables.items():
         if len(table) < 1 or (by in ("suite", "kind") and list(table) == ["-"]):
             continue
-        lines += ["", f"## By {by}", "", f"| {by} | n | success | 95% CI | mean score |"]
-        lines.append("| --- | ---: | ---: | --- | ---: |")
+        head = f"| {by} | n | success | 95% CI | strict success | mean score |"
+        lines += ["", f"## By {by}", "", head, "| --- | ---: | ---: | --- | ---: | ---: |"]
         for value, row in table.items():
             lines.append(
                 f"| {value} | {row['n']} | {_pct(row['success_rate'])} | {_ci(row['ci95'])} "
+                f"| {_pct(row.get('strict_success_rate', row['success_rate']))} "
                 f"| {row['mean_score']:.3f} |"
             )
     if plot_file:

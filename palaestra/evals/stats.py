@@ -68,6 +68,14 @@ def pass_curves(results: Sequence[EpisodeResult]) -> tuple[dict[str, float], dic
     return at, hat
 
 
+def strict_rate(results: Sequence[EpisodeResult]) -> float:
+    """The share of episodes fully done: success with a score of 1. MiniWoB's own success
+    counts any raw reward above 0 (partial credit), as its published numbers do; this one
+    does not."""
+    done = sum(r.success and r.score >= 1.0 - 1e-9 for r in results)
+    return done / len(results) if results else 0.0
+
+
 def group(results: Sequence[EpisodeResult], by: str) -> dict[str, dict[str, Any]]:
     """Success rate (with its interval), mean score and counts per value of ``by``."""
     groups: dict[str, list[EpisodeResult]] = defaultdict(list)
@@ -82,6 +90,7 @@ def group(results: Sequence[EpisodeResult], by: str) -> dict[str, dict[str, Any]
             "success_rate": wins / len(rows),
             "ci95": wilson(wins, len(rows)),
             "mean_score": sum(r.score for r in rows) / len(rows),
+            "strict_success_rate": strict_rate(rows),
         }
     return table
 
