@@ -1,17 +1,25 @@
-"""The bodies of ``palaestra regrade``, ``replay`` and ``export``: print and return an exit
-code, so the CLI's functions stay declarations of options (``palaestra/cli.py``)."""
+"""The bodies of ``palaestra regrade``, ``replay``, ``export`` and ``runs``: print and return an
+exit code, so the CLI's functions stay declarations of options (``palaestra/cli.py``).
+
+Each takes a run by its name or by the results folder of the evaluation that recorded it
+(``summary.json`` names the run), so what ``palaestra eval`` printed is enough to go on."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from palaestra import recording
 from palaestra.data import episodes, export, regrade, replay
+from palaestra.errors import NotFound
 
 
 def default_runs_dir() -> Path:
@@ -20,9 +28,129 @@ def default_runs_dir() -> Path:
     return home() / "runs"
 
 
+def eval_run(folder: Path) -> str | None:
+    """The run an evaluation's results folder recorded into: ``summary.json``'s ``run``, else
+    the run of its first recorded episode (a run still going has no summary yet)."""
+    summary = folder / "summary.json"
+    if summary.is_file():
+        run = json.loads(summary.read_text()).get("run")
+        if run:
+            return str(run)
+    results = folder / "results.jsonl"
+    if results.is_file():
+        with open(results) as fh:
+            for line in fh:
+                try:
+                    run = json.loads(line).get("run")
+                except ValueError:
+                    continue
+                if run:
+                    return str(run)
+    return None
+
+
+def is_eval_folder(target: str) -> bool:
+    path = Path(target)
+    return path.is_dir() and any((path / n).is_file() for n in ("summary.json", "results.jsonl"))
+
+
+def resolve_run(target: str, runs_dir: Path) -> Path:
+    """The folder of the run ``target`` names: a run's name, or an evaluation's results folder
+    (the run it recorded); NotFound naming what exists (and a near miss) otherwise."""
+    if is_eval_folder(target):
+        run = eval_run(Path(target))
+        if run is None:
+            raise NotFound(
+                f"the evaluation in {target} recorded no run (it ran with --no-record, or "
+                "no episode finished yet)",
+                run_id=target,
+            )
+        if not (runs_dir / run / "run.json").is_file():
+            raise NotFound(
+                f"the evaluation in {target} recorded run {run!r}, which is not under "
+                f"{runs_dir}: pass the gateway's --runs-dir",
+                run_id=run,
+            )
+        target = run
+    try:
+        return episodes.run_dir(runs_dir, target)
+    except NotFound as exc:
+        names = [p.parent.name for p in runs_dir.glob("*/run.json")]
+        close = difflib.get_close_matches(target, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise NotFound(
+            f"{exc.detail}{hint} (`palaestra runs` lists them; an eval's results folder works too)",
+            run_id=target,
+        ) from None
+
+
+def list_runs(
+    runs_dir: Path, *, agent: str | None = None, suite: str | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The runs under ``runs_dir``, newest first, with their tags and episode figures (read
+    from the recordings: no gateway needed)."""
+    out = []
+    for meta in runs_dir.glob("*/run.json"):
+        try:
+            run = json.loads(meta.read_text())
+        except (OSError, ValueError):
+            continue
+        tags = run.get("tags") or {}
+        if (agent and tags.get("agent") != agent) or (suite and tags.get("suite") != suite):
+            continue
+        run["sessions"] = sum(1 for _ in meta.parent.glob("*/session.json"))
+        out.append(run)
+    out.sort(key=lambda r: -float(r.get("created") or 0))
+    out = out[:limit]
+    for run in out:
+        eps = [
+            e
+            for d in sorted((runs_dir / run["run_id"]).glob("*/session.json"))
+            for e in recording.episodes(d.parent)
+        ]
+        run["episodes"] = len(eps)
+        run["success_rate"] = sum(e["success"] for e in eps) / len(eps) if eps else None
+        run["mean_score"] = sum(e["score"] for e in eps) / len(eps) if eps else None
+    return out
+
+
+def run_runs(
+    runs_dir: Path,
+    console: Console,
+    *,
+    agent: str | None = None,
+    suite: str | None = None,
+    limit: int = 50,
+    as_json: bool = False,
+) -> int:
+    rows = list_runs(runs_dir, agent=agent, suite=suite, limit=limit)
+    if as_json:
+        console.print_json(json.dumps(rows, default=str))
+        return 0
+    table = Table(title=f"runs in {runs_dir}")
+    for col in ("run", "created", "agent", "suite", "sessions", "episodes", "success"):
+        table.add_column(col)
+    for r in rows:
+        tags = r.get("tags") or {}
+        rate = r["success_rate"]
+        table.add_row(
+            r["run_id"],
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(float(r.get("created") or 0))),
+            str(tags.get("agent", "")),
+            str(tags.get("suite", "")),
+            str(r["sessions"]),
+            str(r["episodes"]),
+            f"{100 * rate:.1f}%" if rate is not None else "-",
+        )
+    console.print(table)
+    if not rows:
+        console.print(f"no runs under {runs_dir}")
+    return 0
+
+
 def run_regrade(run: str, runs_dir: Path, console: Console, as_json: bool = False) -> int:
     report = episodes.RunReport()
-    rows = regrade.regrade(episodes.run_dir(runs_dir, run), report=report)
+    rows = regrade.regrade(resolve_run(run, runs_dir), report=report)
     result = regrade.summary(rows)
     result["notes"] = report.lines()
     if as_json:
@@ -64,8 +192,11 @@ def run_replay(
     each replay and a determinism report per family; 0 when every replay matched."""
     from palaestra.client import Client
 
-    run, _, key = target.partition("/")
-    path = episodes.run_dir(runs_dir, run)
+    if is_eval_folder(target):
+        path, key = resolve_run(target, runs_dir), ""
+    else:
+        run, _, key = target.partition("/")
+        path = resolve_run(run, runs_dir)
     chosen = [episodes.find(path, key)] if key else list(episodes.read_run(path))
     by_family: dict[str, list[replay.Replayed]] = {}
     with gateway() as url:
@@ -94,7 +225,7 @@ def run_export(
     console: Console,
     filters: export.Filters,
 ) -> int:
-    result = export.export(episodes.run_dir(runs_dir, run), fmt, out, filters)
+    result = export.export(resolve_run(run, runs_dir), fmt, out, filters)
     for line in result.lines():
         console.print(line)
     console.print(f"families: {json.dumps(result.by_family)}; {result.seconds:.2f} s")

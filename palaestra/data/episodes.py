@@ -42,6 +42,20 @@ class Episode:
         return {"score": v.get("score"), "success": v.get("success"), "error": v.get("error")}
 
     @property
+    def instruction(self) -> str:
+        """The instruction the agent was given: the goal the env showed at reset when it shows
+        one (a MiniWoB episode's own "Click on Tab #1.", drawn from its seed), else the task
+        view's instruction (``info["task"]``, what ``Task.agent_view`` gave). Never the
+        suite's generic description when the episode had its own."""
+        obs = self.reset.get("observation")
+        goal = obs.get("goal") if isinstance(obs, dict) else None
+        if isinstance(goal, str) and goal.strip():
+            return goal
+        view = (self.reset.get("info") or {}).get("task") or {}
+        found = view.get("instruction") if isinstance(view, dict) else None
+        return str(found or self.meta.get("task") or "")
+
+    @property
     def family(self) -> str:
         env = str(self.meta.get("env") or "")
         return env.split("/")[-1].rsplit("-v", 1)[0] if env else ""

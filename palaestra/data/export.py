@@ -128,7 +128,7 @@ def row(ep: Episode) -> dict[str, Any]:
         "env": ep.meta.get("env"),
         "family": ep.family,
         "task": ep.meta.get("task"),
-        "goal": _goal(ep),
+        "goal": ep.instruction,
         "seed": ep.seed,
         "agent": (ep.meta.get("tags") or {}).get("agent"),
         "score": float(v["score"] or 0.0),
@@ -180,7 +180,7 @@ def conversation(ep: Episode) -> dict[str, Any]:
     """One episode as an OpenAI chat: the observation as a user turn (text and image parts),
     each action as an assistant tool call, its outcome as the tool's answer."""
     messages: list[dict[str, Any]] = [
-        {"role": "system", "content": f"You act in {ep.meta.get('env')}. Task: {_goal(ep)}"},
+        {"role": "system", "content": f"You act in {ep.meta.get('env')}. Task: {ep.instruction}"},
         _user(ep, ep.reset.get("observation")),
     ]
     for i, step in enumerate(ep.steps, 1):
@@ -270,13 +270,6 @@ def _is_image(value: Any) -> bool:
 
 def _action_text(action: Any) -> str:
     return action if isinstance(action, str) else json.dumps(action, default=str)
-
-
-def _goal(ep: Episode) -> str:
-    task = (ep.reset.get("info") or {}).get("task") or {}
-    obs = ep.reset.get("observation") or {}
-    goal = task.get("goal") or task.get("instruction") or obs.get("goal") or ep.meta.get("task")
-    return str(goal or "")
 
 
 def _counts(kept: list[Episode]) -> dict[str, dict[str, int]]:

@@ -89,6 +89,9 @@ class LocalWorker(SocketWorker):
             self.name,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
+            # a session of its own: a Ctrl-C in the terminal reaches the gateway (which stops
+            # its workers in order), never the workers and their browsers mid-episode
+            start_new_session=True,
             **account,
         )
         await self.connect(asyncio.get_running_loop().time() + START_TIMEOUT_S)

@@ -107,11 +107,25 @@ def test_unreachable_model_is_an_error_not_a_failure(gateway, tmp_path):
         url=gateway,
         out=tmp_path,
     )
+    summary = run_eval(config.model_copy(update={"limit": 3}))
+    results = read_results(tmp_path)
+    # one check before the first episode, then every episode is that error (none played)
+    assert len(results) == 3 and all(r.steps == 0 and r.session_id is None for r in results)
+    r = results[0]
+    assert r.status == "error" and r.error_kind == "model" and "failed after 2 tries" in r.error
+    assert "checked before the first episode" in r.error
+    assert summary.errors == 3 and summary.scored == 0 and summary.error_kinds == {"model": 3}
+    assert summary.error_examples[0]["count"] == 3
+    assert "errors (not failures)" in (tmp_path / "report.md").read_text()
+
+
+def test_a_missing_key_is_named_before_any_episode(gateway, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config = EvalConfig(suite="usersim", limit=1, agent="openai:m", url=gateway, out=tmp_path)
     summary = run_eval(config)
     (r,) = read_results(tmp_path)
-    assert r.status == "error" and r.error_kind == "model" and "failed after 2 tries" in r.error
-    assert summary.errors == 1 and summary.scored == 0 and summary.error_kinds == {"model": 1}
-    assert "errors (not failures)" in (tmp_path / "report.md").read_text()
+    assert r.error_kind == "model" and "no API key" in r.error and "$OPENAI_API_KEY" in r.error
+    assert summary.errors == 1 and r.session_id is None
 
 
 def test_server_errors_past_the_retry_bound(gateway, tmp_path, fake_openai):
@@ -127,7 +141,7 @@ def test_bad_agent_options_name_the_known_ones(gateway, tmp_path):
         suite="usersim", agent="openai:m", agent_options={"temperatur": 0}, url=gateway,
         out=tmp_path,
     )  # fmt: skip
-    with pytest.raises(InvalidRequest, match=r"temperatur.*temperature"):
+    with pytest.raises(InvalidRequest, match=r"temperatur'\]; did you mean 'temperature'\?"):
         run_eval(config)
 
 

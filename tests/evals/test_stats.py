@@ -58,3 +58,16 @@ def test_compare_pairs_only_shared_episodes():
     assert out["pairs"] == 2 and out["unpaired"] == 2
     assert (out["only_a"], out["only_b"]) == (0, 1) and out["mcnemar_p"] == 1.0
     assert out["per_task"]["x"]["diff"] == 1.0 and math.isclose(out["mean_score_diff"], 0.5)
+
+
+def test_compare_refuses_runs_without_a_paired_episode_and_says_why():
+    from palaestra.errors import InvalidRequest
+
+    a = [ep("x", 0, 0, True)]
+    other_suite = [EpisodeResult(suite="t", task="y", seed=0, attempt=0, agent="a")]
+    with pytest.raises(InvalidRequest, match=r"no episode .* both runs; .*different suites"):
+        stats.compare(a, other_suite)
+    with pytest.raises(InvalidRequest, match=r"share no seed \(A: \[0\], B: \[1\]\)"):
+        stats.compare(a, [ep("x", 1, 0, True)])
+    with pytest.raises(InvalidRequest, match=r"run B scored no episode"):
+        stats.compare(a, [ep("x", 0, 0, False, "error")])
