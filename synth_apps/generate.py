@@ -43,6 +43,12 @@ MAX_TRIES = 40
 MAX_OTHERS = 80
 
 
+#: rule keywords any reason may use in passing: they name no rule alone (the "others" of an
+#: infeasible check are the distinctive words of the rules that do not block)
+COMMON_WORDS = {"already", "before", "after", "length", "invalid", "available", "enough"}
+COMMON_WORDS |= {"nothing", "exists", "balance", "booked", "characters", "maximum"}
+
+
 class GenerationError(ValueError):
     """A template that cannot be grounded (no row qualifies, every draw breaks a rule)."""
 
@@ -255,7 +261,12 @@ class TaskGenerator:
         verifier = {
             "kind": "all",
             "checks": [
-                {"kind": "infeasible", "keywords": keywords, "evidence": evidence},
+                {
+                    "kind": "infeasible",
+                    "keywords": keywords,
+                    "evidence": evidence,
+                    "others": self._other_rules([*keywords, rule.message]),
+                },
                 *_gates([*unchanged, *self._untouched({})]),
             ],
         }
@@ -311,6 +322,7 @@ class TaskGenerator:
                     "kind": "infeasible",
                     "keywords": list(missing.values()),
                     "evidence": [{"list": self.spec.pages.index(page)}],
+                    "others": self._other_rules(list(missing.values())),
                 },
                 *_gates([*self._counts_unchanged(), *self._untouched({})]),
             ],
@@ -332,6 +344,20 @@ class TaskGenerator:
         return self._task(t, scope, verifier, plan, mutations)
 
     # ----- grounding helpers ----------------------------------------------------------------
+    def _other_rules(self, keywords: list[str]) -> list[str]:
+        """The keywords of the app's rules that do not block this task: an infeasibility
+        report that names one claims a rule that does not apply (the candidate rules of an
+        app stuffed into one reason), and fails."""
+        own = [k.casefold() for k in keywords]
+        words = {
+            k.casefold()
+            for op in self.spec.operations.values()
+            for rule in op.rules
+            for k in rule.keywords
+            if (" " in k or len(k) >= 6) and k.casefold() not in COMMON_WORDS
+        }
+        return sorted(w for w in words if not any(w in o or o in w for o in own))
+
     def _gen_functions(self, rng: random.Random, fake: Faker) -> dict[str, Any]:
         return {
             **expr.FUNCTIONS,

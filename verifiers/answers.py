@@ -221,7 +221,7 @@ def normalize_text(text: str) -> str:
     return " ".join(re.sub(r"[^\w:@.\-]+", " ", text).replace(". ", " ").split()).strip(" .")
 
 
-def _mentions(said: str, value: str) -> bool:
+def mentions(said: str, value: str) -> bool:
     """``value`` occurs in ``said`` (normalized, space-padded) as whole words."""
     value = normalize_text(value)
     return value != "" and f" {value} " in said
@@ -232,7 +232,7 @@ def says(text: str, fact: str, year: int = DEFAULT_YEAR) -> bool:
     communicate): a number by value, a time, date, phone or email by its key, else the words."""
     kind = kind_of(fact, "number" if _is_amount(fact) else "text")
     if kind == "text":
-        return _mentions(f" {normalize_text(text)} ", fact)
+        return mentions(f" {normalize_text(text)} ", fact)
     want = key(fact, kind, year)
     return any(k & want for k in scan(text, year).keys(kind))
 
@@ -372,13 +372,13 @@ def _text_problem(
     answer: str, expected: str, others: Iterable[str], app: AppValues | None
 ) -> str | None:
     said = f" {normalize_text(answer)} "
-    if not _mentions(said, expected):
+    if not mentions(said, expected):
         return "not the value"
     want = normalize_text(expected)
     pool = {normalize_text(o) for o in others}
     if app is not None:
         pool |= app.text_candidates(expected)
-    rivals = [o for o in pool if o and o not in want and want not in o and _mentions(said, o)]
+    rivals = [o for o in pool if o and o not in want and want not in o and mentions(said, o)]
     return "it names other candidates too" if rivals else None
 
 

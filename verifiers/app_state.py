@@ -152,7 +152,9 @@ def _infeasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     reported the task infeasible, its reason is short and names the cause (any keyword,
     case-insensitive), and, with ``evidence``, the session's visit log holds a visit matching
     one item (e.g. ``{"view": "train", "id": 12}``, ``{"op": "book", "refused": "..."}``,
-    ``{"list": 0}``): a report counts only when the agent looked."""
+    ``{"list": 0}``): a report counts only when the agent looked. It names none of ``others``
+    (the distinctive words of the app's rules that do not block): a reason naming the
+    candidate rules is guessing, and a claim of a rule that does not apply is false."""
     state = probe.read()
     reasons = _chat(state, INFEASIBLE)
     if not reasons:
@@ -165,6 +167,8 @@ def _infeasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
         problem = f"{len(reason)} characters: a reason names the cause, not every rule"
     elif keywords and not any(k in said for k in keywords):
         problem = "the reason does not name the cause"
+    elif named := [o for o in spec.get("others", []) if answers.mentions(f" {said} ", o)]:
+        problem = f"the reason claims a rule that does not block ({named[0]!r})"
     elif spec.get("evidence") and seen(visits(state), spec["evidence"]) is None:
         problem = "the agent never looked (no visit to what makes it infeasible)"
     detail = f"reason {reason[:200]!r}" + (f": {problem}" if problem else "")

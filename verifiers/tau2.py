@@ -15,6 +15,9 @@ in ``tau2_reward``, so a score is comparable with published ones):
 - ``COMMUNICATE`` counts whenever the task lists information to tell, also where tau2's
   ``reward_basis`` leaves it out (retail's information-only tasks would otherwise be won by
   saying nothing: their world does not change).
+- ``COMMUNICATE`` accepts a value in any format (``$1,000.00`` for ``1000``, ``2:05 PM`` for
+  ``14:05``), read by :mod:`palaestra.verifiers.answers`: tau2's substring test fails a correct
+  agent that formats a number its own way. ``tau2_reward`` keeps tau2's test.
 - A write the user did not explicitly agree to (the env's ``violations``) fails the episode:
   both tau2 policies demand that confirmation and tau2's reward never checks it.
 - ``NL_ASSERTION`` is judged only when a judge endpoint is configured (``PALAESTRA_JUDGE_URL``,
@@ -30,6 +33,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from palaestra.verifiers import answers
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
 #: tau2's reward terms (``RewardType``); a task's ``reward_basis`` names some of them
@@ -80,6 +84,13 @@ def action_matches(gold: Mapping[str, Any], call: Mapping[str, Any], *, lenient:
 def told(said: list[str], info: str) -> bool:
     """tau2's COMMUNICATE test for one string."""
     return any(info.lower() in text.lower().replace(",", "") for text in said)
+
+
+def told_any_format(said: list[str], info: str) -> bool:
+    """Our COMMUNICATE test: tau2's, or the value in any format (``$1,000.00`` for
+    ``1000``, ``2:05 PM`` for ``14:05``), read as every family's answers are
+    (:mod:`palaestra.verifiers.answers`); ``tau2_reward`` keeps tau2's own test."""
+    return told(said, info) or any(answers.says(text, info) for text in said)
 
 
 def _term(name: str, ok: bool, detail: str) -> CheckResult:
@@ -137,7 +148,7 @@ def _tau2(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
         )
     info = spec.get("communicate_info") or []
     if info:
-        untold = [i for i in info if not told(state["said"], i)]
+        untold = [i for i in info if not told_any_format(state["said"], i)]
         terms.append(
             _term(
                 "COMMUNICATE",
@@ -146,7 +157,7 @@ def _tau2(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
             )
         )
         if "COMMUNICATE" in basis:
-            tau2_terms.append(not untold)
+            tau2_terms.append(all(told(state["said"], i) for i in info))
     assertions = spec.get("nl_assertions") or []
     if "NL_ASSERTION" in basis and assertions:
         verdicts = judge(state["transcript"], assertions)

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from typing import Any
 
+from palaestra.verifiers import answers
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -184,6 +185,11 @@ def _is_time(fact: str) -> bool:
 
 
 def _said(texts: list[str], fact: str) -> bool:
+    """A fact was told in any format: :func:`palaestra.verifiers.answers.says` (the reading
+    every family's answers share: "+44 1223 238596", "2:05 PM", "$1,000.00"), or this
+    module's own (numbers in words, "noon")."""
+    if any(answers.says(t, fact) for t in texts):
+        return True
     if _is_time(fact):
         return any(fact in times(t) for t in texts)
     try:
@@ -225,17 +231,28 @@ def _value(text: str) -> str:
 
 
 def _kind_values(fact: str, text: str) -> set[str]:
-    """The values of ``fact``'s kind in ``text``, each as a comparable key."""
+    """The values of ``fact``'s kind in ``text``, each as a comparable key (a phone number in
+    any format as its national digits)."""
     if _is_time(fact):
         return times(text)
+    if answers.kind_of(fact) == "phone":
+        return {k for keys in answers.scan(text).keys("phone") for k in keys}
     return {_value(m.group(0)) for m in shape(fact).finditer(text)}
+
+
+def _fact_key(fact: str) -> str:
+    if _is_time(fact):
+        return fact
+    if answers.kind_of(fact) == "phone":
+        return answers.phone_key(fact)
+    return _value(fact)
 
 
 def precision(said: list[str], heard: list[str], facts: list[str]) -> tuple[float, int]:
     """The share of the values of the facts' kinds the assistant told that are the facts (the
     values the user said first left out: echoing them back is no claim), and how many values
     were told."""
-    wanted = {f if _is_time(f) else _value(f) for f in facts}
+    wanted = {_fact_key(f) for f in facts}
     from_user = {v for f in facts for t in heard for v in _kind_values(f, t)}
     told = {v for f in facts for t in said for v in _kind_values(f, t)} - (from_user - wanted)
     if not told:
@@ -294,30 +311,66 @@ def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """The request could not be granted, and the assistant refused with its evidence: the
     tool-call log shows it looked the request up (``looked``: calls, any one of them), and a
     later message says no in any words and names the blocking rule or value (one phrase of
-    each of ``reason``'s groups), in at most :data:`REFUSAL_WORDS` words (not a dump) and
-    without restating or naming :data:`STUFFED` other rules (``policy``: the written rules'
-    content words; ``others``: the other refusal rules' own words)."""
+    each of ``reason``'s groups), in at most :data:`REFUSAL_WORDS` words (not a dump), without
+    restating :data:`STUFFED` written rules (``policy``: their content words). And every claim
+    is true: no refusal after the lookup makes the claim of a rule that does not block the
+    request (``others``: each other rule's claim words), and a count of seats or guests it
+    gives is the world's (:func:`false_count`): the candidate rules of an intent listed in one
+    refusal, or the blocking rule with a wrong number, is guessing, not refusing."""
     state = probe.read()
     after = looked(state["calls"], spec.get("looked", []))
     if after is None and spec.get("looked"):
         return CheckResult("usersim_refused", False, 0.0, "refused without looking it up")
+    heard = state.get("heard", [])
     why = "no refusal named the reason"
+    passed = False
     for said in state["said"][after or 0 :]:
         text = prose(said)
         low = normalize(text)
-        if not _POLARITY.search(_HEDGES.sub(" ", low)) or not names(text, spec["reason"]):
+        if not _POLARITY.search(_HEDGES.sub(" ", low)):
+            continue
+        wrong = [words for words in spec.get("others", []) if names(text, words)]
+        if wrong:
+            phrase = " / ".join(wrong[0][0])
+            return CheckResult(
+                "usersim_refused", False, 0.0, f"it claims a rule that does not block: {phrase}"
+            )
+        lie = false_count(text, spec["reason"], heard)
+        if lie is not None:
+            return CheckResult("usersim_refused", False, 0.0, f"a false count: {lie}")
+        if passed or not names(text, spec["reason"]):
             continue
         if len(low.split()) > REFUSAL_WORDS:
             why = f"the reason is said only inside a dump (over {REFUSAL_WORDS} words)"
-        elif (
-            restated(low, spec.get("policy", []))
-            + sum(names(text, words) for words in spec.get("others", []))
-            >= STUFFED
-        ):
-            why = "the refusal names many rules (stuffing), not the reason"
+        elif restated(low, spec.get("policy", [])) >= STUFFED:
+            why = "the refusal restates the policy (stuffing), not the reason"
         else:
-            return CheckResult("usersim_refused", True, 1.0, "refused, naming the reason")
+            passed = True
+    if passed:
+        return CheckResult("usersim_refused", True, 1.0, "refused, naming the reason")
     return CheckResult("usersim_refused", False, 0.0, why)
+
+
+_COUNT = re.compile(
+    rf"\b(\d+|{'|'.join(_WORDS[:21])})\s+(?:more\s+|free\s+|available\s+|open\s+)?"
+    r"(?:seats?|spaces?|places?|rooms?|tables?|people|guests|passengers|persons?)\b"
+)
+
+
+def false_count(text: str, reason: list[list[str]], heard: list[str]) -> str | None:
+    """A count of seats, rooms or guests ``text`` gives that is neither the rule's own (its
+    ``#n`` phrases) nor one the user said (their party): a made-up number, or a hedge of
+    several. None when every count is true (or the rule counts nothing)."""
+    true = {float(p[1:]) for group in reason for p in group if p.startswith("#")}
+    if not true:
+        return None
+    said_by_user = {n for h in heard for n in numbers(h)}
+    for m in _COUNT.finditer(normalize(text)):
+        word = m.group(1)
+        n = float(_WORDS.index(word)) if word in _WORDS else float(word)
+        if n not in true and n not in said_by_user:
+            return m.group(0)
+    return None
 
 
 def prose(text: str) -> str:

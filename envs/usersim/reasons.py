@@ -139,22 +139,29 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-#: each rule's own words, the fewest that name it: a refusal that names several other rules
-#: too is keyword stuffing (a legitimate one names at most one in passing)
+#: each rule's claim, in the fewest words that make it: a refusal that makes the claim of a rule
+#: that does not block the request names a candidate rule that does not apply, and fails (an
+#: agent that lists the intent's candidate rules is guessing, not refusing). The words are the
+#: rule's claim, not its topic ("already departed", not "depart": a flight's departure may be
+#: named in any refusal), and a word another domain uses for something else is left out
+#: ("sold out" is a full train as well as an empty shelf)
 WORDS: dict[str, Groups] = {
-    "cancel_window": [["24 hour", "insur"]],
-    "certificate_eligibility": [["gold"]],
+    "cancel_window": [["24 hour", "twenty four hour", "insur"]],
+    "certificate_eligibility": [["certificate"]],
     "basic_economy": [["basic economy"]],
-    "departed": [["depart"]],
-    "seats_left": [["seat", "space"], ["left", "remain"]],
-    "party_limit": [["at most", "up to", "maximum", "max"], ["people", "guests", "party"]],
-    "cancel_before_day": [["before"], ["day"]],
-    "already_cancelled": [["already cancel", "been cancel", "was cancel"]],
-    "out_of_stock": [["out of stock", "sold out"]],
+    "departed": [["already departed", "has departed", "already left", "has left", "took off"]],
+    "seats_left": [["seat", "space", "place"], ["left", "remain"]],
+    "party_limit": [["at most", "up to", "maximum", "limit"], ["people", "guests", "party"]],
+    "cancel_before_day": [["before"], ["check in day", "day of", "same day", "arrival day"]],
+    "already_cancelled": [["already cancel", "been cancel", "was cancel", "previously cancel"]],
+    "out_of_stock": [["out of stock", "not in stock", "no stock"]],
     "return_pending": [["return", "exchange"], ["requested", "pending"]],
-    "delivered": [["deliver"]],
+    "delivered": [["been delivered", "already delivered", "was delivered"]],
     "train_full": [["not enough"], ["seat"]],
 }
+#: rules that make one claim in two domains' words (a full train, the seats left): naming the
+#: kin of the blocking rule is naming it
+KIN: dict[str, set[str]] = {"seats_left": {"train_full"}, "train_full": {"seats_left"}}
 
 
 def reason(text: str, today: str | None = None) -> dict[str, Any]:
@@ -164,7 +171,8 @@ def reason(text: str, today: str | None = None) -> dict[str, Any]:
     for rule in RULES:
         found = re.search(rule.pattern, why, re.IGNORECASE)
         if found:
-            others = [words for name, words in WORDS.items() if name != rule.name]
+            kin = {rule.name, *KIN.get(rule.name, ())}
+            others = [words for name, words in WORDS.items() if name not in kin]
             return {"rule": rule.name, "reason": rule(found, today), "others": others}
     raise ValueError(f"no refusal rule matches the reason {why!r}: add it to reasons.RULES")
 
