@@ -38,7 +38,10 @@ MAX_OTHER_FACTS = 2
 DEFAULT_YEAR = 2026
 
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MON = rf"({'|'.join(_MONTHS)})[a-z]*\.?"
+_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august"]
+_MONTH_NAMES += ["september", "october", "november", "december", "sept"]
+#: a month's name or its abbreviation, a whole word ("maybe" is no May)
+_MON = rf"({'|'.join(_MONTH_NAMES + _MONTHS)})\b\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DATES = (
@@ -112,7 +115,8 @@ def _date_keys(groups: tuple[str | None, ...], form: str, year: int) -> frozense
         cands = [(y, int(g[0] or 0), int(g[1] or 0)), (y, int(g[1] or 0), int(g[0] or 0))]
     else:
         day, mon, said = (g[0], g[1], g[2]) if form == "dmy" else (g[1], g[0], g[2])
-        cands = [(int(said) if said else year, _MONTHS.index(str(mon)) + 1, int(day or 0))]
+        month = _MONTHS.index(str(mon)[:3]) + 1
+        cands = [(int(said) if said else year, month, int(day or 0))]
     return frozenset(f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in cands if _real(y, m, d))
 
 
@@ -154,7 +158,9 @@ def scan(text: str, year: int = DEFAULT_YEAR) -> Scan:
         take("email", frozenset({m.group(0).strip(".")}), m.span())
     for pattern, form in _DATES:
         for m in list(pattern.finditer(low)):
-            take("date", _date_keys(m.groups(), form, year), m.span())
+            keys = _date_keys(m.groups(), form, year)
+            if keys:  # "May 60" is no day: its number stays a number
+                take("date", keys, m.span())
     for m in [*_CLOCK.finditer(low), *_HOUR.finditer(low)]:
         if not low[m.start() : m.end()].strip():
             continue  # already taken by the other clock form

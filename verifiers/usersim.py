@@ -351,8 +351,11 @@ def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     return CheckResult("usersim_refused", False, 0.0, why)
 
 
+_COUNT_WORD = rf"(\d+|{'|'.join(_WORDS[:21])})"
+#: a count of places or people, or a hedge of two ("3 or 4 seats")
 _COUNT = re.compile(
-    rf"\b(\d+|{'|'.join(_WORDS[:21])})\s+(?:more\s+|free\s+|available\s+|open\s+)?"
+    rf"\b{_COUNT_WORD}(?:\s*(?:or|to|-)\s*{_COUNT_WORD})?\s+"
+    r"(?:more\s+|free\s+|available\s+|open\s+)?"
     r"(?:seats?|spaces?|places?|rooms?|tables?|people|guests|passengers|persons?)\b"
 )
 
@@ -366,10 +369,10 @@ def false_count(text: str, reason: list[list[str]], heard: list[str]) -> str | N
         return None
     said_by_user = {n for h in heard for n in numbers(h)}
     for m in _COUNT.finditer(normalize(text)):
-        word = m.group(1)
-        n = float(_WORDS.index(word)) if word in _WORDS else float(word)
-        if n not in true and n not in said_by_user:
-            return m.group(0)
+        for word in filter(None, m.groups()):
+            n = float(_WORDS.index(word)) if word in _WORDS else float(word)
+            if n not in true and n not in said_by_user:
+                return m.group(0)
     return None
 
 
