@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from typer.core import TyperCommand
 
 app = typer.Typer(
     help="palaestra: agent environments behind one Gymnasium API and an HTTP gateway.",
@@ -38,12 +40,12 @@ def serve(
     host: Annotated[
         str | None, typer.Option(help="Address to bind (loopback unless API keys are set)")
     ] = None,
-    port: Annotated[int | None, typer.Option(help="TCP port [default: 8000]")] = None,
+    port: Annotated[int | None, typer.Option(help="TCP port \\[default: 8000]")] = None,
     workers: Annotated[
-        int | None, typer.Option(help="Worker processes hosting env sessions [default: 2]")
+        int | None, typer.Option(help="Worker processes hosting env sessions \\[default: 2]")
     ] = None,
     backend: Annotated[
-        str | None, typer.Option(help="Worker backend: local, docker or ray [default: local]")
+        str | None, typer.Option(help="Worker backend: local, docker or ray \\[default: local]")
     ] = None,
     ray_address: Annotated[
         str | None,
@@ -218,7 +220,7 @@ def validate(
     ] = True,
     report: Annotated[
         Path | None,
-        typer.Option(help="Where to write the report [default: the suite's report.json]"),
+        typer.Option(help="Where to write the report \\[default: the suite's report.json]"),
     ] = None,
     record: Annotated[
         bool,
@@ -351,12 +353,48 @@ def _adversary_cell(result: dict[str, Any] | None) -> str:
     return f"{result.get('reward', 0):.2f}"
 
 
-@app.command(name="eval")
+compare_app = typer.Typer(add_completion=False)
+
+
+@compare_app.command()
+def compare(
+    a: Annotated[Path, typer.Argument(help="The baseline run's results folder (eval --out)")],
+    b: Annotated[Path, typer.Argument(help="The other run's results folder")],
+    out: Annotated[Path | None, typer.Option(help="Also write the comparison as Markdown")] = None,
+) -> None:
+    """Paired comparison of two evaluations over the episodes (task, seed, attempt) both
+    scored: success with the exact McNemar test, score with a paired permutation test, and
+    per task. Runs without a paired episode are refused, saying why (exit 2)."""
+    from palaestra.errors import PalaestraError
+    from palaestra.evals import terminal
+
+    try:
+        terminal.compare_runs(a, b, console, out)
+    except PalaestraError as exc:
+        err_console.print(f"[red]error:[/] {exc.detail}")
+        raise typer.Exit(2) from None
+
+
+class EvalCommand(TyperCommand):
+    """``palaestra eval``, where ``eval compare A B`` (and ``eval compare --help``) is the
+    ``compare`` command: a suite is never named "compare"."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] == "compare":
+            cmd = typer.main.get_command(compare_app)
+            with cmd.make_context(f"{ctx.command_path} compare", args[1:]) as sub:
+                cmd.invoke(sub)
+            ctx.exit(0)
+        return list(super().parse_args(ctx, args))
+
+
+@app.command(name="eval", cls=EvalCommand)
 def eval_(
     targets: Annotated[
         list[str],
         typer.Argument(
-            help="SUITE, or SUITE/TASK ... of one suite; or `compare A B` (two --out folders)"
+            help="SUITE, or SUITE/TASK ... of one suite; or `compare A B` (two --out folders, "
+            "see `palaestra eval compare --help`)"
         ),
     ],
     agent: Annotated[
@@ -392,25 +430,31 @@ def eval_(
     ] = None,
     infra_retries: Annotated[int, typer.Option(help="Retries of infrastructure errors")] = 2,
     record: Annotated[bool, typer.Option(help="Record each episode's trajectory")] = True,
-    run: Annotated[str | None, typer.Option(help="The recorded run's name (docs/data.md)")] = None,
+    run: Annotated[
+        str | None,
+        typer.Option(help="The recorded run's name (docs/data.md) \\[default: eval-SUITE-AGENT-…]"),
+    ] = None,
     workers: Annotated[int, typer.Option(help="Worker processes of the local gateway")] = 2,
+    allow_errors: Annotated[
+        bool,
+        typer.Option(help="Exit 0 even when episodes errored (they are still reported)"),
+    ] = False,
 ) -> None:
     """Evaluate an agent on a suite; `palaestra eval compare A B` compares two runs.
 
     Results are appended per episode to OUT/results.jsonl (rerun to resume; Ctrl-C keeps what
-    finished), with OUT/summary.json, OUT/report.md and a plot.
+    finished), with OUT/summary.json, OUT/report.md and a plot. Episodes that errored (the
+    agent raised, the model endpoint failed, the platform failed) are counted apart from
+    failures, shown with their tracebacks, and make the exit status 1 (see --allow-errors);
+    Ctrl-C stops after the episodes in flight and exits 130.
     """
     from pydantic import ValidationError
 
     from palaestra.errors import PalaestraError
     from palaestra.evals import EvalConfig, terminal
+    from palaestra.evals.runner import Runner
 
     try:
-        if targets[0] == "compare":
-            if len(targets) != 3:
-                raise typer.BadParameter("compare takes two results folders: compare A B")
-            terminal.compare_runs(Path(targets[1]), Path(targets[2]), console)
-            return
         suite, task_ids = terminal.targets(targets)
         options = terminal.parse_options(option or [])
         if base_url:
@@ -433,25 +477,54 @@ def eval_(
             api_key=api_key,
             out=out,
         )
-        if url is None:
-            from palaestra.server.runner import gateway_thread
-            from palaestra.server.settings import Settings
+        shown = Runner(config)
+        where = f" (recorded as run {shown.run_name()})" if record else ""
+        err_console.print(f"{agent} on {suite}: results in {shown._out()}{where}")
+        with _stop_on_ctrl_c() as cancel:
+            if url is None:
+                from palaestra.server.runner import gateway_thread
+                from palaestra.server.settings import Settings
 
-            err_console.print(f"starting a local gateway with {workers} workers ...")
-            with gateway_thread(Settings(workers=workers)) as local:
-                config = config.model_copy(update={"url": local})
-                summary = terminal.run_with_progress(config, err_console)
-        else:
-            summary = terminal.run_with_progress(config, err_console)
+                err_console.print(f"starting a local gateway with {workers} workers ...")
+                with gateway_thread(Settings(workers=workers)) as local:
+                    config = config.model_copy(update={"url": local})
+                    summary = terminal.run_with_progress(config, err_console, cancel)
+            else:
+                summary = terminal.run_with_progress(config, err_console, cancel)
     except (PalaestraError, ValidationError, ValueError) as exc:
         detail = getattr(exc, "detail", None) or str(exc)
         err_console.print(f"[red]error:[/] {detail}")
         raise typer.Exit(2) from None
+    except KeyboardInterrupt:  # a second Ctrl-C, or one before the first episode
+        err_console.print("interrupted")
+        raise typer.Exit(130) from None
     terminal.print_summary(summary, console)
     if summary.cancelled:
         raise typer.Exit(130)  # interrupted: what finished is kept, a rerun continues
-    if summary.errors:
+    if summary.errors and not allow_errors:
         raise typer.Exit(1)
+
+
+@contextlib.contextmanager
+def _stop_on_ctrl_c() -> Iterator[threading.Event]:
+    """The first Ctrl-C sets the event (the runner lets the episodes in flight end, then
+    summarizes) and says so in one line; a second one interrupts at once."""
+    cancel = threading.Event()
+
+    def on_int(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        err_console.print("stopping: episodes in flight are ended (Ctrl-C again to quit now)")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+    previous = signal.signal(signal.SIGINT, on_int)
+    try:
+        yield cancel
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class Layout(StrEnum):
@@ -696,13 +769,16 @@ def _synth_summary(report: dict[str, Any]) -> None:
 @usersim_app.command("fidelity")
 def usersim_fidelity(
     domain: Annotated[
-        list[str] | None, typer.Option("--domain", "-d", help="Domain (repeatable) [default: all]")
+        list[str] | None,
+        typer.Option("--domain", "-d", help="Domain (repeatable) \\[default: all]"),
     ] = None,
     tasks_per_domain: Annotated[
         int, typer.Option("--tasks", min=1, help="Tasks per domain from the usersim suite")
     ] = 40,
     seeds: Annotated[int, typer.Option(min=1, help="Seeds (personas) per task and assistant")] = 2,
-    persona: Annotated[str | None, typer.Option(help="Fix the persona [default: by seed]")] = None,
+    persona: Annotated[
+        str | None, typer.Option(help="Fix the persona \\[default: by seed]")
+    ] = None,
     llm_url: Annotated[
         str | None,
         typer.Option(help="Measure the LLM mode: an OpenAI-compatible base URL (…/v1)"),
@@ -771,11 +847,11 @@ def usersim_fidelity(
 def usersim_tau2_fidelity(
     domain: Annotated[
         list[str] | None,
-        typer.Option("--domain", "-d", help="retail or telecom (repeatable) [default: both]"),
+        typer.Option("--domain", "-d", help="retail or telecom (repeatable) \\[default: both]"),
     ] = None,
     tasks_per_domain: Annotated[
         int | None,
-        typer.Option("--tasks", min=1, help="Tasks per domain, spread over it [default: all]"),
+        typer.Option("--tasks", min=1, help="Tasks per domain, spread over it \\[default: all]"),
     ] = None,
     out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
     failures: Annotated[bool, typer.Option(help="Also list the tasks behind each miss")] = False,
@@ -815,8 +891,28 @@ class ExportFormat(StrEnum):
 
 
 RunsDir = Annotated[
-    Path | None, typer.Option(help="Where runs are recorded [default: $PALAESTRA_HOME/runs]")
+    Path | None, typer.Option(help="Where runs are recorded \\[default: $PALAESTRA_HOME/runs]")
 ]
+RUN_HELP = "A run's name (`palaestra runs`) or the results folder of the eval that recorded it"
+
+
+@app.command()
+def runs(
+    agent: Annotated[str | None, typer.Option(help="Runs of this agent only")] = None,
+    suite: Annotated[str | None, typer.Option(help="Runs of this suite only")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="The newest N runs")] = 50,
+    runs_dir: RunsDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+) -> None:
+    """List recorded runs, newest first: name, agent, suite, sessions, episodes, success."""
+    from palaestra.data import commands
+
+    where = runs_dir or commands.default_runs_dir()
+    _data_command(
+        lambda: commands.run_runs(
+            where, console, agent=agent, suite=suite, limit=limit, as_json=as_json
+        )
+    )
 
 
 def _data_command(work: Any) -> None:
@@ -834,7 +930,7 @@ def _data_command(work: Any) -> None:
 
 @app.command()
 def regrade(
-    run: Annotated[str, typer.Argument(help="The run's name")],
+    run: Annotated[str, typer.Argument(help=RUN_HELP)],
     runs_dir: RunsDir = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
 ) -> None:
@@ -849,7 +945,11 @@ def regrade(
 @app.command()
 def replay(
     target: Annotated[
-        str, typer.Argument(help="RUN (every episode), RUN/SESSION or RUN/SESSION/EPISODE")
+        str,
+        typer.Argument(
+            help="RUN or an eval's results folder (every episode), RUN/SESSION or "
+            "RUN/SESSION/EPISODE"
+        ),
     ],
     runs_dir: RunsDir = None,
     url: Annotated[
@@ -882,7 +982,7 @@ def replay(
 
 @app.command()
 def export(
-    run: Annotated[str, typer.Argument(help="The run's name")],
+    run: Annotated[str, typer.Argument(help=RUN_HELP)],
     fmt: Annotated[ExportFormat, typer.Option("--format", help="Output format")],
     out: Annotated[Path, typer.Option(help="Output folder")],
     success_only: Annotated[bool, typer.Option(help="Successful episodes only")] = False,
@@ -965,7 +1065,7 @@ def bench_web(
 @bench_app.command("synth")
 def bench_synth(
     domain: Annotated[
-        list[str] | None, typer.Option(help="Domains to synthesize (repeatable) [default: all]")
+        list[str] | None, typer.Option(help="Domains to synthesize (repeatable) \\[default: all]")
     ] = None,
     variants: Annotated[int, typer.Option(help="Variants per domain")] = 2,
     tasks: Annotated[int, typer.Option(help="Validated tasks wanted")] = 60,
@@ -980,7 +1080,7 @@ def bench_synth(
 @bench_app.command("validation")
 def bench_validation(
     family: Annotated[
-        list[str] | None, typer.Option(help="Families to measure (repeatable) [default: web]")
+        list[str] | None, typer.Option(help="Families to measure (repeatable) \\[default: web]")
     ] = None,
     tasks: Annotated[int, typer.Option(help="Validated tasks wanted per run")] = 40,
 ) -> None:

@@ -317,3 +317,87 @@ def test_a_split_keeps_only_its_tasks_and_an_empty_one_is_named(gateway, tmp_pat
     with pytest.raises(InvalidRequest, match=r"no tasks in split 'dev'") as err:
         run_eval(config(gateway, tmp_path / "dev", suite="tau2-retail", split="dev"))
     assert err.value.fields["field"] == "split"
+
+
+def test_cli_errors_exit_1_with_the_traceback_unless_allowed(gateway, tmp_path):
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+
+    args = ["eval", "faulty", "--url", gateway, "--agent", "tests.evals.test_runner:CrashingAgent"]
+    out = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert out.exit_code == 1, out.output
+    text = out.output
+    assert "1 episode(s) errored" in text and 'raise ValueError("my bug")' in text
+    assert "errors (not failures)" in text and "agent: 1" in text
+    allowed = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--allow-errors"])
+    assert allowed.exit_code == 0, allowed.output
+    typo = CliRunner().invoke(
+        app, ["eval", "faulty", "--url", gateway, "-o", "temprature=0.2", "--out", str(tmp_path)]
+    )
+    assert typo.exit_code == 2 and "has no option 'temprature'" in typo.output
+    assert CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "a")]).exit_code == 2
+
+
+def test_cli_compare_refuses_unpaired_runs(gateway, tmp_path):
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+
+    run_eval(config(gateway, tmp_path / "a", seeds=[0]))
+    run_eval(config(gateway, tmp_path / "b", seeds=[1]))
+    out = CliRunner().invoke(app, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert out.exit_code == 2 and "share no seed" in out.output.replace("\n", " ")
+
+
+class SlowAgent:
+    """Says something every 0.2 s: an evaluation long enough to interrupt."""
+
+    def reset(self, task_view: dict[str, Any]) -> None:
+        pass
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
+        import time
+
+        time.sleep(0.2)
+        return 'send_message("hello")'
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_with_one_line_the_summary_and_130(tmp_path):
+    """Ctrl-C as a terminal sends it (to the whole process group, local gateway included):
+    one line, the summary of what finished, exit 130, no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    cmd = [
+        sys.executable, "-c", "from palaestra.cli import app; app()", "eval", "usersim",
+        "--agent", "tests.evals.test_runner:SlowAgent", "--seeds", ",".join(map(str, range(40))),
+        "--max-steps", "10", "--parallel", "2", "--workers", "1", "--out", str(out),
+    ]  # fmt: skip
+    env = {**os.environ, "PALAESTRA_HOME": str(tmp_path / "home"), "COLUMNS": "120"}
+    proc = subprocess.Popen(
+        cmd, cwd=Path(__file__).parents[2], env=env, start_new_session=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            results = out / "results.jsonl"
+            if results.exists() and results.read_text().count("\n") >= 2:
+                break
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    both = stdout + stderr
+    assert proc.returncode == 130, both
+    assert stderr.count("stopping:") == 1 and "Traceback" not in both, both
+    assert "cancelled: run it again to finish" in stdout
+    assert len(read_results(out)) >= 2
