@@ -46,6 +46,7 @@ from palaestra.evals.agents import (
     Driver,
     EpisodeContext,
     ModelUnavailable,
+    did_you_mean,
     oracle_factories,
     parse_agent,
 )
@@ -183,14 +184,18 @@ class Runner:
         try:
             views = await sessions.tasks(c.suite)
         except TaskNotFound as exc:
-            raise TaskNotFound(exc.detail, field="suite") from None
+            # the names it lists (quoted) after the unknown one: the nearest is suggested
+            known = re.findall(r"'([^']+)'", exc.detail)[1:]
+            hint = did_you_mean(c.suite, known)
+            raise TaskNotFound(f"{exc.detail}{hint and f' ({hint[2:]})'}", field="suite") from None
         by_id = {v["id"]: v for v in views}
         if c.tasks:
             missing = [t for t in c.tasks if t not in by_id]
             if missing:
                 some = ", ".join(list(by_id)[:20]) + (" ..." if len(by_id) > 20 else "")
                 raise TaskNotFound(
-                    f"suite {c.suite!r} has no task(s) {missing}; it has {len(by_id)}: {some}",
+                    f"suite {c.suite!r} has no task(s) {missing}"
+                    f"{did_you_mean(missing[0], by_id)}; it has {len(by_id)}: {some}",
                     field="tasks",
                 )
             views = [by_id[t] for t in c.tasks]

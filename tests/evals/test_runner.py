@@ -126,8 +126,10 @@ def test_cli_eval_against_a_gateway(gateway, tmp_path):
 def test_unknown_suite_task_and_agent_list_what_exists(gateway, tmp_path):
     with pytest.raises(TaskNotFound, match=r"unknown suite 'nope'.*faulty"):
         run_eval(config(gateway, tmp_path, suite="nope"))
-    with pytest.raises(TaskNotFound, match=r"no task\(s\) \['count-9'\].*count-3"):
+    with pytest.raises(TaskNotFound, match=r"no task\(s\) \['count-9'\]; did you mean 'count-3'"):
         run_eval(config(gateway, tmp_path, tasks=["count-9"]))
+    with pytest.raises(TaskNotFound, match=r"unknown suite 'fauty'.*\(did you mean 'faulty'\?\)"):
+        run_eval(config(gateway, tmp_path, suite="fauty"))
     with pytest.raises(InvalidRequest, match=r"unknown agent 'nobody'.*random.*module:Class"):
         run_eval(config(gateway, tmp_path, agent="nobody"))
     with pytest.raises(InvalidRequest, match=r"unknown agent 'orcle'; did you mean 'oracle'\?"):
