@@ -28,6 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from palaestra import saferead
+from palaestra.envs.computer.procs import uid_processes
 from palaestra.envs.computer.sandbox import HOME, Sandbox
 
 MAX_OUTPUT = 16_000
@@ -59,28 +60,18 @@ class CodeRunner:
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
         self.cwd = HOME
-        self._groups: list[int] = []  # process groups of earlier actions (may live on)
 
     def reset(self) -> None:
         self.cwd = HOME
-        self._groups = []
 
     def _recover(self) -> str:
         """Near the process limit (a fork bomb left in the background), kill what earlier code
-        actions left running, so the session can act again; the desktop's apps stay."""
-        uid = str(self.sandbox.uid)
-        count = 0
-        for status in Path("/proc").glob("[0-9]*/status"):
-            with contextlib.suppress(OSError):
-                if status.read_text().split("Uid:", 1)[1].split()[0] == uid:
-                    count += 1
-        if count < self.sandbox.limits.nproc - 16:
+        actions left running, so the session can act again; the desktop's apps stay. They are
+        found by the session's uid now, never by pids remembered from earlier actions (such a
+        pid may be any process's by now)."""
+        if len(uid_processes(self.sandbox.uid)) < self.sandbox.limits.nproc - 16:
             return ""
-
-        for _ in range(3):
-            for pgid in self._groups:
-                _kill_group(pgid)
-        self._groups = []
+        self.sandbox.kill_strays()
         return "[the session hit its process limit: killed what earlier actions left running]\n"
 
     def _run(
@@ -108,10 +99,9 @@ class CodeRunner:
                 code: int | None = proc.wait(timeout)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                _kill_group(proc.pid)
+                _kill_group(proc.pid)  # not reaped yet: the group id is still this action's
                 proc.wait()
                 code = None
-            self._groups = [*self._groups[-200:], proc.pid]
         finally:
             for f in files:
                 f.close()

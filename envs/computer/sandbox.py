@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import IO, Any
 
 from palaestra.envs.computer.display import Display
-from palaestra.envs.computer.procs import session_processes
+from palaestra.envs.computer.procs import (
+    kill_uid,
+    real_uid,
+    session_processes,
+    signal_where,
+)
 from palaestra.envs.runtimes.sandbox import (
     HOME,
     Limits,
@@ -80,6 +85,7 @@ class Sandbox:
         self.group.write_text(group + f"user:x:{self.uid}:\n")
         self.proc: subprocess.Popen | None = None
         self.pid = 0  # the sandbox's pid 1, as the host sees it
+        self._sleeper = 0  # its only child, ``sleep infinity`` (the session's uid)
         self.display: Display | None = None
         self._children: list[subprocess.Popen] = []
         #: apps talk to the accessibility bus (``desktop.start_a11y``); off: GTK's bridge is off
@@ -150,6 +156,7 @@ class Sandbox:
                     # comm, not exe: reading another uid's exe link needs CAP_SYS_PTRACE, which
                     # a worker in a container lacks (no agent code runs yet to forge the name)
                     if Path(f"/proc/{child}/comm").read_text().strip() == "sleep":
+                        self._sleeper = int(child)  # its death ends the sandbox
                         return
             if time.monotonic() > deadline or not self.alive():
                 self.stop()
@@ -176,6 +183,19 @@ class Sandbox:
         self._children = []
         self.pid = 0
 
+    def desktop_pids(self) -> set[int]:
+        """The desktop's own processes (the WM, buses, apps; what runs under them is the
+        desktop's too): the live processes we launched and have not reaped, so their pids
+        cannot be another process's."""
+        return {c.pid for c in self._children if c.poll() is None}
+
+    def kill_strays(self) -> int:
+        """Kill every process of the session's uid but the desktop's own (what code actions
+        left running, a fork bomb), found by uid now, never by a remembered pid."""
+        # not the sandbox's pid 1 (orphans are its children), but its own child, whose death
+        # would end the sandbox
+        return kill_uid(self.uid, keep_under=self.desktop_pids() | {self._sleeper})
+
     def processes(self) -> list[dict[str, Any]]:
         """The processes running in the sandbox, read from the host (see ``procs.py``)."""
         return session_processes(self.pid) if self.alive() else []
@@ -183,22 +203,28 @@ class Sandbox:
     @contextlib.contextmanager
     def frozen(self) -> Iterator[None]:
         """Stop every process of the sandbox (SIGSTOP, until no new one appears) while a
-        verifier looks, and continue them after: none can act on what is being checked."""
+        verifier looks, and continue them after: none can act on what is being checked. Each is
+        signalled through a pidfd after checking it is still the session's (a listed pid may be
+        another process's by the time it is signalled); what the check itself left running in
+        the sandbox (a child still reading a FIFO) is killed after it."""
         stopped: set[int] = set()
+        uid = self.uid
+
+        def ours(pid: int) -> bool:
+            return real_uid(pid) == uid
+
         try:
             for _ in range(20):
                 fresh = {p["pid"] for p in self.processes()} - stopped
                 if not fresh:
                     break
-                for pid in fresh:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(pid, signal.SIGSTOP)
-                stopped |= fresh
+                stopped |= {pid for pid in fresh if signal_where(pid, signal.SIGSTOP, ours)}
             yield
         finally:
+            for pid in {p["pid"] for p in self.processes()} - stopped:
+                signal_where(pid, signal.SIGKILL, ours)
             for pid in stopped:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGCONT)
+                signal_where(pid, signal.SIGCONT, ours)
 
     def user_env(self) -> list[str]:
         display = self.display.name if self.display else ":0"
@@ -246,7 +272,10 @@ class Sandbox:
         return proc
 
     def close(self) -> None:
+        """Everything of the session goes: its sandbox, every process of its uid wherever it
+        runs (a verifier's leftover, a detached daemon), then its home and its uid slot."""
         self.stop()
+        kill_uid(self.uid)
         self._home_mounted = False
         self._slot.close()
 

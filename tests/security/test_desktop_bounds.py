@@ -44,6 +44,20 @@ def shell(env: ComputerEnv, cmd: str, timeout: float = 30) -> dict:
     return json.loads(obs["last_output"])
 
 
+def uid_processes(uid: int) -> list[int]:
+    """The pids whose real uid is ``uid`` (the test's own reading of /proc)."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                line = next(x for x in f if x.startswith("Uid:"))
+        except (OSError, StopIteration):
+            continue
+        if int(line.split()[1]) == uid:
+            out.append(int(pid))
+    return out
+
+
 def verify_soon(env: ComputerEnv, unblock: str, wait_s: float = 60.0):
     """The verifier's result; a verifier still reading after ``wait_s`` (the old hang) fails the
     test, after the FIFO ``unblock`` is opened for writing so the stuck read can end."""
@@ -114,3 +128,51 @@ def test_a_verifier_command_reads_a_bounded_output(desktop):
     shell(desktop, "head -c 100000000 /dev/zero > big")
     code, out, _ = desktop.state_probe().run("cat ~/big", 30)
     assert code == 0 and 0 < len(out) <= 2 * MB  # not the 100 MB
+
+
+def test_cleanup_never_kills_a_process_that_took_a_remembered_pid(desktop, monkeypatch):
+    """At the process limit the session kills what earlier actions left running. It used to
+    SIGKILL the process groups of earlier actions by their remembered pids: a root process that
+    was given such a pid afterwards died. The pid is handed to a root decoy here on purpose
+    (``ns_last_pid``), then the session is filled to its process limit."""
+    import subprocess
+
+    from palaestra.envs.computer import code as code_module
+
+    desktop.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+    started: list[int] = []
+    real_popen = subprocess.Popen
+
+    class Recording(real_popen):  # type: ignore[misc,valid-type]
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            if "nsenter" in args[0]:  # a code action (not the observation's xprop, say)
+                started.append(self.pid)
+
+    monkeypatch.setattr(code_module.subprocess, "Popen", Recording)
+    decoy = None
+    for _ in range(20):  # another process on the machine may take the pid first: try again
+        started.clear()
+        shell(desktop, "true")
+        action_pid = started[-1]  # reaped: free for the next process that asks
+        with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+            f.write(str(action_pid - 1))
+        decoy = real_popen(["sleep", "300"], start_new_session=True)  # root, its own group
+        if decoy.pid == action_pid:
+            break
+        decoy.kill()
+        decoy.wait()
+    else:
+        pytest.skip("could not hand an action's pid to the decoy")
+    monkeypatch.undo()
+    try:
+        limit = desktop.sandbox.limits.nproc
+        shell(desktop, f"for i in $(seq {limit}); do sleep 1000 & done 2>/dev/null; true")
+        assert len(uid_processes(desktop.sandbox.uid)) >= limit - 16
+        out = shell(desktop, "echo alive")
+        assert "process limit" in out["stderr"] and out["stdout"].strip() == "alive"
+        assert decoy.poll() is None, "a root process that took an earlier action's pid died"
+        assert len(uid_processes(desktop.sandbox.uid)) < limit // 2  # the strays are gone
+    finally:
+        decoy.kill()
+        decoy.wait()
