@@ -20,7 +20,7 @@ from palaestra.envs.base import PalaestraEnv
 from palaestra.options import EnvOptions
 from palaestra.registry import EnvSpec, register
 from palaestra.spaces import FreeText
-from palaestra.tasks import Task, register_suite
+from palaestra.tasks import PublicMetadata, Task, register_suite
 from palaestra.verifiers import StateProbe
 
 ENV_ID = "palaestra-bench/Overhead-v0"
@@ -110,6 +110,7 @@ def counting_tasks() -> list[Task]:
                 verifier={"kind": "equals", "path": "count", "value": target},
                 max_steps=20,
                 metadata={"source": "palaestra-bench", "difficulty": "trivial"},
+                public=PublicMetadata(difficulty="trivial"),
                 oracle=[f"add({min(10, target - k)})" for k in range(0, target, 10)] + ["done()"],
             )
         )

@@ -405,10 +405,14 @@ class _Core:
         return (yield _Call("GET", "/v1/suites"))["suites"]
 
     @_route
-    def tasks(self, suite: str) -> _Flow[list[dict[str, Any]]]:
-        """The suite's tasks; their gymnasium ids (``palaestra/<suite>.<task>-v0``, made with
-        ``url=``) are registered on the way."""
-        tasks = (yield _Call("GET", f"/v1/suites/{quote(suite, safe='')}/tasks"))["tasks"]
+    def tasks(self, suite: str, split: str | None = None) -> _Flow[list[dict[str, Any]]]:
+        """The suite's tasks as an agent may see them (only ``split``'s, if given); their
+        gymnasium ids (``palaestra/<suite>.<task>-v0``, made with ``url=``) are registered on
+        the way."""
+        path = f"/v1/suites/{quote(suite, safe='')}/tasks"
+        if split is not None:
+            path += f"?split={quote(split, safe='')}"
+        tasks = (yield _Call("GET", path))["tasks"]
         register_suite_ids(suite, [t["id"] for t in tasks if "id" in t])
         return tasks
 

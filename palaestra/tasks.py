@@ -3,9 +3,15 @@
 A suite is a directory of JSON/YAML task files or a Python loader (``"module:function"``)
 returning tasks, so established benchmarks can be wrapped without copying their data. Suites can
 also be found on disk through ``PALAESTRA_SUITE_PATH`` (see :func:`add_suite_path`), which is how
-a synthesized suite becomes usable without a restart. The agent
-sees :meth:`Task.agent_view` only: the oracle, the verifier and the validation report stay on the
-worker that scores the episode.
+a synthesized suite becomes usable without a restart.
+
+An agent (and any client) sees a task only as its :class:`TaskView` (:meth:`Task.view`): public
+id, family, env, instruction, step budget and the task's :class:`PublicMetadata`, an explicit
+allow-list (domain, app, difficulty). ``Task.metadata`` is the private store: anything derived
+from the solution (feasible or not, grant or refuse, intent, fault class, tags, a benchmark's
+native id, split) lives there and never leaves the trusted side, nor do the oracle, the verifier
+and the validation report. The view is built by copying allow-listed fields, never by removing
+known-bad ones, so a key added to ``metadata`` tomorrow cannot leak by default.
 """
 
 from __future__ import annotations
@@ -18,14 +24,60 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from palaestra.errors import InvalidRequest, TaskNotFound
 from palaestra.registry import load_plugins, register_suite_ids
 from palaestra.resolve import resolve
 
-#: What an agent may see of a task; everything else is privileged.
-AGENT_FIELDS = ("id", "family", "env", "instruction", "max_steps", "metadata")
+#: The public metadata keys, the allow-list: what an agent may know of a task beyond its
+#: instruction. Nothing else of ``Task.metadata`` is ever shown.
+PUBLIC_KEYS = ("domain", "app", "difficulty")
+
+
+class PublicMetadata(BaseModel):
+    """What an agent may know of a task besides its words: which world, which app, how hard.
+
+    A tier, a domain and an app name say where the task is, never what its answer or category
+    is; a suite whose difficulty is derived from the solution (e.g. the reference plan's length
+    differs between grant and refuse) must not fill it in (the leak tests check)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    domain: str | None = None
+    app: str | None = None
+    difficulty: str | None = None
+
+    @classmethod
+    def pick(cls, metadata: dict[str, Any], keys: Iterable[str] = PUBLIC_KEYS) -> PublicMetadata:
+        """The allow-listed ``keys`` of a loader's ``metadata`` (a loader that keeps everything
+        in its private store derives the public part from it in one line)."""
+        return cls(**{k: str(metadata[k]) for k in keys if metadata.get(k) is not None})
+
+
+class TaskView(BaseModel):
+    """The one view of a task an agent or a client gets (REST, WebSocket, OpenEnv, MCP, gym
+    ids, eval prompts, exports, observations' info)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    family: str
+    env: str
+    instruction: str
+    max_steps: int
+    metadata: PublicMetadata
+
+    def as_json(self) -> dict[str, Any]:
+        """The wire form: ``metadata`` holds only the public keys the task has."""
+        out = self.model_dump(exclude={"metadata"})
+        out["metadata"] = self.metadata.model_dump(exclude_none=True)
+        return out
+
+
+#: What an agent may see of a task (``metadata`` is the public part); everything else is
+#: privileged.
+AGENT_FIELDS = tuple(TaskView.model_fields)
 
 
 class Oracle(BaseModel):
@@ -63,12 +115,29 @@ class Task(BaseModel):
     setup: dict[str, Any] = Field(default_factory=dict)
     verifier: dict[str, Any] = Field(default_factory=dict)
     max_steps: int = Field(default=50, ge=1)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    public: PublicMetadata = Field(
+        default_factory=PublicMetadata,
+        description="What an agent may know of the task (the allow-listed keys only)",
+    )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="Private: never shown to an agent or a client"
+    )
     oracle: Annotated[Oracle | None, BeforeValidator(_legacy_oracle)] = None
     validation: dict[str, Any] | None = None
 
+    def view(self) -> TaskView:
+        return TaskView(
+            id=self.id,
+            family=self.family,
+            env=self.env,
+            instruction=self.instruction,
+            max_steps=self.max_steps,
+            metadata=self.public,
+        )
+
     def agent_view(self) -> dict[str, Any]:
-        return self.model_dump(include=set(AGENT_FIELDS))
+        """:meth:`view` as JSON: the only form of a task that leaves the trusted side."""
+        return self.view().as_json()
 
 
 class Suite(BaseModel):
@@ -87,11 +156,34 @@ class Suite(BaseModel):
         )
 
 
+def task_from_file(item: Any, where: str) -> Task:
+    """A task read from a file, which must say what is public: a ``public`` mapping of
+    allow-listed keys beside the private ``metadata``. A missing split or an unknown public key
+    is an error naming the task and the field, so no file can publish a key by accident."""
+    name = item.get("id", "?") if isinstance(item, dict) else "?"
+    if not isinstance(item, dict) or "public" not in item:
+        raise InvalidRequest(
+            f"{where}: task {name!r} has no 'public' field: a task file must split its "
+            f"metadata into 'public' (only {list(PUBLIC_KEYS)}) and the private 'metadata'",
+            task=name,
+            field="public",
+        )
+    try:
+        return Task.model_validate(item)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        hint = f" (public keys are {list(PUBLIC_KEYS)})" if loc.startswith("public") else ""
+        raise InvalidRequest(
+            f"{where}: task {name!r}: {loc}: {first['msg']}{hint}", task=name, field=loc
+        ) from None
+
+
 def load_task_file(path: Path) -> list[Task]:
     text = path.read_text()
     data = yaml.safe_load(text) if path.suffix in {".yaml", ".yml"} else json.loads(text)
     items = data if isinstance(data, list) else data.get("tasks", [data])
-    return [Task.model_validate(item) for item in items]
+    return [task_from_file(item, str(path)) for item in items]
 
 
 def load_suite_dir(name: str, folder: Path, description: str = "") -> Suite:

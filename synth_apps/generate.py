@@ -34,13 +34,19 @@ from palaestra.synth_apps.app import (
 )
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
-from palaestra.tasks import Oracle, Task
+from palaestra.tasks import Oracle, PublicMetadata, Task
 from palaestra.verifiers.app_state import table_digest
 
 ENV_ID = "palaestra/web-v0"
 MAX_TRIES = 40
 #: the other values of an info task's column its answer check names (must not be answered too)
 MAX_OTHERS = 80
+
+
+#: The sentence every action task (operation or infeasible) ends with. Only infeasible templates
+#: used to say it, which gave their category away to anyone reading the instruction; a domain's
+#: templates state the request alone and the generator adds this to all of them alike.
+UNLESS = "If that is not possible, say why."
 
 
 #: rule keywords any reason may use in passing: they name no rule alone (the "others" of an
@@ -340,7 +346,9 @@ class TaskGenerator:
             },
             *self._forced_changes(op),
         ]
-        scope = {"missing": missing, "today": self.spec.today}
+        # the other inputs are drawn as a feasible task's are, so the instruction can read alike
+        shown = self._inputs(op, t, None, rng, fake)[1] if t.inputs else {}
+        scope = {"missing": missing, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
 
     # ----- grounding helpers ----------------------------------------------------------------
@@ -732,6 +740,8 @@ class TaskGenerator:
         mutations: list[dict],
     ) -> Generated:
         instruction = " ".join(expr.render(t.instruction, scope).split())
+        if t.kind != "info":  # every action, feasible or not, may be impossible: one phrasing
+            instruction = f"{instruction} {UNLESS}"
         values = [" ".join(v.split()) for v in expr.holes(t.instruction, scope)]
         setup = {
             "driver": "synth",
@@ -750,6 +760,7 @@ class TaskGenerator:
             setup=setup,
             verifier=verifier,
             max_steps=max(15, 2 * steps),
+            public=PublicMetadata(app=self.spec.name, difficulty=t.difficulty),
             metadata={
                 "source": f"synth:{self.spec.name}",
                 "kind": t.kind,

@@ -75,6 +75,7 @@ def synthesize(
             "setup": {"start": 0},
             "verifier": {"kind": "equals", "path": "count", "value": target},
             "oracle": [f"add({target})", "done()"],
+            "public": {"domain": domains[0]},
             "metadata": {"source": "fake-synth", "domain": domains[0]},
         }
         (out / "tasks" / f"count-{i}.json").write_text(json.dumps(task))

@@ -33,7 +33,7 @@ from palaestra.envs.usersim import FAMILY, reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.paths import cache_dir
-from palaestra.tasks import Oracle, Suite, Task
+from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
 from palaestra.verifiers import usersim as checks
 from palaestra.verifiers.validation import (
     ValidationRecord,
@@ -79,7 +79,8 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
     checks.append({"kind": "usersim_rules", "gate": True})
     digest = hashlib.sha256(draft["key"].encode()).hexdigest()[:6]
     return Task(
-        id=f"{domain_name}-{goal['intent']}-{digest}",
+        # the intent stays out of the id: it is private, as the grant-or-refuse it goes with
+        id=f"{domain_name}-{digest}",
         family="usersim",
         env=ENV_ID,
         instruction=f"You are the {dom.title} customer-service assistant. Help the customer "
@@ -93,6 +94,8 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
         },
         verifier={"kind": "all", "checks": checks},
         max_steps=MAX_STEPS,
+        # no difficulty: it would be the reference plan's length, which a refusal's shortens
+        public=PublicMetadata(domain=domain_name),
         metadata={
             "source": "palaestra usersim generator",
             "domain": domain_name,

@@ -30,8 +30,9 @@ class EvalSession(Protocol):
 
 
 class SessionFactory(Protocol):
-    async def tasks(self, suite: str) -> list[dict[str, Any]]:
-        """The suite's tasks as an agent may see them (``Task.agent_view`` fields)."""
+    async def tasks(self, suite: str, split: str | None = None) -> list[dict[str, Any]]:
+        """The suite's tasks as an agent may see them (``Task.agent_view``), only those of
+        ``split`` if given (the split is private metadata, so the trusted side filters)."""
         ...
 
     async def open(self, task: str, *, options: dict[str, Any], record: bool) -> EvalSession: ...
@@ -79,8 +80,8 @@ class GatewaySessions:
         self._tags = tags
         self._action_sets: dict[str, ActionSet | None] = {}
 
-    async def tasks(self, suite: str) -> list[dict[str, Any]]:
-        return await self.client.tasks(suite)
+    async def tasks(self, suite: str, split: str | None = None) -> list[dict[str, Any]]:
+        return await self.client.tasks(suite, split)
 
     async def open(self, task: str, *, options: dict[str, Any], record: bool) -> GatewaySession:
         made = await self.client.create_session(

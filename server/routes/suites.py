@@ -1,8 +1,9 @@
-"""Suite listings: names, counts and the agent's view of each task (no oracle, no verifier)."""
+"""Suite listings: names, counts and the agent's view of each task (``Task.agent_view``: no
+oracle, no verifier, no private metadata)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
@@ -18,6 +19,14 @@ async def list_suites(gw: State, who: str = Owner) -> Response:
 
 
 @router.get("/v1/suites/{suite}/tasks")
-async def list_tasks(suite: str, gw: State, who: str = Owner) -> Response:
+async def list_tasks(
+    suite: str,
+    gw: State,
+    who: str = Owner,
+    split: str | None = Query(None, description="only the tasks of this split (tau2's train/test)"),
+) -> Response:
+    """The views of the suite's tasks. The split is private metadata (it says nothing an agent
+    may see), so it is a filter applied here rather than a field of the view."""
     found = await run_in_threadpool(gw.suites.load, suite)
-    return JSON({"tasks": [t.agent_view() for t in found.tasks]})
+    chosen = [t for t in found.tasks if split is None or t.metadata.get("split") == split]
+    return JSON({"tasks": [t.agent_view() for t in chosen]})

@@ -15,6 +15,7 @@ TASK = {
     "instruction": "Make the counter show 2",
     "verifier": {"kind": "equals", "path": "count", "value": 2},
     "oracle": ["add(2)", "done()"],
+    "public": {},
 }
 
 

@@ -73,7 +73,7 @@ def test_workers_are_locked_down_containers_serving_sessions(engine, gateway_on_
             ["python", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), 2)"]
         )
         assert probe.exit_code != 0 and b"refused" in probe.output.lower()
-    env = RemoteEnv(task="usersim/airline-cancel-82210a", base_url=gateway_on_docker)
+    env = RemoteEnv(task="usersim/airline-82210a", base_url=gateway_on_docker)
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step('send_message("Could you tell me your reservation number?")')
     assert "C548C7" in obs["user_message"]

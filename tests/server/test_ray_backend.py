@@ -58,7 +58,7 @@ def test_workers_are_actors_spread_over_the_nodes(gateway_on_ray):
 
 
 def test_the_same_client_code_runs_sessions_and_a_pool_on_ray(gateway_on_ray):
-    env = RemoteEnv(task="usersim/airline-cancel-82210a", base_url=gateway_on_ray, transport="ws")
+    env = RemoteEnv(task="usersim/airline-82210a", base_url=gateway_on_ray, transport="ws")
     obs, _ = env.reset(seed=0)
     obs, *_ = env.step('send_message("Could you tell me your reservation number?")')
     assert "C548C7" in obs["user_message"]
