@@ -606,7 +606,7 @@ TABLE: dict[str, list[Row]] = {
             modes={"site/index.html": "600", "site/css": "700", "site/css/s.css": "777"},
         ),
         row(
-            "old-files-archive",
+            "old-logs",
             "Move the files in ~/logs last modified before 2024 into ~/logs/old.",
             check("dir_tree", "logs", equals=["new.log", "old/", "old/a.log", "old/b.log"]),
             [
@@ -658,7 +658,7 @@ TABLE: dict[str, list[Row]] = {
             files={"notes.txt": "x\n"},
         ),
         row(
-            "code-then-editor",
+            "log-start-end",
             "Create ~/log.txt containing the line 'start', then add the line 'end' to it and "
             "save it (the text editor is there to use).",
             # not "leave it open in the editor": a save in the editor replaces the file (a new
@@ -676,7 +676,7 @@ TABLE: dict[str, list[Row]] = {
             ],
         ),
         row(
-            "editor-then-code",
+            "numbers-sum",
             "Put the numbers 1 to 3 in ~/numbers.txt (the editor on screen shows it), one per "
             "line, save it, and write their sum (from the file) to ~/sum.txt.",
             _all(contents("numbers.txt", equals="1\n2\n3"), contents("sum.txt", equals="6")),
@@ -698,7 +698,7 @@ TABLE: dict[str, list[Row]] = {
             files={"report.csv": "a,b\n1,2\n"},
         ),
         row(
-            "pyautogui-terminal",
+            "touch-hello",
             "Create an empty file ~/hello.txt; a terminal is open on screen.",
             exists("hello.txt", "file"),
             [

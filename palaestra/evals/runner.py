@@ -55,8 +55,8 @@ from palaestra.evals.sessions import EvalSession, GatewaySessions, SessionFactor
 from palaestra.evals.store import ResultStore
 from palaestra.tasks import Task, get_suite
 
-#: metadata keys that name a task's kind, first found wins
-KIND_KEYS = ("kind", "intent", "group", "part_family", "domain")
+#: public metadata keys (the task view's) that name a task's kind, first found wins
+KIND_KEYS = ("domain", "app")
 #: answered by the gateway when the session (not the agent) is at fault: retried
 RETRY_STATUS = {404, 409, 429}
 
@@ -182,7 +182,7 @@ class Runner:
     async def _prepare(self, sessions: SessionFactory) -> tuple[AgentSpec, dict[str, Task]]:
         c = self.config
         try:
-            views = await sessions.tasks(c.suite)
+            views = await sessions.tasks(c.suite, c.split)
         except TaskNotFound as exc:
             # the names it lists (quoted) after the unknown one: the nearest is suggested
             known = re.findall(r"'([^']+)'", exc.detail)[1:]
@@ -199,8 +199,6 @@ class Runner:
                     field="tasks",
                 )
             views = [by_id[t] for t in c.tasks]
-        if c.split:
-            views = [v for v in views if (v.get("metadata") or {}).get("split") == c.split]
         if c.limit:
             views = views[: c.limit]
         if not views:

@@ -57,7 +57,7 @@ def test_process_checks_see_the_agent_and_not_a_spoof(env):
 
 
 def test_a_fixed_refusal_does_not_pass_an_infeasible_task(env):
-    task = TASKS["refuse-bluetooth"]
+    task = TASKS["bluetooth-off"]
     assert not play(env, task, ADVERSARIES["refuse"](), strict=False).result.success
     assert play(env, task, task.oracle.data).result.success  # its reason names Bluetooth
 
