@@ -18,6 +18,11 @@ in ``tau2_reward``, so a score is comparable with published ones):
 - ``COMMUNICATE`` accepts a value in any format (``$1,000.00`` for ``1000``, ``2:05 PM`` for
   ``14:05``), read by :mod:`palaestra.verifiers.answers`: tau2's substring test fails a correct
   agent that formats a number its own way. ``tau2_reward`` keeps tau2's test.
+- ``DEVICE`` (telecom, ours): the user made at most :data:`NEEDLESS_DEVICE_ACTIONS` device
+  actions beyond the gold's. tau2's telecom terms read only the end state of the phone, so an
+  agent that never diagnoses and has the user apply every fix of the manual (in one message or
+  several) leaves the phone as the gold does and passed; a real user loses patience with such
+  an agent, and so does this term (docs/verifiers.md, "tau2-bench").
 - A write the user did not explicitly agree to (the env's ``violations``) fails the episode:
   both tau2 policies demand that confirmation and tau2's reward never checks it.
 - ``NL_ASSERTION`` is judged only when a judge endpoint is configured (``PALAESTRA_JUDGE_URL``,
@@ -40,6 +45,29 @@ from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 REWARD_TYPES = ("DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION")
 #: how many differing fields a failed DB term names
 SHOWN = 5
+#: device actions beyond the gold's a user puts up with (telecom's dual control): a careful
+#: agent may ask for one or two a diagnosis did not strictly need (a restart to be safe); a
+#: blind fix-all asks for every fix the manual knows and fails (the ``DEVICE`` term)
+NEEDLESS_DEVICE_ACTIONS = 2
+#: the user's device tools that only look (they change nothing, so they are never needless)
+_LOOKS = ("check_", "run_speed_test", "can_send_mms")
+
+
+def needless_device_actions(
+    calls: list[Mapping[str, Any]], gold: list[Mapping[str, Any]]
+) -> dict[str, int]:
+    """The user's device actions beyond the gold's, by tool: each made more often than the
+    gold makes it (a toggle the gold does once, done three times, counts two). Looking
+    (``check_*``, a speed test) is never needless."""
+    done: dict[str, int] = {}
+    for c in calls:
+        if c.get("by") == "user" and c.get("ok", True) and not str(c["name"]).startswith(_LOOKS):
+            done[c["name"]] = done.get(c["name"], 0) + 1
+    wanted: dict[str, int] = {}
+    for g in gold:
+        if g.get("requestor") == "user":
+            wanted[g["name"]] = wanted.get(g["name"], 0) + 1
+    return {n: k - wanted.get(n, 0) for n, k in done.items() if k > wanted.get(n, 0)}
 
 
 def differences(got: Any, want: Any, path: str = "") -> list[str]:
@@ -181,6 +209,18 @@ def _tau2(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
                 )
             )
             tau2_terms.append(not unmet)
+    if state.get("domain") == "telecom":
+        extra = needless_device_actions(state["calls"], gold)
+        count = sum(extra.values())
+        terms.append(
+            _term(
+                "DEVICE",
+                count <= NEEDLESS_DEVICE_ACTIONS,
+                f"{count} device action(s) the fault did not need"
+                + (f": {', '.join(f'{n} x{k}' for n, k in sorted(extra.items()))}" if extra else "")
+                + f" (at most {NEEDLESS_DEVICE_ACTIONS})",
+            )
+        )
     violations = state.get("violations") or []
     terms.append(
         _term(

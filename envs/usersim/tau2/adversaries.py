@@ -13,8 +13,8 @@ task as the policy demands.
 - ``hand_off``: the transfer to a human agent at once, nothing looked at (tau2 tasks whose gold
   is a single transfer are won by it: their assertions hold on the untouched world);
 - ``act_on_all``: retail: each gold write, proposed vaguely and made on every order of the user,
-  not only the gold one; telecom: every fix the manual knows, told to the user one after the
-  other, with no diagnosis (the blind fix-all a dual-control agent might learn);
+  not only the gold one; telecom: every fix the manual knows, told to the user in one message,
+  with no diagnosis (the blind fix-all a dual-control agent might learn);
 - ``write_unconfirmed``: the gold agent calls made straight away, with no message at all;
 - ``repeat_last``: the gold lookups, then the last one again instead of acting.
 """
@@ -132,9 +132,8 @@ def _claim_done(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
 
 def _act_on_all(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
     yield from a.lookups()
-    if a.domain == "telecom":
-        for text in FIX_ALL:
-            yield _say(text)
+    if a.domain == "telecom":  # every fix at once, no diagnosis (issue 27's red team won so)
+        yield _say(" ".join(FIX_ALL))
         for action in a.writes():
             yield _say(VAGUE_CONFIRM)
             yield _call(action["name"], action.get("arguments") or {})
