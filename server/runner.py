@@ -43,7 +43,7 @@ class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
 
     header_timeout_s = 10.0
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:
         self._deadline: asyncio.TimerHandle | None = None
         super().connection_made(transport)
         self._arm()

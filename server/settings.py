@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     #: root. The computer and cad families need a root worker today (their sandbox switches to
     #: per-session uids); the other families run unprivileged. None: the gateway's own user
     worker_user: str | None = None
+    #: the interpreter local workers run on (default: the gateway's own). Set it with
+    #: ``worker_user`` when the gateway's Python lives where that account cannot read (a
+    #: pyenv under /root): e.g. a venv of the system Python with palaestra installed
+    worker_python: str | None = None
     max_sessions: int = Field(default=256, ge=1)
     max_sessions_per_key: int = Field(default=64, ge=1)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
@@ -89,7 +93,7 @@ class Settings(BaseSettings):
     #: a request's whole body must have arrived this long after its headers (408 otherwise)
     body_timeout_s: float = Field(default=60.0, gt=0)
     #: an idle keep-alive connection (between requests) is closed after this long
-    keep_alive_s: float = Field(default=60.0, gt=0)
+    keep_alive_s: int = Field(default=60, ge=1)
     #: serve /docs, /redoc and /openapi.json; None (the default): only when no API keys are
     #: configured (a keyed gateway shows its API to no stranger unless the operator says so)
     public_docs: bool | None = None
