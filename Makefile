@@ -5,11 +5,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 EXTRAS := dev,bench,eval,data,web,synth,usersim,mobile,cad,computer,ray,docker
 
-.PHONY: setup demo serve test lint bench clean
+.PHONY: setup demo serve test revalidate lint bench clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh scripts/setup-openenv.sh \
+		scripts/setup-worker-venv.sh \
 		bench/browsergym_baseline.py
 	bash scripts/setup-system.sh
 	bash scripts/setup-appium.sh
@@ -17,6 +18,7 @@ $(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.s
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	PYTHON=$(PYTHON) bash scripts/setup-openenv.sh  # .venv-openenv: OpenEnv's own clients, tests/openenv
+	bash scripts/setup-worker-venv.sh  # .venv-worker: Debian's Python for unprivileged workers
 	# .venv-browsergym: BrowserGym's own observation utilities (tests/envs/web), bench web's baseline
 	$(PY) -c "from palaestra.bench.browsergym_baseline import ensure_browsergym_venv as e; e()"
 	touch $(STAMP)
@@ -29,6 +31,14 @@ serve: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# every shipped suite's recorded validation re-run with today's code (CI's own step: about
+# half an hour of CPU, so not part of `make test`); CAD beside the rest, one core each
+RECORDED := computer-basic osworld-os tau2-retail tau2-telecom phone
+revalidate: setup
+	$(VENV)/bin/palaestra validate cad-parts --against-record & cad=$$!; \
+	for s in $(RECORDED); do $(VENV)/bin/palaestra validate $$s --against-record || fail=1; done; \
+	wait $$cad || fail=1; exit $${fail:-0}
 
 lint: setup
 	bash scripts/lint.sh

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PACKAGES=(
-    python3-venv chromium chromium-headless-shell fonts-dejavu-core  # web, mobile
+    python3 python3-venv chromium chromium-headless-shell fonts-dejavu-core  # web, mobile
     xvfb xdotool bubblewrap openbox xterm mousepad gnumeric wmctrl x11-utils  # computer
     libxres1 dbus-daemon dconf-service gsettings-desktop-schemas libglib2.0-bin  # computer:
     # the X server's own record of a window's process (XRes), a session bus and dconf (gsettings)
@@ -17,10 +17,8 @@ missing=()
 for pkg in "${PACKAGES[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
-# a Python that already makes virtualenvs (pyenv, a venv-capable build) needs no python3-venv
-if python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
-    missing=("${missing[@]/python3-venv}")
-fi
+# python3-venv: Debian's own Python makes .venv-worker (scripts/setup-worker-venv.sh) even
+# where the project's venv comes from another Python (pyenv)
 missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0

@@ -54,7 +54,7 @@ def make_backend(settings: Settings) -> Backend:
         )
     from palaestra.workers.local import LocalBackend
 
-    return LocalBackend(settings.worker_user)
+    return LocalBackend(settings.worker_user, settings.worker_python)
 
 
 @contextlib.asynccontextmanager

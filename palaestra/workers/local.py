@@ -13,7 +13,6 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from palaestra.workers.base import Backend, SocketWorker, Worker
 
@@ -25,12 +24,16 @@ log = logging.getLogger("palaestra.workers")
 SECRET_VARS = ("PALAESTRA_API_KEYS", "PALAESTRA_API_KEYS_FILE")
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(python: str | None = None) -> dict[str, str]:
     """The worker sees the gateway's import path, so plugins found here are found there; it
-    does not see the gateway's API keys."""
+    does not see the gateway's API keys. A worker on an interpreter of its own (``python``,
+    one its unprivileged user can read) imports from that interpreter's environment only."""
     env = {k: v for k, v in os.environ.items() if k.upper() not in SECRET_VARS}
-    paths = [p for p in sys.path if p and Path(p).is_dir()]
-    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    if python is None:
+        paths = [p for p in sys.path if p and Path(p).is_dir()]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    else:
+        env.pop("PYTHONPATH", None)
     return env
 
 
@@ -60,27 +63,48 @@ class RunAs:
     def env(self, env: dict[str, str]) -> dict[str, str]:
         return {**env, "HOME": self.home if os.path.isdir(self.home) else "/tmp"}
 
+    def command(self) -> list[str]:
+        """The prefix that execs a command as this account: util-linux's ``setpriv`` sets the
+        real, effective and saved ids and clears root's groups before the worker's first
+        instruction. (Not the ``user=``/``group=`` of ``subprocess``: the gateway's event
+        loop, uvloop, refuses them, and a ``preexec_fn`` runs Python in a forked copy of a
+        threaded process.)"""
+        return [
+            shutil.which("setpriv") or "/usr/bin/setpriv",
+            f"--reuid={self.uid}",
+            f"--regid={self.gid}",
+            "--clear-groups",
+            "--",
+        ]
+
 
 class LocalWorker(SocketWorker):
     def __init__(
-        self, name: str, socket_path: str, heartbeat_s: float, run_as: RunAs | None = None
+        self,
+        name: str,
+        socket_path: str,
+        heartbeat_s: float,
+        run_as: RunAs | None = None,
+        python: str | None = None,
     ) -> None:
         super().__init__(name, socket_path, heartbeat_s)
         self.process: asyncio.subprocess.Process | None = None
         self.run_as = run_as
+        self.python = python
 
     @property
     def pid(self) -> int | None:
         return self.process.pid if self.process else None
 
     async def start(self) -> None:
-        env = _child_env()
-        account: dict[str, Any] = {}
+        env = _child_env(self.python)
+        drop: list[str] = []
         if self.run_as is not None and self.run_as.uid != os.geteuid():
             env = self.run_as.env(env)
-            account = {"user": self.run_as.uid, "group": self.run_as.gid, "extra_groups": []}
+            drop = self.run_as.command()
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable,
+            *drop,
+            self.python or sys.executable,
             "-m",
             "palaestra.workers.host",
             "--socket",
@@ -92,7 +116,6 @@ class LocalWorker(SocketWorker):
             # a session of its own: a Ctrl-C in the terminal reaches the gateway (which stops
             # its workers in order), never the workers and their browsers mid-episode
             start_new_session=True,
-            **account,
         )
         await self.connect(asyncio.get_running_loop().time() + START_TIMEOUT_S)
 
@@ -133,11 +156,14 @@ class LocalWorker(SocketWorker):
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self, worker_user: str | None = None) -> None:
+    def __init__(self, worker_user: str | None = None, worker_python: str | None = None) -> None:
         """``worker_user``: run workers as this account when the gateway runs as root (the
-        ``worker_user`` setting); their socket folder is then theirs, still closed to others."""
+        ``worker_user`` setting); their socket folder is then theirs, still closed to others.
+        ``worker_python``: the interpreter they run on (the ``worker_python`` setting), for a
+        gateway whose own interpreter that account cannot read (one under root's home)."""
         super().__init__()
         self.run_as = RunAs.resolve(worker_user) if worker_user else None
+        self.python = worker_python
         self.socket_dir = tempfile.mkdtemp(prefix="palaestra-workers-")
         os.chmod(self.socket_dir, 0o700)
         if self.run_as is not None and self.run_as.uid != os.geteuid():
@@ -153,7 +179,7 @@ class LocalBackend(Backend):
         self._generation += 1
         name = f"local-{index}"
         socket_path = f"{self.socket_dir}/w{index}-{self._generation}.sock"
-        worker = LocalWorker(name, socket_path, self.heartbeat_s, self.run_as)
+        worker = LocalWorker(name, socket_path, self.heartbeat_s, self.run_as, self.python)
         await worker.start()
         return worker
 
