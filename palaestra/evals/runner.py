@@ -243,8 +243,10 @@ class Runner:
     # ----- the run -----------------------------------------------------------------------------
     async def run(self) -> EvalSummary:
         c = self.config
+        # the results folder as a tag: the dashboard's viewer of an episode names its report
+        tags = {"agent": c.agent, "suite": c.suite, "results": str(self._out().resolve())}
         sessions = self._sessions or GatewaySessions(
-            c.url, c.api_key, run=self.run_name(), tags={"agent": c.agent, "suite": c.suite}
+            c.url, c.api_key, run=self.run_name(), tags=tags
         )
         executor = ThreadPoolExecutor(max_workers=c.parallel, thread_name_prefix="eval-agent")
         spec: AgentSpec | None = None

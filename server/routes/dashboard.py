@@ -32,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 import palaestra
 from palaestra import registry, tasks
 from palaestra.errors import NotFound, PalaestraError, Unauthorized
-from palaestra.server import live
+from palaestra.server import live, transcript
 from palaestra.server.metrics import Metrics
 from palaestra.server.routes import runs
 from palaestra.server.state import Gateway, State, key_from
@@ -295,46 +295,46 @@ async def events(
 
 
 # ----- the trajectory viewer ----------------------------------------------------------------
-def frames(run_id: str, sid: str, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One frame per reset or step: screenshot, action, reward, error and, at an episode's
-    end, the verifier's report as the API gives it (the outcome, never the checks)."""
-    out = []
-    for e in events:
-        if e.get("type") not in ("reset", "step"):
-            continue
-        image = live.first_image(e.get("observation"))
-        info = e.get("info") or {}
-        out.append(
-            {
-                "episode": e.get("episode"),
-                "index": e.get("index", 0),
-                "action": live.action_text(e["action"]) if "action" in e else "(reset)",
-                "reward": e.get("reward"),
-                "done": bool(e.get("terminated") or e.get("truncated")),
-                "error": live.step_error(e),
-                "verifier": e.get("verifier") or info.get("verifier"),
-                "image": live.image_url(run_id, sid, image) if image else None,
-                "ms": e.get("timing_ms"),
-            }
-        )
-    return out
+#: episodes of the run listed beside the one shown
+_RUN_EPISODES = 200
+
+
+def _session_meta(gw: Gateway, run_id: str, sid: str) -> dict[str, Any]:
+    """session.json (env, task, tags) of a recorded session the caller was shown already."""
+    try:
+        meta = orjson.loads((gw.settings.runs_dir / run_id / sid / "session.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _run_episodes(gw: Gateway, who: str, run_id: str) -> list[dict[str, Any]]:
+    """The run's episodes (the catalog's page), oldest first: the viewer's links between them."""
+    page = gw.sessions.episodes.episodes(who, run_id, limit=_RUN_EPISODES)["items"]
+    return sorted(page, key=lambda e: (e.get("ended") or 0, e["session_id"], e["episode"]))
 
 
 @router.get("/dashboard/runs/{run_id}/sessions/{sid}", response_class=HTMLResponse)
 async def viewer(
     run_id: str, sid: str, request: Request, gw: State, episode: int | None = None
 ) -> HTMLResponse:
+    """A recorded session, step by step, rendered for its world (:mod:`palaestra.server.
+    transcript`), with the run's other episodes and the evaluation that recorded them."""
     who = _required(request, gw)
     recorded = orjson.loads((await runs.get_recording(run_id, sid, gw, who)).body)
-    shown = frames(run_id, sid, recorded["events"])
-    start = next((i for i, f in enumerate(shown) if f["episode"] == episode), 0)
+    meta = await run_in_threadpool(_session_meta, gw, run_id, sid)
+    shown = transcript.transcript(run_id, sid, recorded["events"], meta)
+    frames = shown["frames"]
+    start = next((i for i, f in enumerate(frames) if f["episode"] == episode), 0)
     html = gw.templates.get_template("viewer.html").render(
         version=palaestra.__version__,
         run_id=run_id,
         sid=sid,
-        frames=shown,
+        view=shown,
+        frames=frames,
         start=start,
         corrupt=recorded.get("corrupt_lines") or [],
+        siblings=await run_in_threadpool(_run_episodes, gw, who, run_id),
     )
     return HTMLResponse(html)
 
