@@ -20,9 +20,21 @@ if [ "$(installed appium)" = "$APPIUM_VERSION" ] \
     && [ "$(installed @appium/fake-driver)" = "$FAKE_DRIVER_VERSION" ]; then
     exit 0
 fi
+if { ! command -v npm || ! command -v node; } >/dev/null && [ "$(id -u)" -eq 0 ] \
+    && command -v apt-get >/dev/null; then
+    echo "setup-appium: installing Debian's nodejs and npm"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nodejs npm
+fi
+# the Appium tests never skip: without a node Appium 3 runs on, setup fails here, loudly
 if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-    echo "setup-appium: node and npm are needed (node ^20.19, ^22.12 or >=24); skipping" >&2
-    exit 0
+    echo "setup-appium: node and npm are needed (node ^20.19, ^22.12 or >=24) and missing" >&2
+    exit 1
+fi
+if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
+    process.exit(a >= 24 || (a === 22 && b >= 12) || (a === 20 && b >= 19) ? 0 : 1)'; then
+    echo "setup-appium: node $(node --version) is too old for Appium 3" \
+        "(needs ^20.19, ^22.12 or >=24): install a newer Node.js" >&2
+    exit 1
 fi
 echo "installing appium@$APPIUM_VERSION and @appium/fake-driver@$FAKE_DRIVER_VERSION into .appium/"
 mkdir -p "$APPIUM_HOME"

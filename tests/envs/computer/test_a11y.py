@@ -2,6 +2,7 @@
 desktop: the editor's window, menus and text read from AT-SPI, off by default, an unknown
 ``observe`` key refused, OSWorld's screen size as an option, and a hostile bus bounded."""
 
+import contextlib
 import os
 import socket
 import struct
@@ -65,7 +66,7 @@ def test_the_editors_window_menus_and_text_are_in_the_tree(tree_env):
     tree_of(tree_env, lambda r: any(t.text == "eggs\nbread\nmilk" for t in r.iter("text")))
 
 
-def test_a_planted_link_or_a_silent_bus_leaves_an_empty_or_partial_tree(tree_env):
+def test_a_planted_link_or_a_silent_bus_leaves_an_empty_or_partial_tree(tree_env, tmp_path):
     tree_env.set_parts(["a11y_tree"])  # the tree alone, as OSWorld's a11y_tree-only setting
     obs, _ = tree_env.reset(options={"task": get_task("computer-basic/append-line-in-editor")})
     assert set(obs) == {"a11y_tree", "last_action_error"} and "mousepad" in obs["a11y_tree"]
@@ -78,9 +79,58 @@ def test_a_planted_link_or_a_silent_bus_leaves_an_empty_or_partial_tree(tree_env
     start = time.monotonic()
     tree = a11y.read_tree(tree_env.sandbox.pid, A11Y_BUS, a11y.Budget(deadline_s=0.3))
     assert time.monotonic() - start < 1.5 and tree == '<desktop-frame name="" />'
-    # a link to a socket outside the sandbox is not followed (root would connect to it)
-    obs, *_ = tree_env.step(f"run_shell('rm -f {A11Y_BUS}; ln -s /run/dbus/x {A11Y_BUS}')")
-    assert obs["a11y_tree"] == '<desktop-frame name="" />'
+
+    # a link to a socket outside the sandbox is not followed (root would connect to it). The
+    # host socket here is a working bus (a relay to the session's own, moved aside), so the
+    # tree would come back whole if the link were followed: only O_NOFOLLOW keeps it empty
+    tree_env.reset(options={"task": get_task("computer-basic/append-line-in-editor")})
+    tree_of(tree_env, lambda r: r.find(".//application[@name='mousepad']") is not None)
+    moved = f"{A11Y_BUS}.real"
+    tree_env.step(f"run_shell('mv {A11Y_BUS} {moved}')")
+    host = tmp_path / "host-bus.sock"
+    with _relay(str(host), f"/proc/{tree_env.sandbox.pid}/root{moved}"):
+        obs, *_ = tree_env.step(f"run_shell('ln -s {host} {A11Y_BUS}')")
+        assert obs["a11y_tree"] == '<desktop-frame name="" />'
+        relayed = a11y.read_tree(tree_env.sandbox.pid, moved, a11y.Budget(deadline_s=2.0))
+        assert "mousepad" in relayed  # the bus behind the link works: following it would show
+
+
+@contextlib.contextmanager
+def _relay(listen: str, upstream: str) -> typing.Iterator[None]:
+    """A Unix socket at ``listen`` (on the host) that relays each connection to ``upstream``."""
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(listen)
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def pipe(a: socket.socket, b: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := a.recv(65536):
+                b.sendall(data)
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                client, _ = server.accept()
+            except TimeoutError:
+                continue
+            up = socket.socket(socket.AF_UNIX)
+            up.connect(upstream)
+            for a, b in ((client, up), (up, client)):
+                threading.Thread(target=pipe, args=(a, b), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        server.close()
 
 
 def test_the_tree_is_off_by_default(env):

@@ -20,7 +20,6 @@ import pytest
 
 from palaestra.envs.mobile.phone import Phone, PhoneError
 
-pytest.importorskip("appium", reason="needs the mobile extra (Appium-Python-Client)")
 from palaestra.envs.mobile.appium_phone import AppiumPhone, parse_page_source
 from palaestra.envs.mobile.appium_server import (
     FAKE_APP,
@@ -39,8 +38,8 @@ CAPS = FAKE_CAPS
 
 @contextmanager
 def appium_server(log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
-    if not installed():
-        pytest.skip("Appium is not installed: run scripts/setup-appium.sh")
+    # make setup installs it or fails; a missing server is a failure here, never a skip
+    assert installed(), "Appium is not installed: run scripts/setup-appium.sh"
     with local_appium(log) as running:
         yield running
 
