@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from palaestra.tasks import Suite, Task
+from palaestra.tasks import Suite, task_from_file
 from palaestra.verifiers.validation import code_digest
 
 SUITE = "phone"
@@ -47,7 +47,7 @@ DESCRIPTION = (
 def suite() -> Suite:
     """The registered loader: the committed tasks (only validated ones are ever written)."""
     data = json.loads(FILE.read_text())
-    tasks = [Task.model_validate(t) for t in data["tasks"]]
+    tasks = [task_from_file(t, str(FILE)) for t in data["tasks"]]
     return Suite(name=SUITE, description=DESCRIPTION, tasks=tasks)
 
 
