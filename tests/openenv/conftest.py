@@ -52,9 +52,10 @@ def driven(gateway: str, keyed: str, openenv_python: Path) -> dict[str, Any]:
     for fam, (env, suite) in FIRST_TASK_OF.items():
         url = f"{gateway}/openenv/{env}/{suite}/task"
         got = httpx.post(url, json={"split": "test", "index": 0}, timeout=300)
-        # a suite with no validated task at the moment (its validation record is being
-        # redone): the family's env itself, without a task
-        refs[fam] = got.json()["task"]["ref"] if got.status_code == 200 else env
+        # the Task API is what a trainer uses to find a task: it must answer (a suite with no
+        # validated task, e.g. a stale record, fails here rather than testing the bare env)
+        assert got.status_code == 200, f"{url}: {got.status_code} {got.text[:500]}"
+        refs[fam] = got.json()["task"]["ref"]
     for target in (*TARGETS, *refs.values()):
         httpx.get(f"{gateway}/openenv/{target}/health", timeout=300).raise_for_status()
     _warm_workers(

@@ -34,6 +34,8 @@ def test_synthesized_suite_serves_a_session(tmp_path, runs_dir, monkeypatch):
         sid = client.create_session(task=f"real-train/{task['id']}")["session_id"]
         try:
             reset = client.reset(sid, seed=0)
-            assert reset["observation"]["goal"] or reset["observation"]
+            # the agent's goal is the task's own instruction, on the synthesized app's page
+            assert reset["observation"]["goal"] == task["instruction"] != ""
+            assert reset["observation"]["url"].startswith("http://127.0.0.1:")
         finally:
             client.close_session(sid)

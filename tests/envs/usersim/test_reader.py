@@ -85,22 +85,24 @@ PROPOSAL = "I'll cancel reservation ZFA04Y with a full refund of $200.00"
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "kind"),
     [
-        f"{PROPOSAL}. Does that sound good?",
-        f"{PROPOSAL}. Please confirm that you'd like me to go ahead.",
-        f"{PROPOSAL}. Please reply 'yes' to confirm.",
-        f"{PROPOSAL}. Confirm?",
-        f"{PROPOSAL}, OK?",
-        "Would you like me to cancel reservation ZFA04Y?",
-        "Cancel reservation ZFA04Y?",
-        f"{PROPOSAL} as soon as you say so.",  # a proposal conditional on the user
+        (f"{PROPOSAL}. Does that sound good?", A.CONFIRM),
+        (f"{PROPOSAL}. Please confirm that you'd like me to go ahead.", A.CONFIRM),
+        (f"{PROPOSAL}. Please reply 'yes' to confirm.", A.CONFIRM),
+        (f"{PROPOSAL}. Confirm?", A.CONFIRM),
+        (f"{PROPOSAL}, OK?", A.CONFIRM),
+        ("Would you like me to cancel reservation ZFA04Y?", A.CONFIRM),
+        ("Cancel reservation ZFA04Y?", A.OFFER),  # a bare question naming the action
+        (f"{PROPOSAL} as soon as you say so.", A.CONFIRM),  # conditional on the user
     ],
 )
-def test_confirmations_in_any_form_get_a_yes(text):
+def test_confirmations_in_any_form_get_a_yes(text, kind):
+    """Each form is read as exactly one request for the user's yes (every parameter checked:
+    none passes on the reply alone), and the user, who wants that cancellation, says yes."""
     goal = Goal("cancel", "cancel my flight reservation", {"reservation_id": "ZFA04Y"})
     user = SimulatedUser(domain("airline"), goal, "terse", 0)
-    assert A.CONFIRM in [k for k, _ in kinds("airline", text)] or "?" in text
+    assert kinds("airline", text) == [(kind, None)]
     assert A.user_agrees(user.reply(text).text) is True
 
 
