@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -42,6 +43,17 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         super().end_headers()
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A page that went away mid-answer (the browser closed, the episode reset) is
+        normal, not a traceback on the worker's stderr; anything else still is."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
+
+
 def origin(folder: str | Path) -> str:
     """The loopback origin serving ``folder`` (started on first use)."""
     key = Path(folder).resolve()
@@ -51,8 +63,7 @@ def origin(folder: str | Path) -> str:
             if not key.is_dir():
                 raise FileNotFoundError(f"site folder {key} does not exist")
             handler = functools.partial(_Handler, directory=str(key))
-            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-            server.daemon_threads = True
+            server = _Server(("127.0.0.1", 0), handler)
             threading.Thread(
                 target=server.serve_forever, name=f"site-{key.name}", daemon=True
             ).start()
