@@ -141,7 +141,8 @@ def test_a_long_retry_after_or_the_last_attempt_raises_the_error(scripted, kind)
     started = time.monotonic()
     with pytest.raises(CapacityExceeded) as err:
         call(kind, scripted.url, "create_session", BENCH_ENV)
-    assert time.monotonic() - started < 5 and err.value.fields["retry_after_s"] == 1
+    # 30 s asked, none waited: a bound far from both, so load decides neither way
+    assert time.monotonic() - started < 15 and err.value.fields["retry_after_s"] == 1
     assert len(scripted.hits) == 1  # 30 s is over max_retry_after: said at once, not waited
     scripted.answer("GET", "/v1/health", _busy(503))
     with pytest.raises(PalaestraError) as err:
@@ -174,8 +175,8 @@ def test_session_creation_waits_for_a_gateway_that_is_starting(kind):
     url = f"http://127.0.0.1:{port}"
     started = time.monotonic()
     with pytest.raises(TransportError, match="cannot reach the gateway"):
-        call(kind, url, "step", "s1", "add(1)", retries=Retries(backoff=1.0))
-    assert time.monotonic() - started < 1.0  # no retry, so no backoff
+        call(kind, url, "step", "s1", "add(1)", retries=Retries(backoff=30.0))
+    assert time.monotonic() - started < 15  # no retry, so none of the 30 s backoff
     late: list[Scripted] = []
 
     def start() -> None:

@@ -48,10 +48,9 @@ def test_stuck_step_times_out_and_the_worker_keeps_serving(tmp_path):
             other, other_worker = _session(http)
             if other_worker == worker:
                 break
-        t0 = time.monotonic()
-        r = _step(http, stuck, "sleep(5)")
+        # the action outlasts any load: a 504 (not the 200 it ends with) is the timeout's doing
+        r = _step(http, stuck, "sleep(60)")
         assert r.status_code == 504 and "longer than 2 s" in r.json()["detail"]
-        assert time.monotonic() - t0 < 4.5
         assert _step(http, other, "ok()").status_code == 200
         assert _step(http, stuck, "ok()").status_code == 504  # the session stays failed
         assert http.delete(f"/v1/sessions/{stuck}").status_code == 204
@@ -61,10 +60,11 @@ def test_sigkilled_worker_fails_its_sessions_and_is_replaced(tmp_path):
     settings = Settings(workers=2, runs_dir=tmp_path, step_timeout_s=20)
     with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=30) as http:
         victim, victim_worker = _session(http)
-        while True:
+        for _ in range(20):  # sessions go to the least loaded worker: the second one soon
             survivor, survivor_worker = _session(http)
             if survivor_worker != victim_worker:
                 break
+        assert survivor_worker != victim_worker, "every session landed on one worker"
         pids = {w["name"]: w["pid"] for w in http.get("/v1/health").json()["workers"]}
         result = {}
         t = threading.Thread(target=lambda: result.update(r=_step(http, victim, "sleep(10)")))

@@ -31,7 +31,7 @@ def records():
 
 
 def test_every_shipped_record_is_registered(records):
-    assert SHIPPED_RECORDS <= set(records)
+    assert set(records) >= SHIPPED_RECORDS
 
 
 @pytest.mark.parametrize("suite", sorted(SHIPPED_RECORDS))
@@ -103,4 +103,4 @@ def test_a_run_that_disagrees_is_named(records):
 def test_only_shipped_records_register(tmp_path):
     before = dict(RECORDS)
     validation.ValidationRecord(tmp_path / "x.json", "scratch", lambda t: "k")
-    assert RECORDS == before
+    assert before == RECORDS

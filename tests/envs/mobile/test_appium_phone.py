@@ -18,8 +18,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from palaestra.envs.mobile.phone import Phone, PhoneError
-
 from palaestra.envs.mobile.appium_phone import AppiumPhone, parse_page_source
 from palaestra.envs.mobile.appium_server import (
     FAKE_APP,
@@ -29,6 +27,7 @@ from palaestra.envs.mobile.appium_server import (
     local_appium,
     stop,
 )
+from palaestra.envs.mobile.phone import Phone, PhoneError
 
 pytestmark = pytest.mark.appium
 
@@ -203,7 +202,9 @@ def test_a_server_that_is_down_fails_fast():
     t = time.monotonic()
     with pytest.raises(PhoneError, match=rf"^Appium server {url} failed on new session: "):
         AppiumPhone(url, CAPS)
-    assert time.monotonic() - t < 3
+    # a refused connection is not retried for long (the client's default retries take
+    # minutes); a bound far from both, so load decides neither way
+    assert time.monotonic() - t < 30
 
 
 def test_a_server_that_hangs_times_out():
@@ -215,7 +216,7 @@ def test_a_server_that_hangs_times_out():
         t = time.monotonic()
         with pytest.raises(PhoneError, match=rf"{url} failed on new session: .*[Tt]imed? ?out"):
             AppiumPhone(url, CAPS, session_timeout=1.0)
-        assert time.monotonic() - t < 4
+        assert time.monotonic() - t < 30  # the 1 s timeout, not the default's minutes
 
 
 def test_a_server_that_dies_mid_session(tmp_path):
@@ -229,7 +230,7 @@ def test_a_server_that_dies_mid_session(tmp_path):
             phone.swipe(10, 10, 10, 300)
         with pytest.raises(PhoneError, match=rf"^Appium server {url} failed on screenshot: "):
             phone.screenshot()
-        assert time.monotonic() - t < 3
+        assert time.monotonic() - t < 30  # refused at once, not the 60 s command timeout
         phone.close()  # quietly: the server is gone
 
 
