@@ -507,7 +507,7 @@ class Runner:
             try:
                 driver = await _agent(_build(spec, ctx, executor))
                 await _agent(driver.reset())
-            except AgentCrashed as exc:
+            except (AgentCrashed, ModelUnavailable) as exc:
                 _crashed(r, exc)
                 budget = -1  # no step: the agent could not start
             while r.steps < budget + 1:
@@ -515,7 +515,7 @@ class Runner:
                 shown = observation if spec.raw_observations else codec.decode(observation)
                 try:
                     action = await _agent(driver.act(shown, info))
-                except AgentCrashed as exc:
+                except (AgentCrashed, ModelUnavailable) as exc:
                     _crashed(r, exc)
                     break
                 if action is STOP:
@@ -589,10 +589,14 @@ async def _agent(awaitable: Any) -> Any:
         raise AgentCrashed(f"{type(exc).__name__}: {exc}", short_traceback(exc)) from None
 
 
-def _crashed(r: EpisodeResult, exc: AgentCrashed) -> None:
-    """The agent's code raised: an error of the episode, not a failure of its skill."""
-    r.status, r.ended, r.error_kind = "error", "agent_error", "agent"
-    r.error, r.traceback = str(exc)[:2000], exc.trace
+def _crashed(r: EpisodeResult, exc: AgentCrashed | ModelUnavailable) -> None:
+    """The agent's code raised, or its model endpoint failed, mid-episode: an error of the
+    episode (not a failure of its skill) that keeps its session, so its recording is found."""
+    model = isinstance(exc, ModelUnavailable)
+    r.status, r.error_kind = "error", "model" if model else "agent"
+    r.ended = "error" if model else "agent_error"
+    r.error = str(exc)[:2000]
+    r.traceback = None if model else getattr(exc, "trace", None)
 
 
 #: actions that end an episode without arguments, in the families that have them

@@ -314,6 +314,20 @@ def _run_episodes(gw: Gateway, who: str, run_id: str) -> list[dict[str, Any]]:
     return sorted(page, key=lambda e: (e.get("ended") or 0, e["session_id"], e["episode"]))
 
 
+def _eval_outcome(gw: Gateway, who: str, run_id: str, sid: str) -> dict[str, Any] | None:
+    """How the gateway's evaluation that recorded this session saw its episode (an error's
+    kind, message and traceback: what the recording alone cannot say, e.g. that the agent
+    raised); None for runs no eval job of the caller's recorded."""
+    if not run_id.startswith("eval-"):
+        return None
+    try:
+        job = gw.eval_jobs.get(who, run_id.removeprefix("eval-"))
+    except PalaestraError:
+        return None
+    page = gw.eval_jobs.results(job, 0, 100_000)["episodes"]
+    return next((e for e in page if e.get("session_id") == sid), None)
+
+
 @router.get("/dashboard/runs/{run_id}/sessions/{sid}", response_class=HTMLResponse)
 async def viewer(
     run_id: str, sid: str, request: Request, gw: State, episode: int | None = None
@@ -335,6 +349,7 @@ async def viewer(
         start=start,
         corrupt=recorded.get("corrupt_lines") or [],
         siblings=await run_in_threadpool(_run_episodes, gw, who, run_id),
+        outcome=await run_in_threadpool(_eval_outcome, gw, who, run_id, sid),
     )
     return HTMLResponse(html)
 

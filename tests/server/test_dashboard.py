@@ -1,6 +1,8 @@
 """The dashboard's key rules over HTTP, against a real gateway with API keys; reading a live
 row from a recording's tail."""
 
+import time
+
 import httpx
 import orjson
 import pytest
@@ -96,3 +98,59 @@ def test_a_rows_last_event_skips_a_torn_line_and_reads_past_a_large_observation(
     assert live.first_image(event["observation"]) == "e1_s3.png"
     assert live.step_error(event) == "no answer"
     assert live.last_event(str(tmp_path / "absent.jsonl")) is None
+
+
+def test_an_episode_the_agent_broke_is_shown_unfinished(gateway, tmp_path):
+    """A run whose agent raised has no ended episode: the front page links its sessions, the
+    viewer says the episode did not end and where the evaluation's report is."""
+    from palaestra.evals import EvalConfig, read_results, run_eval
+
+    agent = "tests.evals.test_runner:CrashingAgent"
+    cfg = EvalConfig(suite="faulty", agent=agent, url=gateway, out=tmp_path, run="dash-crash")
+    run_eval(cfg)
+    (r,) = read_results(tmp_path)
+    http = httpx.Client(base_url=gateway, timeout=30)
+    front = http.get("/").text
+    assert (
+        "stopped mid-episode" in front
+        and f"/dashboard/runs/dash-crash/sessions/{r.session_id}" in front
+    )
+    viewer = http.get(f"/dashboard/runs/dash-crash/sessions/{r.session_id}").text
+    assert 'id="unfinished"' in viewer and f"{tmp_path}/report.md" in viewer
+
+
+def test_a_gateway_evals_error_and_traceback_reach_the_viewer(tmp_path):
+    """An eval job's model endpoint that fails mid-episode: the viewer of the recorded
+    session shows the error as the job recorded it (kind, message), not the agent's failure."""
+    from tests.llm_stub import Stub
+
+    calls = []
+
+    def answer(messages):
+        calls.append(1)
+        if len(calls) > 1:
+            raise RuntimeError("the model server fell over")  # the connection drops
+        return "ok()"
+
+    stub = Stub(answer)
+    settings = Settings(
+        workers=1, runs_dir=tmp_path / "runs", jobs_db=tmp_path / "jobs.db",
+        evals_dir=tmp_path / "evals", llm_url=stub.url,
+        outbound_allow=[stub.url.rsplit("/v1", 1)[0]],
+    )  # fmt: skip
+    try:
+        with gateway_thread(settings) as url, httpx.Client(base_url=url, timeout=60) as http:
+            body = {"suite": "faulty", "agent": "openai:m", "agent_options": {"max_retries": 0}}
+            job_id = http.post("/v1/evals", json=body).json()["job_id"]
+            for _ in range(600):
+                job = http.get(f"/v1/evals/{job_id}").json()
+                if job["status"] not in ("queued", "running"):
+                    break
+                time.sleep(0.1)
+            assert job["summary"]["errors"] == 1, job
+            (ep,) = http.get(f"/v1/evals/{job_id}/results").json()["episodes"]
+            viewer = http.get(f"/dashboard/runs/eval-{job_id}/sessions/{ep['session_id']}").text
+            assert 'id="eval-error"' in viewer and "Error (model)" in viewer
+            assert "failed after 1 tries" in viewer
+    finally:
+        stub.close()
