@@ -6,7 +6,9 @@ end state under each mutation (a near miss, e.g. another seat class or a second 
 must fail), and plays each of the family's adversaries (cheap general strategies a reward
 hacker would try: enumerate answers, claim success, refuse with stuffed reasons, spoof a
 window, submit an envelope): each must fail, with success false and its episode's rewards
-summed at most :data:`ADVERSARY_CEILING`. A family supplies how to run a policy and how to
+summed at most :data:`ADVERSARY_CEILING`. With a ``search`` (:mod:`palaestra.verifiers.search`),
+it then searches the task's strategy space within a budget of episodes, and the best strategy
+found must fail the same way. A family supplies how to run a policy and how to
 mutate its end state; the report says what happened (every adversary's result, and the
 trajectory of one that won) and, when the task is rejected, the first reason.
 """
@@ -21,10 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from palaestra.policies import Policy, ReplayPolicy, run_episode
 from palaestra.verifiers.base import DeclarativeVerifier, VerifierResult
+
+if TYPE_CHECKING:
+    from palaestra.verifiers.search import Search
 
 #: the most an adversary's episode may earn (rewards summed) and still count as failing
 ADVERSARY_CEILING = 0.1
@@ -76,6 +81,9 @@ class ValidationReport:
     adversaries: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
     adversary_seconds: float = 0.0
+    #: the adversary search, when one ran: its budget, episodes played, errors and the best
+    #: strategy found (description, success, reward, actions); empty when none ran
+    search: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +100,7 @@ def validate(
     mutate: Mutator,
     repeats: int = 3,
     adversaries: Sequence[str] = (),
+    search: Search | None = None,
 ) -> ValidationReport:
     started = time.perf_counter()
     report = ValidationReport(False)
@@ -137,6 +146,17 @@ def validate(
     beaten = _play_adversaries(run, adversaries, report)
     if beaten:
         return reject(beaten)
+    if search is not None:
+        report.search = found = search.run(ADVERSARY_CEILING)
+        if found["played"] and len(found["errors"]) == found["played"]:
+            # crashes prove nothing either way: a search that played nothing is no pass
+            return reject(f"adversary search played no strategy: {found['errors'][0]}")
+        if found["won"]:
+            best = found["best"]
+            return reject(
+                f"adversary search found {best['strategy']!r}, which beats the verifier "
+                f"(success {best['success']}, reward {best['reward']:.3f})"
+            )
     report.validated = True
     report.seconds = round(time.perf_counter() - started, 3)
     return report
