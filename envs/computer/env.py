@@ -16,6 +16,10 @@ Decisions:
 - A task's ``setup``: ``files`` {path: text}, ``dirs`` [path], ``modes`` {path: "755"},
   ``commands`` [shell run in the sandbox before the episode], ``apps`` [[name, *args]] from
   ``desktop.APPS``, ``cwd``. Paths are relative to the home.
+- A step has a time budget (``limits.step_s``, the gateway's default step timeout) for all of
+  its tool calls together: a batch stops when it is spent, and what the step left running is
+  stopped with it. A watchdog (``watchdog.py``) stops the whole session when its processes
+  together go over their memory or CPU share; the next step raises why.
 - ``done`` and ``fail`` end the episode; which one was called is part of the verifier's state
   (``agent_status``), so infeasible tasks (OSWorld's ``infeasible``) can be scored.
 """
@@ -49,6 +53,7 @@ from palaestra.envs.computer.sandbox import (
     chown_tree,
     run_isolated,
 )
+from palaestra.envs.computer.watchdog import Watchdog
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
 from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
@@ -96,11 +101,14 @@ class ComputerEnv(PalaestraEnv):
             raise TypeError("width must be in 320..3840 and height in 240..2160")
         self.width, self.height = int(width), int(height)
         self.set_parts(observe)
-        self.display = Display(self.width, self.height)
         self.sandbox = Sandbox(Limits(**(limits or {})))
+        box = self.sandbox
+        self.display = Display(self.width, self.height, box.uid, box.root / "x11", box.limits)
         self.sandbox.set_template(desktop.build_template)
         self.gui = Gui(self.display, settle_ms / 1000.0)
         self.code = CodeRunner(self.sandbox)
+        self.watchdog = Watchdog(box.uid, box.limits, reapers=self._reapers)
+        self._deadline = float("inf")
         self._last_output: dict[str, Any] = {}
         self.agent_status: str | None = None
         self._closed = False
@@ -126,6 +134,7 @@ class ComputerEnv(PalaestraEnv):
     def _setup(self, task: Task | None) -> None:
         if self._closed:
             raise EnvCrashed("this env is closed")
+        self._deadline = float("inf")  # the task's own setup is not a step
         self.sandbox.stop()
         if not self.display.alive():
             self.display.stop()
@@ -164,8 +173,10 @@ class ComputerEnv(PalaestraEnv):
         for action in setup.get("gui", []):
             self._apply(self.action_set.parse(translate(action)))
         self._screen: np.ndarray | None = self.gui.stable_screenshot()
+        self.watchdog.begin_episode()  # the sums count from here
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        self._deadline = time.monotonic() + self.sandbox.limits.step_s
         try:
             action = translate(action)
         except ActionError as exc:
@@ -179,9 +190,7 @@ class ComputerEnv(PalaestraEnv):
         if pending:
             self._pending_error = ""
             raise ActionError(pending)
-        if not self.sandbox.alive():
-            self.gui.check_alive()
-            raise EnvCrashed("the session's sandbox died; reset the session")
+        self._check_session()
         name, a = action.name, action.args
         if name == "pyautogui":
             steps = [self.action_set.parse(s) for s in parse_pyautogui(a["code"])]
@@ -189,6 +198,7 @@ class ComputerEnv(PalaestraEnv):
                 self._check(s)
             ended = False
             for s in steps:
+                self._left(s.name)
                 ended = self._do(s) or ended
                 if ended:
                     break
@@ -200,6 +210,40 @@ class ComputerEnv(PalaestraEnv):
         if name in GUI_ACTIONS:
             self.gui.settle()
         return ended
+
+    def _check_session(self) -> None:
+        """The session is whole: within its sums (the watchdog), its sandbox and X server up."""
+        if self.watchdog.breach:
+            self.watchdog.stop_all()  # again: a call may have started one since
+            raise EnvCrashed(self.watchdog.breach)
+        if not self.sandbox.alive():
+            self.gui.check_alive()
+            raise EnvCrashed("the session's sandbox died; reset the session")
+
+    def _left(self, name: str) -> float:
+        """What is left of the step's time budget (``limits.step_s``, all of a batch's tool
+        calls together); none left is an agent mistake that stops the batch."""
+        left = self._deadline - time.monotonic()
+        if left <= 0.05:
+            raise ActionError(
+                f"{name}: this step's time budget ({self.sandbox.limits.step_s:g} s for all "
+                "of its tool calls) is spent; the rest of the step did not run"
+            )
+        return left
+
+    def _code(self, name: str, run: Any, timeout: float) -> None:
+        """A code action within the step's budget; when the budget (not the action's own
+        timeout) cut it, what the step left running is stopped too and the batch ends."""
+        left = self._left(name)
+        result = run(min(float(timeout), left))
+        self._output(result)
+        self._check_session()  # the watchdog may have stopped the session meanwhile
+        if result.timed_out and left < float(timeout):
+            self.sandbox.kill_strays()
+            raise ActionError(
+                f"{name}: this step's time budget ({self.sandbox.limits.step_s:g} s) ran out; "
+                "what the step left running was stopped and the rest of it did not run"
+            )
 
     def _check(self, action: Action) -> None:
         """Agent mistakes found before acting, so a rejected action changes nothing."""
@@ -238,16 +282,17 @@ class ComputerEnv(PalaestraEnv):
         elif name in ("key_down", "key_up"):
             g.key([key_name(a["key"])], "keydown" if name == "key_down" else "keyup")
         elif name == "run_shell":
-            self._output(self.code.shell(a["cmd"], a["timeout"]))
+            self._code(name, lambda t: self.code.shell(a["cmd"], t), a["timeout"])
         elif name == "run_python":
-            self._output(self.code.python(a["code"], a["timeout"]))
+            self._code(name, lambda t: self.code.python(a["code"], t), a["timeout"])
         elif name == "write_file":
+            self._left(name)
             result = self.code.write_file(a["path"], a["content"])
             self._output(result)
             if result.exit_code != 0:
                 raise ActionError(f"write_file: {result.stderr.strip()[:500]}")
         elif name == "wait":
-            time.sleep(a["seconds"])
+            time.sleep(min(a["seconds"], self._left(name)))
         elif name == "done":
             self.agent_status = "done"
             return True
@@ -318,9 +363,14 @@ class ComputerEnv(PalaestraEnv):
     def render(self) -> np.ndarray:  # type: ignore[override]
         return self.gui.screenshot()
 
+    def _reapers(self) -> list[int]:
+        """The sandbox's init, which reaps orphans (their CPU shows in its ``cutime``)."""
+        return [self.sandbox.pid] if self.sandbox.pid else []
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
+            self.watchdog.close()
             self.sandbox.close()
             self.display.stop()
 

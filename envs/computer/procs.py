@@ -1,9 +1,7 @@
 """Who is really running in a session, read from the host: its processes and its windows' owners.
 
-It also signals a session's processes, and only those. A pid remembered from earlier may belong
-to anyone by now (a recycled pid of a root process was killed that way), so a process is found by
-what the kernel says now (its real uid, or its pid namespace), opened as a pidfd, checked again
-while the pidfd holds it, and signalled through the pidfd (:func:`signal_where`, :func:`kill_uid`).
+Signalling a session's processes (by uid and pidfd, never by a remembered pid) is the shared
+sandbox's (``runtimes.processes``), re-exported here for the family's modules.
 
 What a verifier may trust about a process or a window is only what the agent cannot set:
 
@@ -28,10 +26,15 @@ import ctypes
 import ctypes.util
 import os
 import re
-import signal
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from palaestra.envs.runtimes.processes import (  # noqa: F401  (the family's one place)
+    kill_uid,
+    real_uid,
+    signal_where,
+    uid_processes,
+)
 
 _XRES_CLIENT_ID_PID_MASK = 1 << 1
 
@@ -169,85 +172,3 @@ def session_processes(init_pid: int) -> list[dict[str, Any]]:
                 if found is not None:
                     out.append(found)
     return out
-
-
-# ----- signalling a session's processes -------------------------------------------------------
-def _status(pid: int | str) -> dict[str, str]:
-    out = {}
-    with open(f"/proc/{pid}/status", "rb") as f:  # the kernel's text, a few KB
-        for line in f.read(16384).decode(errors="replace").splitlines():
-            key, _, value = line.partition(":")
-            out[key] = value.strip()
-    return out
-
-
-def real_uid(pid: int | str) -> int:
-    return int(_status(pid)["Uid"].split()[0])
-
-
-def descends(pid: int, ancestors: set[int], most: int = 4096) -> bool:
-    """Whether ``pid`` is one of ``ancestors`` or runs under one of them (parent links)."""
-    for _ in range(most):
-        if pid in ancestors:
-            return True
-        if pid <= 1:
-            return False
-        pid = int(_status(pid)["PPid"])
-    return False
-
-
-def signal_where(pid: int | str, sig: int, check: Callable[[int], bool]) -> bool:
-    """Send ``sig`` to process ``pid`` if ``check(pid)`` holds for it, never to another process
-    that took its pid: the pidfd pins the process, ``check`` reads /proc, and a signal 0 through
-    the pidfd after the read proves the pid was not reused meanwhile. True if sent."""
-    try:
-        fd = os.pidfd_open(int(pid))
-    except (ProcessLookupError, ValueError):
-        return False
-    try:
-        if not check(int(pid)):
-            return False
-        signal.pidfd_send_signal(fd, 0)  # still the process that was checked
-        signal.pidfd_send_signal(fd, sig)
-        return True
-    except (OSError, KeyError, ValueError, IndexError):  # gone, or unreadable: not ours to hit
-        return False
-    finally:
-        os.close(fd)
-
-
-def _pids() -> list[int]:
-    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
-
-
-def uid_processes(uid: int) -> list[int]:
-    """The pids whose real uid is ``uid`` right now (a session's uid is its own: every process
-    of it is the session's, in whichever of its sandboxes it runs)."""
-    out = []
-    for pid in _pids():
-        with contextlib.suppress(OSError, KeyError, ValueError, IndexError):
-            if real_uid(pid) == uid:
-                out.append(pid)
-    return out
-
-
-def kill_uid(uid: int, keep_under: Iterable[int] = (), rounds: int = 50) -> int:
-    """SIGKILL every process of ``uid`` but those running under ``keep_under`` (the desktop's
-    own: live processes we started and have not reaped, so their pids are theirs). They are
-    stopped first, round after round until no new one appears (a stopped process cannot fork:
-    a fork bomb cannot outrun it), then killed. Returns how many were killed."""
-    if uid < 20000:  # only sandbox uids: never root's or a real user's by mistake
-        raise ValueError(f"not a sandbox uid: {uid}")
-    keep = set(keep_under)
-
-    def ours(pid: int) -> bool:
-        return real_uid(pid) == uid and not (keep and descends(pid, keep))
-
-    stopped: set[int] = set()
-    for _ in range(rounds):
-        fresh = [p for p in uid_processes(uid) if p not in stopped]
-        hit = {p for p in fresh if signal_where(p, signal.SIGSTOP, ours)}
-        if not hit:
-            break
-        stopped |= hit
-    return sum(signal_where(p, signal.SIGKILL, ours) for p in stopped)

@@ -122,7 +122,7 @@ class Sandbox:
         argv = bwrap_argv(
             self.limits,
             # bwrap_argv makes the X socket's folder in the private /tmp before binding into it
-            binds=[(str(display.socket), str(display.socket)), (str(self.home), HOME)],
+            binds=[(str(display.socket), display.inside), (str(self.home), HOME)],
             ro_binds=[(str(self.passwd), "/etc/passwd"), (str(self.group), "/etc/group")],
             seccomp=seccomp,
             extra=["--info-fd", str(write)],
@@ -184,10 +184,12 @@ class Sandbox:
         self.pid = 0
 
     def desktop_pids(self) -> set[int]:
-        """The desktop's own processes (the WM, buses, apps; what runs under them is the
-        desktop's too): the live processes we launched and have not reaped, so their pids
+        """The desktop's own processes (the X server, WM, buses, apps; what runs under them is
+        the desktop's too): the live processes we launched and have not reaped, so their pids
         cannot be another process's."""
-        return {c.pid for c in self._children if c.poll() is None}
+        x_server = self.display.proc if self.display is not None else None
+        ours = [*self._children, *([x_server] if x_server is not None else [])]
+        return {c.pid for c in ours if c.poll() is None}
 
     def kill_strays(self) -> int:
         """Kill every process of the session's uid but the desktop's own (what code actions

@@ -13,12 +13,17 @@ Decisions:
   ``RLIMIT_NPROC`` is per session and no two live sessions (of any family) share a uid. The slot
   lock also tells which session folders are live: :func:`sweep` deletes the folders of a worker
   that was killed (their slot is free), never a live one's.
-- **The view**: ``/`` read-only; ``/home``, ``/root``, ``/run``, ``/work``, the repo, the
-  palaestra home and every session folder are empty tmpfs; ``/tmp`` and ``/dev/shm`` are private
-  tmpfs with a size bound (``--size``); a private ``/proc`` (its own pid namespace: no host
-  process, no gateway command line) and a minimal ``/dev``; no network but an unconfigured
-  loopback of its own. A family binds what its payload needs on top (the computer family its X
-  socket, CAD the Python interpreter and its site-packages, read-only).
+- **The view is an allow-list**: the sandbox's ``/`` is an empty tmpfs showing, read-only, the
+  system (``/usr`` and its ``/bin``, ``/lib``... links), the few ``/etc`` entries programs read
+  (:data:`ETC`: libraries, fonts, X11, GTK, D-Bus and XDG configuration, terminfo...; never
+  ``shadow``, ``ssh``, ``ssl``, the package manager's or other services' configuration) and
+  the font cache; the rest of the host (``/var``, ``/srv``, ``/opt``, ``/home``, ``/root``,
+  ``/run``, ``/sys``, the repo, the palaestra home, other sessions) is simply not there, so a
+  folder added to the host later is hidden too. ``/tmp`` and ``/dev/shm`` are private tmpfs
+  with a size bound (``--size``); a private ``/proc`` (its own pid namespace: no host process,
+  no gateway command line) and a minimal ``/dev``; no network but an unconfigured loopback of
+  its own. A family binds what its payload needs on top (the computer family its X socket and
+  home, CAD the Python interpreter and its site-packages, read-only).
 - **A size quota on the writable home**: the home is a tmpfs with ``size=`` mounted by the (root)
   worker on the host, so the verifier still reads it from outside and a full home is ENOSPC for
   the agent and nothing for the host. A reset unmounts it and mounts a fresh one.
@@ -38,7 +43,9 @@ Decisions:
   v1/v2 hierarchy whose v2 part has no controllers and whose v1 cgroups belong to the host's
   own machinery, so no cgroup limit is applied (a TODO where delegation exists).
 - Every long-lived child is started from one spawner thread with the parent-death signal armed
-  (:func:`spawn`), so a worker that is killed outright leaves no sandbox behind.
+  (:func:`spawn`), so a worker that is killed outright leaves no sandbox behind; a payload
+  without a pid namespace of its own (the computer family's X server) outlives it until its
+  uid slot is taken again or swept, which first kills every process of that uid.
 """
 
 from __future__ import annotations
@@ -59,21 +66,26 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.runtimes.processes import kill_uid
 from palaestra.errors import EnvCrashed
-from palaestra.paths import home as palaestra_home
 from palaestra.seccomp import DENIED_SOCKET_FAMILIES, DENIED_SYSCALLS
 
 BASE = Path(tempfile.gettempdir()) / "palaestra-sandbox"
 UID_BASE = 20000
 SLOTS = 2000
 HOME = "/home/user"
-REPO = Path(__file__).resolve().parents[2]
 MB = 2**20
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-session bounds (``nproc`` counts every process of the session's uid)."""
+    """Per-session bounds. ``nproc`` counts every process of the session's uid (the kernel's
+    per-uid count); ``memory_mb`` bounds each process (``RLIMIT_AS``) and, where a family
+    watches its sessions (the computer family's watchdog), the sum of their private memory;
+    ``cpus`` is the share of the machine a session's processes may use together, on average
+    since its episode began, after a burst of ``cpu_burst_s`` CPU seconds; ``step_s`` bounds
+    the wall time of one step, every tool call of a batch included (the gateway's default
+    ``step_timeout_s``)."""
 
     memory_mb: int = 2048
     nproc: int = 256
@@ -83,6 +95,9 @@ class Limits:
     home_mb: int = 512
     tmp_mb: int = 256
     shm_mb: int = 64
+    cpus: float = 1.0
+    cpu_burst_s: float = 30.0
+    step_s: float = 60.0
 
 
 # ----- spawning --------------------------------------------------------------------------------
@@ -183,17 +198,82 @@ def seccomp_exec() -> list[str]:
 
 
 # ----- the view --------------------------------------------------------------------------------
-def hidden() -> list[str]:
-    """Folders the sandbox must not see: other users, the repo, the platform's own state."""
-    out = ["/root", "/home", "/tmp", "/run", "/work", "/srv", "/mnt", "/media", "/opt"]
-    # a folder that is not there hides nothing, and bwrap could not make it on a read-only root
-    # (a container's): /work exists on the build machines only
-    out = [path for path in out if os.path.isdir(path)]
-    for extra in (REPO, palaestra_home(), BASE):
-        text = str(extra)
-        if Path(text).exists() and not any(text == h or text.startswith(h + "/") for h in out):
-            out.append(text)
-    return out
+#: the system, read-only (on a merged-/usr system the others are links into /usr)
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: the /etc entries programs in the sandbox read (the dynamic linker, name service, locale,
+#: fonts, X11, GTK, D-Bus, XDG, dconf, shells and terminfo, MIME and magic, Python)
+ETC = (
+    "alternatives",
+    "bash.bashrc",
+    "dbus-1",
+    "dconf",
+    "debian_version",
+    "dictionaries-common",
+    "environment",
+    "fonts",
+    "gitconfig",
+    "group",
+    "gtk-2.0",
+    "gtk-3.0",
+    "host.conf",
+    "hosts",
+    "inputrc",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "locale.alias",
+    "localtime",
+    "magic",
+    "magic.mime",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "papersize",
+    "passwd",
+    "perl",
+    "profile",
+    "profile.d",
+    "protocols",
+    "python3",
+    "python3.11",
+    "services",
+    "sgml",
+    "shells",
+    "terminfo",
+    "timezone",
+    "vim",
+    "X11",
+    "xdg",
+    "xml",
+)
+#: elsewhere on the host: the font cache (without it every app rebuilds it at start)
+OTHER = ("/var/cache/fontconfig",)
+#: where bwrap_argv's view puts private tmpfs (everything else is read-only or absent)
+PRIVATE = ("/tmp", "/dev/shm")
+
+
+def allowed() -> list[str]:
+    """The host paths the sandbox shows (read-only), as they exist on this host."""
+    paths = [*SYSTEM, *(f"/etc/{name}" for name in ETC), *OTHER]
+    return [p for p in paths if os.path.lexists(p)]
+
+
+def view_argv() -> list[str]:
+    """bwrap arguments for the allow-listed view: links stay links, the rest is bound, and the
+    folders on the way (``/etc``, ``/var/cache``) are made searchable (bwrap's own are 0700)."""
+    argv: list[str] = []
+    made: set[str] = set()
+    for path in allowed():
+        for parent in reversed(Path(path).parents[:-1]):
+            if str(parent) not in made:
+                made.add(str(parent))
+                argv += ["--perms", "0755", "--dir", str(parent)]
+        if os.path.islink(path):
+            argv += ["--symlink", os.readlink(path), path]
+        else:
+            argv += ["--ro-bind", path, path]
+    var = [] if "/var" in made else ["--perms", "0755", "--dir", "/var"]
+    return [*argv, *var, "--symlink", "/tmp", "/var/tmp"]
 
 
 def bwrap_argv(
@@ -203,33 +283,37 @@ def bwrap_argv(
     seccomp: int | None = None,
     chdir: str = HOME,
     extra: list[str] = (),  # type: ignore[assignment]
+    pid_ns: bool = True,
 ) -> list[str]:
     """bwrap with the common view; ``binds`` are (host, inside) pairs mounted read-write on top,
-    ``ro_binds`` read-only; ``seccomp`` is an fd from :func:`seccomp_fd`."""
-    argv = ["bwrap", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
+    ``ro_binds`` read-only; ``seccomp`` is an fd from :func:`seccomp_fd`. ``pid_ns=False``
+    keeps the host's pid namespace and mounts no ``/proc`` at all (the X server: it must see
+    its clients' pids as the host numbers them, and needs no /proc)."""
+    argv = ["bwrap", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    argv += ["--unshare-pid"] if pid_ns else []
     argv += ["--unshare-cgroup-try", "--die-with-parent", "--hostname", "sandbox"]
-    argv += ["--ro-bind", "/", "/"]
-    hidden_now = hidden()
-    for path in hidden_now:
-        if path == "/tmp":
-            argv += ["--size", str(limits.tmp_mb * MB), "--perms", "1777", "--tmpfs", "/tmp"]
-        else:
-            argv += ["--tmpfs", path]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += view_argv()
+    argv += ["--size", str(limits.tmp_mb * MB), "--perms", "1777", "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc"] if pid_ns else []
+    argv += ["--dev", "/dev"]
     argv += ["--size", str(limits.shm_mb * MB), "--perms", "1777", "--tmpfs", "/dev/shm"]
+    shown = allowed()
     made: set[str] = set()
     for kind, pairs in (("--ro-bind", ro_binds), ("--bind", binds)):
         for host, inside in pairs:
             for parent in reversed(Path(inside).parents):  # readable folders on the way in
-                if any(str(parent).startswith(h + "/") for h in hidden_now) and (
-                    str(parent) not in made
-                ):
-                    made.add(str(parent))
-                    argv += ["--perms", "0755", "--dir", str(parent)]
+                text = str(parent)
+                if text not in made and text not in ("/", *PRIVATE) and not _under(text, shown):
+                    made.add(text)
+                    argv += ["--perms", "0755", "--dir", text]
             argv += [kind, host, inside]
     if seccomp is not None:
         argv += ["--seccomp", str(seccomp)]
     return [*argv, *extra, "--chdir", chdir]
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r + "/") for r in roots)
 
 
 def drop(uid: int) -> list[str]:
@@ -319,6 +403,7 @@ def sweep() -> list[Path]:
         if fd is None:
             continue
         try:
+            kill_uid(uid)  # type: ignore[arg-type]
             for path in _dirs_of(uid):  # type: ignore[arg-type]
                 remove_session_dir(path)
                 removed.append(path)
@@ -369,6 +454,7 @@ class Slot:
                 continue
             self._fd: int | None = fd
             self.uid = UID_BASE + slot
+            kill_uid(self.uid)  # a killed worker's (an X server has no pid namespace to die in)
             for stale in _dirs_of(self.uid):  # ours now, so whatever is there is stale
                 remove_session_dir(stale)
             self.root = Path(tempfile.mkdtemp(prefix=f"s{self.uid}-", dir=BASE))

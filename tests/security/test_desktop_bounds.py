@@ -45,15 +45,15 @@ def shell(env: ComputerEnv, cmd: str, timeout: float = 30) -> dict:
 
 
 def uid_processes(uid: int) -> list[int]:
-    """The pids whose real uid is ``uid`` (the test's own reading of /proc)."""
+    """The live pids whose real uid is ``uid`` (the test's own reading of /proc)."""
     out = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/status") as f:
-                line = next(x for x in f if x.startswith("Uid:"))
-        except (OSError, StopIteration):
+                status = dict(x.split(":", 1) for x in f if ":" in x)
+        except OSError:
             continue
-        if int(line.split()[1]) == uid:
+        if int(status["Uid"].split()[0]) == uid and "Z" not in status["State"]:
             out.append(int(pid))
     return out
 
@@ -176,3 +176,166 @@ def test_cleanup_never_kills_a_process_that_took_a_remembered_pid(desktop, monke
     finally:
         decoy.kill()
         decoy.wait()
+
+
+def xvfb_of(env: ComputerEnv) -> int | None:
+    """The pid of the process serving the session's display (whoever runs it)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        started = env.display.proc.pid if env.display.proc else -1
+        if argv[0].endswith(b"Xvfb") and (env.display.name.encode() in argv or int(pid) == started):
+            return int(pid)
+    return None
+
+
+def test_the_x_server_is_the_sessions_own_and_bounded(desktop):
+    """Xvfb parses every X request the agent sends: it ran as root on the host (pixmaps grew it
+    from 70 MB to 3.1 GB past memory_mb). It is the session's uid now, with its limits."""
+    desktop.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+    pid = xvfb_of(desktop)
+    assert pid is not None, "no X server runs for this session's display"
+    with open(f"/proc/{pid}/status") as f:
+        uid = next(int(x.split()[1]) for x in f if x.startswith("Uid:"))
+    assert uid == desktop.sandbox.uid
+    with open(f"/proc/{pid}/limits") as f:
+        line = next(x for x in f if x.startswith("Max address space"))
+    assert int(line.split()[3]) == desktop.sandbox.limits.memory_mb * MB
+    assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+
+
+SET_FONT_PATH = """
+import ctypes, sys
+x = ctypes.CDLL("libX11.so.6")
+x.XOpenDisplay.restype = ctypes.c_void_p
+x.XSetFontPath.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int]
+x.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+d = x.XOpenDisplay(None)
+x.XSetFontPath(d, (ctypes.c_char_p * 1)(sys.argv[1].encode()), 1)
+x.XSync(d, 0)  # a refused path is a BadValue: the default handler exits 1
+print("font path set")
+"""
+
+
+def test_a_font_path_cannot_make_the_x_server_read_a_root_only_folder(desktop, tmp_path):
+    secret = tmp_path / "root-only"
+    secret.mkdir(mode=0o700)
+    (secret / "fonts.dir").write_text("0\n")
+    desktop.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+    desktop.step({"name": "write_file", "args": {"path": "fp.py", "content": SET_FONT_PATH}})
+    out = shell(desktop, f"python3 fp.py {secret}")
+    assert "font path set" not in out["stdout"] and out["exit_code"] != 0, out
+
+
+def test_the_sandbox_shows_an_allow_list_of_the_host(desktop, tmp_path):
+    """The sandbox hid a fixed list of folders, so the rest of the host (/var, /etc, a folder
+    added later) was readable; now only the system and a few /etc entries are there."""
+    fresh = f"/var/lib/palaestra-probe-{os.getpid()}"
+    os.makedirs(fresh, exist_ok=True)
+    try:
+        desktop.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+        probes = f"{fresh} /etc/apt /etc/ssh /etc/hostname /srv /opt /sys/kernel /var/lib"
+        seen = shell(desktop, f"ls -d {probes} 2>/dev/null; ls /var")
+        assert seen["stdout"].split() == ["cache", "tmp"], seen
+        apps = shell(desktop, "xterm -version && mousepad --version >/dev/null && id -un")
+        assert apps["exit_code"] == 0 and apps["stdout"].strip().endswith("user"), apps
+    finally:
+        os.rmdir(fresh)
+
+
+@pytest.fixture(scope="module")
+def tight():
+    """A desktop with small session limits (the operator's ``PALAESTRA_COMPUTER_LIMITS``)."""
+    env = ComputerEnv(limits={"step_s": 3, "memory_mb": 700})
+    yield env
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def stingy():
+    """A desktop whose processes may use 5 % of a CPU together (after a 1 s burst)."""
+    env = ComputerEnv(limits={"cpus": 0.05, "cpu_burst_s": 1})
+    yield env
+    env.close()
+
+
+def in_thread(fn, wait_s: float = 60.0):
+    box: dict = {}
+
+    def run():
+        try:
+            box["r"] = fn()
+        except Exception as exc:  # handed to the test
+            box["e"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(wait_s)
+    return thread.is_alive(), box
+
+
+def test_a_batch_of_tool_calls_stops_at_the_steps_time_budget(tight):
+    """A batch ran call after call past the gateway's step timeout (and, the worker's thread
+    being busy, past close); now the step's budget covers every call, and what the step left
+    running, detached or not, is stopped with it."""
+    tight.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+    calls = [
+        {"name": "run_shell", "args": {"cmd": "(setsid sleep 300 &); sleep 100", "timeout": 100}},
+        {"name": "run_shell", "args": {"cmd": "sleep 100", "timeout": 100}},
+        {"name": "run_shell", "args": {"cmd": "touch ~/third", "timeout": 10}},
+    ]
+    running, box = in_thread(lambda: tight.step(calls))
+    if running:
+        tight.close()  # ends the stuck batch (the old code ran it for 200 s)
+        pytest.fail("the batch ran past its step's time budget")
+    obs = box["r"][0]
+    assert "time budget" in obs["last_action_error"]
+    assert not (tight.sandbox.home / "third").exists()
+    sleeping = [p for p in uid_processes(tight.sandbox.uid) if b"sleep\0300" in cmdline(p)]
+    assert sleeping == []
+
+
+def cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def until_stopped(env: ComputerEnv, steps: int = 30) -> str:
+    """Step (``sleep 0.5``) until the session is stopped; its error, or "" if it never was."""
+    from palaestra.errors import EnvCrashed
+
+    for _ in range(steps):
+        try:
+            env.step({"name": "run_shell", "args": {"cmd": "sleep 0.5", "timeout": 2}})
+        except EnvCrashed as exc:
+            return str(exc)
+    return ""
+
+
+def test_memory_is_bounded_for_the_sessions_sum(tight):
+    """Three processes under the per-process limit each went 2.7 GB together against 2 GB."""
+    tight.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+    hold = "python3 -c 'x = chr(120) * (300 * 2**20); import time; time.sleep(300)'"
+    shell(tight, f"for i in 1 2 3; do (setsid {hold} &); done; sleep 0.1", timeout=2)
+    error = until_stopped(tight)
+    assert "memory" in error and "reset" in error, error
+    assert uid_processes(tight.sandbox.uid) == []  # all of it, the X server included
+    tight.reset()  # and the session starts over
+
+
+def test_cpu_is_bounded_for_the_sessions_sum(stingy):
+    """A detached process burnt 19 s of CPU in 20 s against a 3 s limit: each action's
+    RLIMIT_CPU binds each process alone, and a fresh busy child every 2 s starts from zero.
+    The session's processes together get their share, then the session stops."""
+    stingy.reset(options={"task": task({"kind": "file_contents", "path": "report.txt"})})
+    busy = "while :; do timeout 2 sh -c 'while :; do :; done'; done"
+    shell(stingy, f'(setsid bash -c "{busy}" &)', timeout=2)
+    error = until_stopped(stingy, steps=60)
+    assert "CPU" in error, error
+    assert uid_processes(stingy.sandbox.uid) == []

@@ -2,6 +2,7 @@
 server, the verifiers, the built-in suite's validation, the OSWorld loader, and the family
 through the gateway with RemoteEnv."""
 
+import contextlib
 import json
 import os
 import signal
@@ -144,14 +145,15 @@ def test_escape_attempts_fail(env, tmp_path):
         ):
             res = shell(env, f"cat {path}")
             assert res["exit_code"] != 0 and not res["stdout"], path
-        assert shell(env, "ls -A /root /tmp /work")["stdout"].split() == [
-            "/root:",
-            "/tmp:",
+        # an allow-list of the host: /root, /work, /var/lib... are simply not there
+        hidden = shell(env, "ls -A /root /work /srv /var/lib")
+        assert hidden["exit_code"] != 0 and not hidden["stdout"], hidden
+        assert shell(env, "ls -A /tmp")["stdout"].split() == [
             ".X11-unix",
             ".session-bus",  # the session D-Bus's socket
-            "/work:",
         ]
-        assert "Read-only" in shell(env, "touch /etc/evil")["stderr"]
+        assert "Read-only" in shell(env, "touch /usr/evil")["stderr"]
+        assert "Permission denied" in shell(env, "touch /etc/evil")["stderr"]  # root's folder
         assert shell(env, "id -u")["stdout"].strip() != "0"
         assert int(shell(env, "ps -e --no-headers | wc -l")["stdout"]) < 20  # not the host's
         # a planted symlink: the write stays the sandbox user's, the verifier refuses to follow
@@ -170,8 +172,13 @@ def test_crashed_x_server_fails_clearly_and_reset_recovers():
     e = ComputerEnv(width=640, height=480)
     try:
         e.reset(seed=0)
-        os.kill(e.display.proc.pid, signal.SIGKILL)
-        e.display.proc.wait()
+        # the X server itself (the session's uid, outside the desktop's pid namespace)
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError):
+                if os.stat(f"/proc/{pid}").st_uid == e.sandbox.uid and os.readlink(
+                    f"/proc/{pid}/exe"
+                ).endswith("/Xvfb"):
+                    os.kill(int(pid), signal.SIGKILL)
         with pytest.raises(EnvCrashed, match="X server"):
             e.step("click(10, 10)")
         obs, _ = e.reset(seed=0)

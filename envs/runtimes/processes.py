@@ -1,0 +1,101 @@
+"""A session's processes, found by what the kernel says now and signalled through pidfds.
+
+A sandboxed session's uid is its own (a flock-held slot, ``sandbox.Slot``), so every process of
+that uid is the session's, in whichever of its sandboxes it runs. A pid remembered from earlier
+may belong to anyone by now (a recycled pid of a root process was killed that way), so a process
+is found by its real uid now, opened as a pidfd, checked again while the pidfd pins it, and
+signalled through the pidfd (:func:`signal_where`, :func:`kill_uid`); nothing here takes a pid
+from memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Iterable
+
+UID_BASE = 20000  # sandbox.UID_BASE (the sandbox imports this module)
+
+
+def _status(pid: int | str) -> dict[str, str]:
+    out = {}
+    with open(f"/proc/{pid}/status", "rb") as f:  # the kernel's text, a few KB
+        for line in f.read(16384).decode(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            out[key] = value.strip()
+    return out
+
+
+def real_uid(pid: int | str) -> int:
+    return int(_status(pid)["Uid"].split()[0])
+
+
+def descends(pid: int, ancestors: set[int], most: int = 4096) -> bool:
+    """Whether ``pid`` is one of ``ancestors`` or runs under one of them (parent links)."""
+    for _ in range(most):
+        if pid in ancestors:
+            return True
+        if pid <= 1:
+            return False
+        pid = int(_status(pid)["PPid"])
+    return False
+
+
+def signal_where(pid: int | str, sig: int, check: Callable[[int], bool]) -> bool:
+    """Send ``sig`` to process ``pid`` if ``check(pid)`` holds for it, never to another process
+    that took its pid: the pidfd pins the process, ``check`` reads /proc, and a signal 0 through
+    the pidfd after the read proves the pid was not reused meanwhile. True if sent."""
+    try:
+        fd = os.pidfd_open(int(pid))
+    except (ProcessLookupError, ValueError):
+        return False
+    try:
+        if not check(int(pid)):
+            return False
+        signal.pidfd_send_signal(fd, 0)  # still the process that was checked
+        signal.pidfd_send_signal(fd, sig)
+        return True
+    except (OSError, KeyError, ValueError, IndexError):  # gone, or unreadable: not ours to hit
+        return False
+    finally:
+        os.close(fd)
+
+
+def _pids() -> list[int]:
+    return [int(e) for e in os.listdir("/proc") if e.isdigit()]
+
+
+def uid_processes(uid: int) -> list[int]:
+    """The pids whose real uid is ``uid`` right now (a session's uid is its own: every process
+    of it is the session's, in whichever of its sandboxes it runs); zombies are not counted
+    (dead, waiting for a parent to reap them)."""
+    out = []
+    for pid in _pids():
+        with contextlib.suppress(OSError, KeyError, ValueError, IndexError):
+            status = _status(pid)
+            if int(status["Uid"].split()[0]) == uid and not status["State"].startswith("Z"):
+                out.append(pid)
+    return out
+
+
+def kill_uid(uid: int, keep_under: Iterable[int] = (), rounds: int = 50) -> int:
+    """SIGKILL every process of ``uid`` but those running under ``keep_under`` (the desktop's
+    own: live processes we started and have not reaped, so their pids are theirs). They are
+    stopped first, round after round until no new one appears (a stopped process cannot fork:
+    a fork bomb cannot outrun it), then killed. Returns how many were killed."""
+    if uid < UID_BASE:  # only sandbox uids: never root's or a real user's by mistake
+        raise ValueError(f"not a sandbox uid: {uid}")
+    keep = set(keep_under)
+
+    def ours(pid: int) -> bool:
+        return real_uid(pid) == uid and not (keep and descends(pid, keep))
+
+    stopped: set[int] = set()
+    for _ in range(rounds):
+        fresh = [p for p in uid_processes(uid) if p not in stopped]
+        hit = {p for p in fresh if signal_where(p, signal.SIGSTOP, ours)}
+        if not hit:
+            break
+        stopped |= hit
+    return sum(signal_where(p, signal.SIGKILL, ours) for p in stopped)
