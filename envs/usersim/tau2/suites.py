@@ -2,8 +2,9 @@
 
 Every tau2 task becomes a palaestra Task on ``palaestra/tau2-v0``: its setup names the domain and
 the tau2 task (privileged: the agent sees the instruction and the domain; tau2's native id and
-train/test split are private metadata, and a telecom task's public id is opaque), its verifier is the ``tau2`` check kind with the task's evaluation criteria,
-and its oracle is the gold assistant (``tau2_gold``: the gold actions and the messages they need,
+train/test split are private metadata, and a telecom task's public id is opaque), its verifier
+is the ``tau2`` check kind with the task's evaluation criteria, and its oracle is the gold
+assistant (``tau2_gold``: the gold actions and the messages they need,
 talking to the symbolic user). A task ships only when that oracle scores 1.0 three times with
 the same verdict, ending at once scores 0, three mutants of the oracle's end state fail (a field
 of the world changed, a write without the user's yes, nothing said) and every adversary of the
