@@ -217,25 +217,24 @@ _HEADERS = [
 class SecurityHeaders:
     """``X-Content-Type-Options: nosniff``, ``X-Frame-Options: DENY``, a referrer policy and a
     Content-Security-Policy on every HTTP answer (API answers included: a JSON body a browser
-    sniffed as HTML would run in the gateway's origin)."""
+    sniffed as HTML would run in the gateway's origin). No route sets these itself, so they
+    are appended as they are."""
 
     def __init__(self, app: Any, docs: tuple[str, ...] = ()) -> None:
         self.app = app
         self.docs = docs
+        self.headers = [*_HEADERS, (b"content-security-policy", CSP.encode())]
+        self.docs_headers = [*_HEADERS, (b"content-security-policy", DOCS_CSP.encode())]
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        csp = (DOCS_CSP if scope["path"] in self.docs else CSP).encode()
+        extra = self.docs_headers if scope["path"] in self.docs else self.headers
 
         async def with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
-                names = {name.lower() for name, _ in message.get("headers", [])}
-                extra = [(n, v) for n, v in _HEADERS if n not in names]
-                if b"content-security-policy" not in names:
-                    extra.append((b"content-security-policy", csp))
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
+                message["headers"] = [*message.get("headers", ()), *extra]
             await send(message)
 
         await self.app(scope, receive, with_headers)
