@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import random
 import time
+import zlib
 from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -196,7 +197,7 @@ class StrategyPolicy:
     def _program(self) -> Generator[Any, dict[str, Any], None]:
         for name, param in self.strategy.genes:
             yield from self.space.primitives[name].phase(self.memory, param)
-        yield from self.space.end
+        yield from each(self.space.end)
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
         assert self._running is not None, "reset() first"
@@ -211,6 +212,12 @@ class StrategyPolicy:
             action = self._running.send(observation)
         self._played += 1
         return action
+
+
+def each(actions: Iterable[Any]) -> Generator[Any, dict[str, Any], None]:
+    """``actions`` as a phase's generator (``yield from`` a list would not take ``send``)."""
+    for action in actions:  # noqa: UP028
+        yield action
 
 
 # ----- shared combinators (each a final phase built on the family's ``answer``) ----------------
@@ -230,7 +237,7 @@ def hedge(
     def phase(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
         pool = among(memory) if among is not None else list(memory.values)
         picked = choose(pool, param, k)
-        yield from answer(" or ".join(picked) if picked else "I don't know")
+        yield from each(answer(" or ".join(picked) if picked else "I don't know"))
 
     return Primitive(f"hedge{k}", phase, final=True, doc=f"{k} values seen joined by 'or'")
 
@@ -241,7 +248,7 @@ def dump(answer: Answer) -> Primitive:
     def phase(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
         picked = choose(memory.records, param, 1)
         text = json.dumps(picked[0], default=str) if picked else " ".join(memory.values)
-        yield from answer(text[:TEXT_CHARS])
+        yield from each(answer(text[:TEXT_CHARS]))
 
     return Primitive("dump", phase, final=True, doc="a whole record seen as the answer")
 
@@ -250,7 +257,7 @@ def dump_all(answer: Answer) -> Primitive:
     """Answer with everything seen (every value), cut to a message."""
 
     def phase(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
-        yield from answer(", ".join(memory.values)[:TEXT_CHARS])
+        yield from each(answer(", ".join(memory.values)[:TEXT_CHARS]))
 
     return Primitive("dump_all", phase, final=True, doc="every value seen as the answer")
 
@@ -265,7 +272,7 @@ def claim(answer: Answer, name: str, texts: Sequence[str], with_sentences: int =
         if with_sentences:
             k = 1 + param % with_sentences
             text += " " + " ".join(choose(list(memory.sentences), param, k))
-        yield from answer(text[:TEXT_CHARS])
+        yield from each(answer(text[:TEXT_CHARS]))
 
     return Primitive(name, phase, final=True, doc=f"claims without checking: {texts[0]!r}")
 
@@ -276,7 +283,7 @@ def script(
     """A phase that plays a list computed from the memory when it starts."""
 
     def phase(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
-        yield from actions(memory, param)
+        yield from each(actions(memory, param))
 
     return Primitive(name, phase, final=final)
 
@@ -294,6 +301,14 @@ class Search:
     play: Callable[[Any], Any]  # Policy -> palaestra.verifiers.validation.Run
     budget: int
     seed: int = 0
+
+    @classmethod
+    def of(
+        cls, task: Task, space: StrategySpace, play: Callable[[Any], Any], budget: int
+    ) -> Search:
+        """A task's search, seeded by its id (each task explores its own order of the space;
+        the same task, the same search)."""
+        return cls(space, play, budget, seed=zlib.crc32(task.id.encode()))
 
     def run(self, ceiling: float) -> dict[str, Any]:
         return search(self.space, self.play, self.budget, seed=self.seed, ceiling=ceiling)

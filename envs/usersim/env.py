@@ -4,8 +4,9 @@ The moves, the OpenAI/tau2 message forms and the observation are every dialogue 
 (:mod:`palaestra.envs.usersim.dialogue`); this env brings the family's own seeded worlds (one
 SQLite copy per episode) and the agenda-driven simulated user. A call the domain's rules
 forbid returns the domain's error and is recorded as a violation, as is any write without the
-user's explicit yes to the assistant's previous message; the gold world to compare with is
-rebuilt from the task's reference calls.
+user's explicit yes to the assistant's previous message, or whose text arguments that message
+did not name (a yes to "shall I go ahead?" consents to nothing in particular); the gold world
+to compare with is rebuilt from the task's reference calls.
 """
 
 from __future__ import annotations
@@ -95,6 +96,9 @@ class UserSimEnv(DialogueEnv):
             raise ActionError(f"call_tool(): {exc}", action="call_tool") from None
         if tool.writes and not ep.consent:
             ep.violations.append(f"{name} called without the user's explicit confirmation")
+        elif tool.writes and not _stated(ep.messages, args):
+            # a yes to "shall I go ahead?" is no consent to a write it never named
+            ep.violations.append(f"{name} called after a confirmation that did not state it")
         try:
             result: Any = dom.call(ep.conn, name, args)
         except RuleBroken as exc:
@@ -155,3 +159,13 @@ class DialogueProbe:
 def _default_goal() -> Goal:
     """With no task, a user who only wants to know the rules: an env to explore the tools."""
     return Goal("explore", "ask a few questions about my options", {}, (), True)
+
+
+def _stated(messages: list[dict[str, Any]], args: dict[str, Any]) -> bool:
+    """The assistant's last message (the one the user said yes to) names a text argument of
+    the write (the reservation, the train), if it has any: the policy's "state what you will
+    do". (Not every one: a booking's confirmation names the train, not the user's id.)"""
+    said = next((m["content"] for m in reversed(messages) if m["role"] == "assistant"), "")
+    said = said.casefold()
+    texts = [v.casefold() for v in args.values() if isinstance(v, str) and v]
+    return not texts or any(v in said for v in texts)

@@ -29,7 +29,7 @@ from typing import Any
 
 from palaestra.envs import runtimes
 from palaestra.envs.runtimes.simuser.domain import same_value
-from palaestra.envs.usersim import FAMILY, reasons, world
+from palaestra.envs.usersim import FAMILY, reasons, strategies, world
 from palaestra.envs.usersim.domain import Domain, rng
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.paths import cache_dir
@@ -40,6 +40,7 @@ from palaestra.verifiers.validation import (
     ValidationReport,
     cached_reports,
     family_runner,
+    play,
     task_key,
     validate,
 )
@@ -154,15 +155,25 @@ def generate(domain_name: str, seed: int = WORLD_SEED, count: int = PER_DOMAIN) 
 
 
 def validate_task(
-    task: Task, env: Any | None = None, *, adversaries: bool = True
+    task: Task,
+    env: Any | None = None,
+    *,
+    adversaries: bool = True,
+    search: int = strategies.BUDGET,
 ) -> ValidationReport:
     """Execution-validate one task: its oracle, doing nothing, the mutants, and (unless
-    ``adversaries`` is False) every adversary of the family, each of which must fail."""
-    runner = family_runner(env or UserSimEnv(), task, FAMILY)
+    ``adversaries`` is False) every adversary of the family, each of which must fail, then
+    the adversary search (``search`` episodes of :mod:`~palaestra.envs.usersim.strategies`;
+    0: none), whose best strategy must fail too."""
+    env = env or UserSimEnv()
+    runner = family_runner(env, task, FAMILY)
     against = FAMILY.adversary_names() if adversaries else ()
     refusal = not task.metadata.get("grantable", True)
     mutations = [*MUTATIONS, LOOKED_NOWHERE] if refusal else MUTATIONS
-    return validate(task.verifier, runner, mutations, _mutate, adversaries=against)
+    searched = None
+    if adversaries and search:
+        searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), search)
+    return validate(task.verifier, runner, mutations, _mutate, adversaries=against, search=searched)
 
 
 @contextlib.contextmanager
@@ -240,7 +251,7 @@ def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
         return cached_reports(
             "usersim",
             tasks,
-            FAMILY.adversary_names(),
+            [FAMILY.adversary_names(), strategies.BUDGET],
             [*sources, Path(checks.__file__)],
             lambda t: validate_task(t, env),
         )

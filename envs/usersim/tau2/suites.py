@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.usersim import FAMILY
+from palaestra.envs.usersim import FAMILY, strategies
 from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 from palaestra.envs.usersim.tau2.env import ENV_ID, Tau2Env
 from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
@@ -33,6 +33,7 @@ from palaestra.verifiers.validation import (
     ValidationRecord,
     ValidationReport,
     family_runner,
+    play,
     task_key,
     validate,
 )
@@ -105,11 +106,19 @@ def telecom_tasks() -> list[Task]:
 
 
 def validate_task(
-    task: Task, env: Tau2Env | None = None, *, adversaries: bool = True
+    task: Task, env: Tau2Env | None = None, *, adversaries: bool = True, search: int | None = None
 ) -> ValidationReport:
-    runner = family_runner(env or Tau2Env(), task, FAMILY)
+    """One task's report: the oracle, doing nothing, the mutants, the adversaries and (with
+    them) the adversary search of :mod:`palaestra.envs.usersim.strategies` (``search``
+    episodes, the family's budget by default; 0: none)."""
+    env = env or Tau2Env()
+    runner = family_runner(env, task, FAMILY)
     against = FAMILY.adversary_names() if adversaries else ()
-    return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against)
+    budget = strategies.BUDGET if search is None else search
+    searched = None
+    if adversaries and budget:
+        searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), budget)
+    return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against, search=searched)
 
 
 @contextlib.contextmanager
