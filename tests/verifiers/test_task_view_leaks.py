@@ -133,3 +133,18 @@ def test_the_probe_finds_a_category_the_view_gives_away():
     native = [view_text({**t.agent_view(), "id": t.metadata["tau2_id"]}) for t in telecom]
     score = leak_score(native, [leak_labels.tau2_issue(t) for t in telecom])
     assert score.accuracy > score.majority + 0.5, score
+
+
+def test_a_usersim_customers_opening_words_do_not_give_a_refusal_away():
+    """What the agent reads at reset is the view plus the user's first message: a refusal's
+    customer must open as a grantable one's does (the intent is theirs to say, the verdict not)."""
+    from palaestra.envs.usersim.env import UserSimEnv
+
+    env = UserSimEnv()
+    found = tasks_of("usersim")
+    texts = []
+    for task in found:
+        obs, _ = env.reset(seed=0, options={"task": task})
+        texts.append(view_text(task.agent_view()) + "\n" + str(obs["user_message"]))
+    score = leak_score(texts, [t.metadata["grantable"] for t in found], name="grantable")
+    assert score.accuracy <= score.majority + MARGIN, score
