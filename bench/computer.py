@@ -41,9 +41,9 @@ OSWORLD_REVERT_MS = 20_000  # a VM snapshot revert: "tens of seconds" (issue 5)
 
 
 def _cpu_s(env: ComputerEnv) -> float:
-    """CPU seconds of this process, its children and the env's Xvfb."""
-    display = env.display.proc
-    return harness.cpu_s(*([display.pid] if display is not None else []))
+    """CPU seconds of this process, its children and the env's Xvfb (the session's uid, in a
+    sandbox: not a child of this process)."""
+    return harness.cpu_s(*env.display.server_pids())
 
 
 def measure(resets: int) -> dict[str, Any]:

@@ -154,13 +154,8 @@ class Display:
         itself, which has no pid namespace to die with (it outlives a killed bwrap): every
         process of the session's uid in the host's pid namespace, where no other one of the
         session runs, found now, never by a remembered pid."""
-        host = os.stat("/proc/self/ns/pid").st_ino
-
-        def server(pid: int) -> bool:
-            return real_uid(pid) == self.uid and os.stat(f"/proc/{pid}/ns/pid").st_ino == host
-
         for pid in uid_processes(self.uid):
-            signal_where(pid, signal.SIGKILL, server)
+            signal_where(pid, signal.SIGKILL, self._serves)
         if self.proc is not None:
             started = self.proc.pid
             if self.proc.poll() is None:
@@ -170,6 +165,21 @@ class Display:
             self.proc = None
         with contextlib.suppress(FileNotFoundError):
             self.link.unlink()
+
+    def _serves(self, pid: int) -> bool:
+        """Whether ``pid`` is this display's server: the session's uid in the host's pid
+        namespace, where no other process of the session runs."""
+        host = os.stat("/proc/self/ns/pid").st_ino
+        return real_uid(pid) == self.uid and os.stat(f"/proc/{pid}/ns/pid").st_ino == host
+
+    def server_pids(self) -> list[int]:
+        """The X server's processes now (for measuring it: bench)."""
+        out = []
+        for pid in uid_processes(self.uid):
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                if self._serves(pid):
+                    out.append(pid)
+        return out
 
     def env(self) -> dict[str, str]:
         return {"DISPLAY": self.name, "PATH": "/usr/bin:/bin", "HOME": "/nonexistent"}
