@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra import saferead
+from palaestra.verifiers import answers
 from palaestra.verifiers.base import CheckFn, CheckResult, check_kind, lookup
 
 HOME = "/home/user"
@@ -226,6 +227,19 @@ def _file_exists(st: os.stat_result | None, rel: str, spec: dict[str, Any]) -> t
 def _file_contents(text: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
     ok, detail = _compare(text, spec)
     return ok, f"{rel} {detail}"
+
+
+@_file_check("file_answer", _text)
+def _file_answer(text: str, rel: str, spec: dict[str, Any]) -> tuple[bool, str]:
+    """The file holds ONE value, ``value``, in any format (``60.0`` for 60, ``$1,000`` for
+    1000), read as every family's answers are (:mod:`palaestra.verifiers.answers`):
+    ``normalize`` is its kind (``number``, ``date``, ``text``), ``others`` the candidates it
+    must not also name."""
+    said = text.strip()
+    problem = answers.answer_problem(
+        said, str(spec["value"]), spec.get("normalize", "text"), spec.get("others", ())
+    )
+    return problem is None, f"{rel} is {said[:80]!r}" + (f": {problem}" if problem else "")
 
 
 @_file_check("file_regex", _text)
@@ -420,13 +434,17 @@ def _process(probe: Any, spec: dict[str, Any]) -> CheckResult:
 def _agent_status(probe: Any, spec: dict[str, Any]) -> CheckResult:
     """The agent ended with ``status`` (``done`` or ``fail``); with ``reason_mentions``, a
     ``fail`` counts only when its reason names the missing item (a word starting with one of
-    these, case ignored), so one fixed refusal sentence does not pass every infeasible task."""
+    these, case ignored), so one fixed refusal sentence does not pass every infeasible task;
+    with ``reason_causes``, only when it also gives the cause that blocks (one of these
+    phrases: "has no", "needs root"), none of which the instruction says, so a refusal in the
+    instruction's own words ("I cannot switch off Bluetooth") is no reason."""
     p = _probe(probe)
     ok = p.agent_status == spec["status"]
     detail = f"the agent ended with {p.agent_status!r}"
-    words = [str(w).lower() for w in spec.get("reason_mentions", [])]
-    if ok and words:
-        reason = str(p.last_output.get("reason", "")).lower()
-        ok = any(re.search(rf"\b{re.escape(w)}", reason) for w in words)
-        detail += f", its reason {'names' if ok else 'does not name'} the missing item"
+    reason = str(p.last_output.get("reason", "")).lower().replace("\u2019", "'")
+    for field, what in (("reason_mentions", "the missing item"), ("reason_causes", "the cause")):
+        words = [str(w).lower() for w in spec.get(field, [])]
+        if ok and words:
+            ok = any(re.search(rf"\b{re.escape(w)}", reason) for w in words)
+            detail += f", its reason {'names' if ok else 'does not name'} {what}"
     return _leaf("agent_status", ok, detail)

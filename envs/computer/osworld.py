@@ -24,7 +24,10 @@ Decisions:
   ``command_output`` checks (run by the verifier in a fresh read-only sandbox that sees the
   agent's processes); ``infeasible``
   becomes ``agent_status == "fail"``, whose reason must name the missing item when
-  ``osworld_oracles.json`` says which (``_refusal_mentions``). ``vm_terminal_output`` (GNOME
+  ``osworld_oracles.json`` says which (``_refusal_mentions``), and give the cause that blocks
+  (``_refusal_causes``, less any phrase the instruction itself uses). Where OSWorld's checker
+  reads only that an output exists, ``_strict_checks`` adds ours (a moved file's source is
+  gone): stricter than OSWorld, never looser. ``vm_terminal_output`` (GNOME
   Terminal's text through the accessibility tree), other metrics, and empty evaluators are
   reported as unsupported.
 - For an infeasible task the config only sets the scene: steps that cannot run are skipped
@@ -54,6 +57,12 @@ ORACLES = Path(__file__).with_name("osworld_oracles.json")
 #: the key of ``osworld_oracles.json`` that maps an infeasible task to the words one of which
 #: its refusal must name (the missing item), so that one fixed refusal does not pass them all
 MENTIONS = "_refusal_mentions"
+#: ... and to the phrases one of which must give the cause that blocks ("has no", "needs
+#: root"): a refusal in the instruction's own words names the item but no cause
+CAUSES = "_refusal_causes"
+#: checks of ours added to OSWorld's where its checker reads that an output exists, not what
+#: it is (a move leaves no source behind): stricter than OSWorld, never looser
+STRICT = "_strict_checks"
 #: the last validation run of the converted tasks (``validation.write_osworld_validation``)
 RECORD = ValidationRecord(
     Path(__file__).with_name("osworld_validation.json"),
@@ -181,6 +190,10 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
         mentions = (oracles or {}).get(MENTIONS, {}).get(tid)
         if mentions:  # what a refusal must name (ours)
             status["reason_mentions"] = mentions
+        asked = str(data.get("instruction", "")).lower()
+        causes = [c for c in (oracles or {}).get(CAUSES, {}).get(tid, []) if c not in asked]
+        if causes:  # a cause the instruction itself says is no cause
+            status["reason_causes"] = causes
         verifier = {"kind": "all", "checks": [status]}
     elif isinstance(func, list):
         out.reasons.append("evaluators with several metrics are not supported")
@@ -228,6 +241,9 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
                 )
     if out.reasons or verifier is None:
         return out
+    strict = (oracles or {}).get(STRICT, {}).get(tid)
+    if strict:
+        verifier = {"kind": "all", "checks": [*verifier.get("checks", [verifier]), *strict]}
     oracle = (oracles or {}).get(tid)
     out.task = Task(
         id=tid,

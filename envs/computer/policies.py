@@ -25,6 +25,9 @@ validation plays every one and a task ships only if each fails it:
 - ``code_only``: a task that claims the GUI (``metadata.claims_gui``) done through code: the
   oracle's code actions, and the text its GUI steps type run as shell commands. A task that
   does not claim the GUI may be done any way, so there it only ends.
+- ``hollow``: the task's input files emptied first, then the oracle's steps: outputs that
+  have every name and none of the content (issue 27's empty file moved, archive of empty
+  files, skeleton workbook), inputs destroyed where the task only relabels them.
 - ``repeat_last``: the oracle's last substantive action alone, three times, then ``done()`` (a
   policy that learned the final step, ``ctrl+s`` or the last command, without the work). A
   pause, a bare click or pointer move (focusing what the desktop already focuses) is not
@@ -220,6 +223,24 @@ def _repeat_last(task: Task | None) -> list[Any]:
     return [work[-1]] * 3 + ["wait(0.5)", "done()"]
 
 
+def _hollow(task: Task | None) -> list[Any]:
+    """Every input file the task set up emptied (names kept), then the oracle's steps: the
+    output has every name the task asks for and none of the content (a moved empty file, an
+    archive of empty files, a workbook of an empty sheet, a compressed empty log), and a task
+    that reads or relabels files (a mode, a link, a count) is done on destroyed inputs. Only
+    where the inputs are the setup's own files (no app holds one open, no setup command
+    derives others from them) and the oracle does the task (not a refusal)."""
+    setup = (task.setup or {}) if task else {}
+    plan = list(task.oracle.data or []) if task and task.oracle else []
+    files = list(setup.get("files", {}))
+    if not files or not plan or setup.get("apps") or setup.get("commands"):
+        return ["done()"]
+    if any(_name(a) == "fail" for a in plan):
+        return ["done()"]
+    paths = " ".join(shlex.quote(f"/home/user/{f}") for f in files)
+    return [_shell(f"truncate -c -s 0 {paths}"), *plan, "done()"]
+
+
 def _script(build: Any) -> PolicyFactory:
     return lambda **_: ScriptPolicy(build)
 
@@ -234,4 +255,5 @@ ADVERSARIES: dict[str, PolicyFactory] = {
     "spoof_process": _script(_spoof_processes),
     "code_only": _script(_code_only),
     "repeat_last": _script(_repeat_last),
+    "hollow": _script(_hollow),
 }

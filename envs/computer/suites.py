@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,73 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def holding(files: dict[str, str]) -> list[dict[str, Any]]:
+    """Gates: each file holds its text. An output is checked for what it holds, never for
+    being there: the names alone (a tree of empty files) earn nothing."""
+    return [gate(contents(path, equals=text)) for path, text in files.items()]
+
+
+def intact(files: dict[str, str]) -> list[dict[str, Any]]:
+    """Gates: each input file still holds its text. A task that reads or re-labels files (a
+    mode, a link, a count) must not be won by emptying them first (the ``hollow``
+    adversary)."""
+    return [gate(check("checksum", path, sha256=_sha(text))) for path, text in files.items()]
+
+
+#: prints every member of an archive (``sys.argv[1]``: tar of any compression, or zip) as
+#: ``name=text``, sorted, in the check's sandbox: an archive of empty files shows it
+_MEMBERS = """import sys, tarfile, zipfile
+p = sys.argv[1]
+if zipfile.is_zipfile(p):
+    z = zipfile.ZipFile(p)
+    got = {i.filename: z.read(i) for i in z.infolist() if not i.is_dir()}
+else:
+    t = tarfile.open(p)
+    got = {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
+for name in sorted(got):
+    print(name.removeprefix("./") + "=" + got[name].decode(errors="replace").strip())
+"""
+
+#: prints every cell of a workbook's first sheet (``sys.argv[1]``, xlsx) as ``A1=value``, sorted,
+#: numbers without a needless ``.0``: a workbook skeleton without the data shows it
+_CELLS = """import sys, zipfile, xml.etree.ElementTree as E
+z = zipfile.ZipFile(sys.argv[1])
+n = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+text = lambda e: "".join(t.text or "" for t in e.iter(n + "t"))
+names = z.namelist()
+shared = []
+if "xl/sharedStrings.xml" in names:
+    shared = [text(si) for si in E.fromstring(z.read("xl/sharedStrings.xml")).iter(n + "si")]
+out = []
+for c in E.fromstring(z.read("xl/worksheets/sheet1.xml")).iter(n + "c"):
+    v, kind = c.find(n + "v"), c.get("t")
+    if kind == "s":
+        value = shared[int(v.text)]
+    elif kind == "inlineStr":
+        value = text(c)
+    else:
+        value = "" if v is None else v.text or ""
+        try:
+            value = format(float(value), "g")
+        except ValueError:
+            pass
+    out.append(c.get("r") + "=" + value)
+print(*sorted(out), sep="\\n")
+"""
+
+
+def members(archive: str, files: dict[str, str]) -> dict[str, Any]:
+    """The archive at ``archive`` holds exactly these members with these texts."""
+    listing = "\n".join(f"{name}={text.strip()}" for name, text in sorted(files.items()))
+    return output(f"python3 -c {shlex.quote(_MEMBERS)} {archive}", equals=listing, exit_code=0)
+
+
+def cells(workbook: str, values: dict[str, str]) -> dict[str, Any]:
+    """The first sheet of the xlsx at ``workbook`` holds exactly these cells."""
+    listing = "\n".join(f"{ref}={value}" for ref, value in sorted(values.items()))
+    return output(f"python3 -c {shlex.quote(_CELLS)} {workbook}", equals=listing, exit_code=0)
+
+
 # ----- rows ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Row:
@@ -123,11 +191,24 @@ TERMINAL = [["terminal"]]
 
 
 def answer(
-    tid: str, instruction: str, path: str, expected: str, oracle: list[Any], **setup: Any
+    tid: str,
+    instruction: str,
+    path: str,
+    expected: str,
+    oracle: list[Any],
+    normalize: str = "text",
+    others: tuple[str, ...] = (),
+    **setup: Any,
 ) -> Row:
-    """The agent finds something out (a name, a count, a sum) and writes it to ``path``; the
-    check is that file's text."""
-    return row(tid, instruction, contents(path, equals=expected), oracle, **setup)
+    """The agent finds something out (a name, a count, a sum) and writes it to ``path``: the
+    file holds that one value in any format (``60.0`` for 60), and none of ``others`` (the
+    other candidates), read as every family's answers are (``file_answer``); the files it was
+    found in are left as they were."""
+    check_ = {"kind": "file_answer", "path": path, "value": expected, "normalize": normalize}
+    if others:
+        check_["others"] = list(others)
+    verifier = _all(check_, *intact(setup.get("files", {})))
+    return row(tid, instruction, verifier, oracle, **setup)
 
 
 def rewrite(
@@ -155,8 +236,9 @@ def moved(
     oracle: list[Any],
 ) -> Row:
     """The file ``source`` (holding ``text``) goes elsewhere, moved, renamed or compressed:
-    what ``verifier`` checks must be there and, named once, ``source`` must be gone."""
-    moved_out = _all(verifier, exists(source, present=False))
+    what ``verifier`` checks must be there and, named once, ``source`` must be gone (a gate:
+    removing the source alone earns nothing)."""
+    moved_out = _all(verifier, gate(exists(source, present=False)))
     return row(tid, instruction, moved_out, oracle, files={source: text})
 
 
@@ -186,7 +268,7 @@ def chmod(tid: str, instruction: str, path: str, text: str, before: str, after: 
     return row(
         tid,
         instruction,
-        check("file_mode", path, mode=after),
+        _all(check("file_mode", path, mode=after), *intact({path: text})),
         sh(f"chmod {after} ~/{path}"),
         files={path: text},
         modes={path: before},
@@ -226,6 +308,13 @@ def _task(group: str, entry: Row) -> Task:
     )
 
 
+#: what a refusal says when a device is not there: "I cannot switch off Bluetooth" (the
+#: instruction's words) names no cause, "this computer has no Bluetooth" does
+ABSENT = ["has no", "there is no", "no bluetooth", "adapter", "hardware", "no device"]
+ABSENT += ["not present", "not available", "unavailable", "missing", "not found", "without"]
+ABSENT += ["does not have", "doesn't have", "no such"]
+
+
 # ----- the table -------------------------------------------------------------------------------
 LOG = "\n".join(
     f"2024-05-0{d} 10:0{i}:00 {lvl} {msg}"
@@ -255,7 +344,7 @@ TABLE: dict[str, list[Row]] = {
             "Move the file todo.txt from the Desktop folder into the Documents folder.",
             "Desktop/todo.txt",
             "call the bank\n",
-            exists("Documents/todo.txt", "file"),
+            contents("Documents/todo.txt", equals="call the bank"),
             sh("mv ~/Desktop/todo.txt ~/Documents/"),
         ),
         row(
@@ -279,7 +368,10 @@ TABLE: dict[str, list[Row]] = {
         row(
             "delete-tmp-files",
             "Delete every .tmp file in ~/work (and its subfolders); keep all other files.",
-            check("dir_tree", "work", equals=["a.txt", "sub/", "sub/b.txt"]),
+            _all(
+                check("dir_tree", "work", equals=["a.txt", "sub/", "sub/b.txt"]),
+                *intact({"work/a.txt": "a", "work/sub/b.txt": "b"}),
+            ),
             sh("find ~/work -name '*.tmp' -delete"),
             files={
                 "work/a.txt": "a",
@@ -292,10 +384,14 @@ TABLE: dict[str, list[Row]] = {
             "sort-by-extension",
             "In ~/inbox, move the .jpg files into ~/inbox/images and the .pdf files into "
             "~/inbox/docs (create the folders).",
-            check(
-                "dir_tree",
-                "inbox",
-                equals=["docs/", "docs/c.pdf", "images/", "images/a.jpg", "images/b.jpg"],
+            _all(
+                check(
+                    "dir_tree",
+                    "inbox",
+                    equals=["docs/", "docs/c.pdf", "images/", "images/a.jpg", "images/b.jpg"],
+                ),
+                *holding({"inbox/images/a.jpg": "A", "inbox/images/b.jpg": "B"}),
+                *holding({"inbox/docs/c.pdf": "C"}),
             ),
             sh("cd ~/inbox && mkdir -p images docs && mv *.jpg images/ && mv *.pdf docs/"),
             files={"inbox/a.jpg": "A", "inbox/b.jpg": "B", "inbox/c.pdf": "C"},
@@ -306,6 +402,7 @@ TABLE: dict[str, list[Row]] = {
             _all(
                 exists("latest", "symlink"),
                 output("readlink -f ~/latest", equals="/home/user/Documents/report.txt"),
+                *intact({"Documents/report.txt": "Q3 numbers\n"}),
             ),
             sh("ln -s ~/Documents/report.txt ~/latest"),
             files={"Documents/report.txt": "Q3 numbers\n"},
@@ -316,6 +413,7 @@ TABLE: dict[str, list[Row]] = {
             "answer.txt",
             "big.bin",
             sh("ls -S ~/data | head -n 1 > ~/answer.txt"),
+            others=("small.txt", "m"),
             files={"data/small.txt": "x" * 10, "data/big.bin": "y" * 5000, "data/m": "z" * 99},
         ),
         answer(
@@ -324,12 +422,16 @@ TABLE: dict[str, list[Row]] = {
             "count.txt",
             "4",
             sh("ls ~/inbox | wc -l > ~/count.txt"),
+            normalize="number",
             files={f"inbox/f{i}.txt": str(i) for i in range(4)},
         ),
         row(
             "remove-empty-dirs",
             "Remove every empty folder under ~/tree (folders that hold files stay).",
-            check("dir_tree", "tree", equals=["keep/", "keep/file.txt"]),
+            _all(
+                check("dir_tree", "tree", equals=["keep/", "keep/file.txt"]),
+                *intact({"tree/keep/file.txt": "x"}),
+            ),
             sh("find ~/tree -mindepth 1 -type d -empty -delete"),
             files={"tree/keep/file.txt": "x"},
             dirs=["tree/e1", "tree/e2/e3"],
@@ -365,7 +467,7 @@ TABLE: dict[str, list[Row]] = {
             "Replace every 'colour' with 'color' in ~/essay.txt.",
             _all(
                 contents("essay.txt", contains=["color of the sky", "color wheel"]),
-                contents("essay.txt", not_contains="colour"),
+                gate(contents("essay.txt", not_contains="colour")),
             ),
             sh("sed -i 's/colour/color/g' ~/essay.txt"),
             files={"essay.txt": ESSAY},
@@ -428,7 +530,8 @@ TABLE: dict[str, list[Row]] = {
             "Write the sum of the 'amount' column of ~/sales.csv to ~/total.txt.",
             "total.txt",
             "60",
-            [
+            normalize="number",
+            oracle=[
                 'run_python("import csv, pathlib\\nh = pathlib.Path.home()\\n'
                 "rows = csv.DictReader(open(h / 'sales.csv'))\\n"
                 "(h / 'total.txt').write_text(str(sum(int(r['amount']) for r in rows)))\")"
@@ -456,6 +559,7 @@ TABLE: dict[str, list[Row]] = {
             "lines.txt",
             "5",
             sh("wc -l < ~/app.log > ~/lines.txt"),
+            normalize="number",
             files={"app.log": LOG + "\n"},
         ),
     ],
@@ -469,11 +573,18 @@ TABLE: dict[str, list[Row]] = {
                 "run_shell('chmod +x ~/bin/hello.sh')",
             ],
         ),
-        answer(
+        row(
             "grep-errors",
             "Put the lines of ~/app.log that contain ERROR into ~/errors.log.",
-            "errors.log",
-            "2024-05-02 10:02:00 ERROR disk full\n2024-05-04 10:04:00 ERROR timeout talking to db",
+            # every line asked, and only those: an output, not an answer
+            _all(
+                contents(
+                    "errors.log",
+                    equals="2024-05-02 10:02:00 ERROR disk full\n"
+                    "2024-05-04 10:04:00 ERROR timeout talking to db",
+                ),
+                *intact({"app.log": LOG + "\n"}),
+            ),
             sh("grep ERROR ~/app.log > ~/errors.log"),
             files={"app.log": LOG + "\n"},
         ),
@@ -492,7 +603,8 @@ TABLE: dict[str, list[Row]] = {
             "Find the most frequent word of ~/text.txt and write it to ~/answer.txt.",
             "answer.txt",
             "cat",
-            sh(
+            others=("the", "saw", "a", "and", "dog"),
+            oracle=sh(
                 "tr -s ' ' '\\n' < ~/text.txt | sort | uniq -c | sort -rn | "
                 "head -1 | awk '{print $2}' > ~/answer.txt"
             ),
@@ -544,11 +656,7 @@ TABLE: dict[str, list[Row]] = {
         row(
             "tar-project",
             "Create a gzip-compressed tar archive ~/backup.tar.gz of the folder ~/project.",
-            output(
-                "tar tzf ~/backup.tar.gz | sed 's|^\\./||' | sort",
-                contains=["project/main.py", "project/README"],
-                exit_code=0,
-            ),
+            members("~/backup.tar.gz", {"project/main.py": "print(1)", "project/README": "hi"}),
             sh("cd ~ && tar czf backup.tar.gz project"),
             files={"project/main.py": "print(1)\n", "project/README": "hi\n"},
         ),
@@ -563,7 +671,7 @@ TABLE: dict[str, list[Row]] = {
         row(
             "zip-docs",
             "Create a zip archive ~/docs.zip holding the folder ~/docs.",
-            output("python3 -m zipfile -l ~/docs.zip", contains=["docs/a.txt", "docs/b.txt"]),
+            members("~/docs.zip", {"docs/a.txt": "a", "docs/b.txt": "b"}),
             sh("cd ~ && python3 -m zipfile -c docs.zip docs"),
             files={"docs/a.txt": "a", "docs/b.txt": "b"},
         ),
@@ -572,7 +680,11 @@ TABLE: dict[str, list[Row]] = {
             "Compress ~/big.log with gzip (so that only ~/big.log.gz remains).",
             "big.log",
             "\n".join(f"line {i}" for i in range(100)),
-            output("zcat ~/big.log.gz | head -n 1", equals="line 0"),
+            # every line, not the first: a log cut to its head is no compressed log
+            output(
+                "zcat ~/big.log.gz | sha256sum | cut -c1-64",
+                equals=_sha("\n".join(f"line {i}" for i in range(100))),
+            ),
             sh("gzip ~/big.log"),
         ),
         chmod(
@@ -597,6 +709,7 @@ TABLE: dict[str, list[Row]] = {
             _all(
                 output("find ~/site -type f ! -perm 644 | wc -l", equals="0"),
                 output("find ~/site -type d ! -perm 755 | wc -l", equals="0"),
+                *intact({"site/index.html": "<h1>hi</h1>", "site/css/s.css": "p{}"}),
             ),
             sh(
                 "find ~/site -type f -exec chmod 644 {} + && "
@@ -608,7 +721,10 @@ TABLE: dict[str, list[Row]] = {
         row(
             "old-logs",
             "Move the files in ~/logs last modified before 2024 into ~/logs/old.",
-            check("dir_tree", "logs", equals=["new.log", "old/", "old/a.log", "old/b.log"]),
+            _all(
+                check("dir_tree", "logs", equals=["new.log", "old/", "old/a.log", "old/b.log"]),
+                *holding({"logs/old/a.log": "a", "logs/old/b.log": "b", "logs/new.log": "n"}),
+            ),
             [
                 'run_shell("cd ~/logs && mkdir -p old && find . -maxdepth 1 -type f '
                 '! -newermt 2024-01-01 -exec mv {} old/ \\\\;")'
@@ -643,7 +759,10 @@ TABLE: dict[str, list[Row]] = {
         row(
             "open-plan-in-editor",
             "Open ~/Documents/plan.txt in the text editor and leave it open.",
-            window("mousepad", title="plan\\.txt", shows="Documents/plan.txt"),
+            _all(
+                window("mousepad", title="plan\\.txt", shows="Documents/plan.txt"),
+                *intact({"Documents/plan.txt": "1. plan\n"}),
+            ),
             # a loaded machine may take more than a second to show the editor and its file
             ["run_shell('mousepad ~/Documents/plan.txt >/dev/null 2>&1 &')", "wait(3.0)"],
             files={"Documents/plan.txt": "1. plan\n"},
@@ -693,7 +812,7 @@ TABLE: dict[str, list[Row]] = {
         row(
             "spreadsheet-convert",
             "Convert ~/report.csv into an Excel workbook ~/report.xlsx.",
-            output("python3 -m zipfile -l ~/report.xlsx", contains=["xl/worksheets/sheet1.xml"]),
+            cells("~/report.xlsx", {"A1": "a", "B1": "b", "A2": "1", "B2": "2"}),
             ["run_shell('ssconvert ~/report.csv ~/report.xlsx', timeout=60)"],
             files={"report.csv": "a,b\n1,2\n"},
         ),
@@ -721,7 +840,12 @@ TABLE: dict[str, list[Row]] = {
         row(
             "bluetooth-off",
             "Switch off Bluetooth on this computer.",
-            {"kind": "agent_status", "status": "fail", "reason_mentions": ["bluetooth"]},
+            {
+                "kind": "agent_status",
+                "status": "fail",
+                "reason_mentions": ["bluetooth"],
+                "reason_causes": ABSENT,
+            },
             ["fail('this desktop has no Bluetooth device or settings')"],
             tags=("infeasible",),
         ),

@@ -8,6 +8,7 @@ usersim episode's state, as the probes give them.
 
 import json
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -236,3 +237,138 @@ def test_tau2_communicate_takes_any_format_and_keeps_tau2s_own_beside():
     assert told_any_format(said, "14:05") and not told(said, "14:05")
     assert told_any_format(said, "60") and told(said, "60")
     assert not told_any_format(said, "17:45")
+
+
+# ----- computer: answers in files, refusals, outputs by content ------------------------------
+def computer(home, run=None, status=None, reason=""):
+    from palaestra.verifiers.computer import ComputerProbe
+
+    def shell(command, timeout):
+        env = {"HOME": str(home), "PATH": "/usr/bin:/bin"}
+        done = subprocess.run(
+            ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=timeout
+        )
+        return done.returncode, done.stdout, done.stderr
+
+    return ComputerProbe(home, run or shell, agent_status=status, last_output={"reason": reason})
+
+
+@pytest.mark.parametrize(("text", "ok"), [("60", True), ("60.0\n", True), ("60 or 30", False)])
+def test_a_file_answer_is_read_in_any_format(tmp_path, text, ok):
+    (tmp_path / "total.txt").write_text(text)
+    spec = {"kind": "file_answer", "path": "total.txt", "value": "60", "normalize": "number"}
+    assert DeclarativeVerifier(spec).verify(computer(tmp_path)).success is ok
+
+
+@pytest.mark.parametrize(
+    ("reason", "ok"),
+    [
+        ("This computer has no Bluetooth adapter.", True),
+        ("There is no Bluetooth hardware here, so nothing to switch off.", True),
+        ("I cannot switch off Bluetooth on this computer.", False),  # the instruction's words
+        ("Sorry, I cannot do that on this computer.", False),
+    ],
+)
+def test_a_refusal_gives_the_cause_not_the_instructions_words(tmp_path, reason, ok):
+    from palaestra.envs.computer.suites import ABSENT
+
+    spec = {
+        "kind": "agent_status",
+        "status": "fail",
+        "reason_mentions": ["bluetooth"],
+        "reason_causes": ABSENT,
+    }
+    probe = computer(tmp_path, status="fail", reason=reason)
+    assert DeclarativeVerifier(spec).verify(probe).success is ok
+
+
+def _archives(home, hollow):
+    import tarfile
+    import zipfile
+
+    texts = {"project/main.py": "print(1)\n", "project/README": "hi\n"}
+    for name, text in texts.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text("" if hollow else text)
+    with tarfile.open(home / "backup.tar.gz", "w:gz") as tar:
+        tar.add(home / "project", arcname="./project")  # a ./ prefix is the same member
+    with zipfile.ZipFile(home / "docs.zip", "w") as z:
+        for name in texts:
+            z.write(home / name, name)
+
+
+@pytest.mark.parametrize("hollow", [False, True])
+def test_an_archive_is_checked_member_by_member_with_content(tmp_path, hollow):
+    from palaestra.envs.computer.suites import members
+
+    _archives(tmp_path, hollow)
+    want = {"project/main.py": "print(1)", "project/README": "hi"}
+    for archive in ("~/backup.tar.gz", "~/docs.zip"):
+        result = DeclarativeVerifier(members(archive, want)).verify(computer(tmp_path))
+        assert result.success is not hollow, result.checks[0].detail
+
+
+def test_a_workbook_is_checked_cell_by_cell(tmp_path):
+    import zipfile
+
+    from palaestra.envs.computer.suites import cells
+
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    sheet = (
+        f'<worksheet {ns}><sheetData><row r="1"><c r="A1" t="s"><v>0</v></c>'
+        '<c r="B1" t="inlineStr"><is><t>b</t></is></c></row>'
+        '<row r="2"><c r="A2"><v>1.0</v></c><c r="B2"><v>2</v></c></row></sheetData></worksheet>'
+    )
+    strings = f"<sst {ns}><si><t>a</t></si></sst>"
+    for name, body in (("full", sheet), ("skeleton", f"<worksheet {ns}><sheetData/></worksheet>")):
+        with zipfile.ZipFile(tmp_path / f"{name}.xlsx", "w") as z:
+            z.writestr("xl/worksheets/sheet1.xml", body)
+            z.writestr("xl/sharedStrings.xml", strings)
+    want = {"A1": "a", "B1": "b", "A2": "1", "B2": "2"}
+    probe = computer(tmp_path)
+    assert DeclarativeVerifier(cells("~/full.xlsx", want)).verify(probe).success
+    assert not DeclarativeVerifier(cells("~/skeleton.xlsx", want)).verify(probe).success
+
+
+# ----- tau2-telecom: dual control -------------------------------------------------------------
+def test_needless_device_actions_are_the_ones_beyond_the_gold():
+    from palaestra.verifiers.tau2 import needless_device_actions
+
+    gold = [{"requestor": "user", "name": "toggle_data"}, {"requestor": "assistant", "name": "x"}]
+    diagnosed = [
+        {"by": "user", "name": "check_status_bar"},
+        {"by": "user", "name": "run_speed_test"},
+        {"by": "user", "name": "toggle_data"},
+    ]
+    assert needless_device_actions(diagnosed, gold) == {}
+    fix_all = [
+        {"by": "user", "name": n}
+        for n in ("toggle_data", "reset_apn_settings", "reseat_sim_card", "reboot_device")
+    ]
+    assert sum(needless_device_actions(fix_all, gold).values()) == 3
+    twice = [{"by": "user", "name": "toggle_data"}] * 3
+    assert needless_device_actions(twice, gold) == {"toggle_data": 2}
+
+
+@pytest.mark.parametrize("domain", ["bank", "calendar", "email", "shop", "train"])
+def test_every_generated_infeasible_task_passes_its_own_reason_and_fails_a_stuffed_one(domain):
+    """The generator's ``others`` never hold the blocking rule's words (its own message passes
+    in any app), and a report of every rule's keywords names one of them."""
+    from palaestra.synth_apps.adversaries import rule_keywords
+    from palaestra.synth_apps.generate import TaskGenerator
+    from palaestra.synth_apps.spec import load_spec
+
+    gen = TaskGenerator(load_spec(domain))
+    infeasible = [
+        c
+        for made in gen.generate(30, seed=3)
+        for c in made.task.verifier["checks"]
+        if c["kind"] == "infeasible"
+    ]
+    assert infeasible, f"no infeasible task among {domain}'s 30"
+    for check in infeasible:
+        assert "others" in check
+        said = f" {answers.normalize_text(' '.join(check['keywords']))} "
+        assert not [o for o in check["others"] if answers.mentions(said, o)], check
+        stuffed = f" {answers.normalize_text(', '.join(rule_keywords()))} "
+        assert [o for o in check["others"] if answers.mentions(stuffed, o)] or not check["others"]
