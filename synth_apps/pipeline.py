@@ -33,8 +33,8 @@ from typing import Any
 
 from palaestra import registry
 from palaestra.family import family as family_of
-from palaestra.policies import run_episode
-from palaestra.synth_apps import data
+from palaestra.policies import GiveUpPolicy, Policy, run_episode
+from palaestra.synth_apps import data, strategies
 from palaestra.synth_apps.adversaries import IDLE, STRATEGIES
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
@@ -260,11 +260,13 @@ def validate_suite(
     adversaries: bool = True,
     parallel: int = 2,
     family: str | None = None,
+    search: int = strategies.BUDGET,
 ) -> dict[str, Any]:
     """Execution-validate synthesized tasks again, from their files (``Family.validation`` of
     the web and mobile families; ``palaestra validate SUITE`` calls it): each task's oracle,
     do-nothing run, its mutants (kept in its validation report) and every adversary of its
-    family. ``tasks`` default to every synthesized task of the suites on the suite path. The
+    family, then ``search`` episodes of adversary search. ``tasks`` default to every
+    synthesized task of the suites on the suite path. The
     report has the shape ``ValidationRecord.run`` builds (per task: the validation report)."""
     from palaestra.tasks import get_suite, suite_names
 
@@ -292,7 +294,7 @@ def validate_suite(
             mutations = list((task.validation or {}).get("mutations", []))
             fresh = task.model_copy(update={"validation": None})
             return task, validate_task(
-                envs.get(), Generated(fresh, mutations), adversaries=adversaries
+                envs.get(), Generated(fresh, mutations), adversaries=adversaries, search=search
             )
 
         try:
@@ -385,13 +387,18 @@ def _interleave(items: list[Generated]) -> list[Generated]:
 
 
 def validate_task(
-    env: Any, made: Generated, repeats: int = 3, adversaries: bool = True
+    env: Any,
+    made: Generated,
+    repeats: int = 3,
+    adversaries: bool = True,
+    search: int = strategies.BUDGET,
 ) -> ValidationReport:
     """Execution-validate one generated task on an env of its family in this process: the
     family's ``oracle`` policy (which must never make an action fail), its ``noop`` policy,
     which does nothing and says it is finished at once, the mutants, and (``adversaries``)
     every adversary of the family, played with ``strict=False`` (an action the env refuses is
-    their loss, not a broken run)."""
+    their loss, not a broken run), then (with the adversaries) ``search`` episodes of adversary
+    search over :mod:`palaestra.synth_apps.strategies` (0: none)."""
     task = made.task
     policies = family_of(task.family)
     folder = Path(tempfile.mkdtemp(prefix="palaestra-validate-"))
@@ -402,12 +409,15 @@ def validate_task(
     #: a write task's verdict reads the database only (its chat check is the feasible gate)
     writes = not any(c["kind"] in ("answer", "infeasible") for c in _leaves(task.verifier))
 
-    def run(kind: str) -> Run:
+    def run(kind: str | Policy) -> Run:
         nonlocal runs
         runs += 1
-        if idle and kind in STRATEGIES and STRATEGIES[kind](task) == IDLE:
+        if isinstance(kind, str) and idle and kind in STRATEGIES and STRATEGIES[kind](task) == IDLE:
             return idle[0]  # nothing to try on this task: its episode is the do-nothing one
-        if kind == "oracle":
+        if not isinstance(kind, str):  # a strategy of the adversary search
+            episode = run_episode(env, kind, task, seed=0, strict=False)
+            kind = "search"
+        elif kind == "oracle":
             episode = run_episode(env, policies.policy("oracle"), task, seed=0, strict=True)
         elif kind == "noop":  # do nothing, then say "finished"
             episode = run_episode(env, policies.policy("noop"), task, seed=0, max_steps=1)
@@ -436,9 +446,24 @@ def validate_task(
         return Run(result, state, episode.total_reward, episode.actions)
 
     names = policies.adversary_names() if adversaries else []
+    searched = None
+    if adversaries and search:
+        app = {"app": spec_for(task.setup["app"]).title} if task.family == "mobile" else {}
+
+        def plan_policy(plan: list[dict[str, Any]]) -> Policy:
+            # a step the plan cannot find ends the attempt (a failed attack, as for adversaries)
+            return GiveUpPolicy(policies.policy("plan", plan=plan, **app))
+
+        searched = strategies.search_for(task, run, plan_policy, search)
     try:
         return validate(
-            task.verifier, run, made.mutations, mutated, repeats=repeats, adversaries=names
+            task.verifier,
+            run,
+            made.mutations,
+            mutated,
+            repeats=repeats,
+            adversaries=names,
+            search=searched,
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
