@@ -3,7 +3,7 @@
 A world answers tool calls from either side (``requestor`` is tau2's ``assistant`` or ``user``)
 as tau2's environment does (``Result``: the text the caller reads, ``Error: ...`` when the call
 failed, and the world unchanged then), and shows its state as plain JSON data that two worlds
-compare by. Retail has no user side: a user tool call answers tau2's "not found" error.
+compare by. Retail has no user side: a user tool call answers tau2's error for that.
 
 :func:`open_world` builds a task's initial world (its ``initialization_actions`` applied);
 :func:`gold_state` is the state the task's gold actions reach from there (cached per task, the
@@ -60,8 +60,10 @@ class RetailWorld:
         self.conn = store.fresh()
 
     def call(self, requestor: str, name: str, arguments: Any) -> Result:
+        if requestor == "user":
+            return Result("Error: User tools not available", error=True)
         if requestor != "assistant":
-            return Result(f"Error: Tool '{name}' not found.", error=True)
+            return Result(f"Error: Invalid requestor: {requestor}", error=True)
         content, error = retail.call(self.conn, name, arguments)
         return Result(content, error)
 

@@ -1,7 +1,11 @@
-"""The tau2 suites' recorded validation is current: every task's record matches it, a sample
-re-validates to the recorded verdict with today's code, and the gold assistant solves every task
-(so a change to a user, a gold assistant, an adversary or the check that moves a verdict fails
-here until ``python -m palaestra.envs.usersim.tau2.suites`` records a new run)."""
+"""The tau2 suites against their recorded validation: the record has an entry for every task
+under the task's current key, the shipped suite is exactly the tasks recorded as validated (a
+dropped one always with its reason), a sample (every 25th kept task, every 8th dropped one)
+validates again to its recorded verdict and reason, and the gold assistant solves every task
+(one episode each). A change that moves the verdict of a task outside the sample is not caught
+here: the record's code digest (``ValidationRecord.stale``) and CI's full re-validation
+(``make revalidate``) are what catch it; agreement with tau2's own code is
+``test_tau2_crosscheck.py``."""
 
 import pytest
 
