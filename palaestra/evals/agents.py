@@ -230,7 +230,7 @@ def parse_agent(
     if family not in families():
         # a suite of envs without a Family descriptor (the bench fixture): its replay oracle
         if spec == "oracle":
-            return AgentSpec(spec, "scripted", True, lambda ctx: ReplayPolicy())
+            return AgentSpec(spec, "scripted", True, lambda ctx: ReplayPolicy(), stochastic=False)
         raise InvalidRequest(
             f"unknown agent {spec!r}: the {family!r} suite's envs have no family policies, "
             "only 'oracle' (a replayed oracle); agents: openai:MODEL, module:Class, "
