@@ -7,8 +7,10 @@ mutant, the oracle's actions for the part with one key dimension wrong, must be 
 verifier, and every adversary of :data:`~palaestra.envs.cad.policies.ADVERSARIES` (the target's
 bounding box, outlines, visual hull, turned profile, a right-volume box, a bare submit, reward
 farming) must fail with its rewards summed at most 0.1; the farming ones play with the dense
-reward on, since that is what they farm. The suite records the last full run
-(:func:`write_validation`) in ``validation.json``, every adversary's result included.
+reward on, since that is what they farm. Then the adversary search of
+:mod:`palaestra.envs.cad.strategies` (those envelopes combined) within its small budget. The
+suite records the last full run (:func:`write_validation`) in ``validation.json``, every
+adversary's result included.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from palaestra.envs.cad import strategies
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.policies import ADVERSARIES, DENSE_ADVERSARIES, POLICIES
@@ -47,8 +50,11 @@ def validate_task(
     repeats: int = 2,
     adversaries: bool = True,
     table: Mapping[str, PolicyFactory] = ADVERSARIES,
+    search: int = strategies.BUDGET,
 ) -> ValidationReport:
-    """One task's report; ``table`` is which adversaries to play (all of the family's)."""
+    """One task's report; ``table`` is which adversaries to play (all of the family's), then
+    (with them) ``search`` episodes of adversary search over
+    :mod:`palaestra.envs.cad.strategies` (0: none)."""
 
     def run(name: str) -> Run:
         if name in table:  # an adversary: its mistakes are scored, never raised
@@ -67,7 +73,18 @@ def validate_task(
         yield {"part": end["part"], "target": state["target"]}
 
     names = list(table) if adversaries else []
-    return validate(task.verifier, run, mutations, mutate, repeats=repeats, adversaries=names)
+    searched = None
+    if adversaries and search:
+        searched = strategies.search_for(task, lambda p: run_policy(task, p, strict=False), search)
+    return validate(
+        task.verifier,
+        run,
+        mutations,
+        mutate,
+        repeats=repeats,
+        adversaries=names,
+        search=searched,
+    )
 
 
 def validate_suite(

@@ -5,7 +5,9 @@ reset, as for an agent), each played by a policy of :mod:`palaestra.envs.compute
 the task's oracle (``replay`` of its action list) twice (must pass and agree check for check),
 ``noop`` (no action at all, then the verifier) must fail, and so must every adversary of
 ``ADVERSARIES`` (spoofed windows and processes, code for a GUI claim, a claimed success, the
-last step repeated), played leniently (an action the env refuses is the adversary's loss). End
+last step repeated), played leniently (an action the env refuses is the adversary's loss), then
+the adversary search of :mod:`palaestra.envs.computer.strategies` (hollow outputs, refusals in
+the instruction's words) within its budget. End
 states are files on a live desktop, so there are no snapshot mutants; the do-nothing run plays
 that part. The suite records the last full run (:func:`write_validation`) in
 ``validation.json``; the OSWorld loader records its own (``osworld_validation.json``).
@@ -17,7 +19,7 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.computer import osworld
+from palaestra.envs.computer import osworld, strategies
 from palaestra.envs.computer.env import ComputerEnv
 from palaestra.envs.computer.policies import ADVERSARIES, POLICIES
 from palaestra.envs.computer.suites import RECORD, all_tasks
@@ -32,8 +34,15 @@ from palaestra.verifiers.validation import (
 
 
 def validate_task(
-    env: Any, task: Task, repeats: int = 2, adversaries: bool = True
+    env: Any,
+    task: Task,
+    repeats: int = 2,
+    adversaries: bool = True,
+    search: int = strategies.BUDGET,
 ) -> ValidationReport:
+    """One task's report; with the adversaries, ``search`` episodes of adversary search over
+    :mod:`palaestra.envs.computer.strategies` too (0: none)."""
+
     def run(name: str) -> Run:
         if name in ADVERSARIES:
             return play(env, task, ADVERSARIES[name](), strict=False)
@@ -42,8 +51,17 @@ def validate_task(
         return play(env, task, POLICIES[name]())
 
     names = list(ADVERSARIES) if adversaries else []
+    searched = None
+    if adversaries and search:
+        searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), search)
     return validate(
-        task.verifier, run, [], lambda s, m: nullcontext(s), repeats=repeats, adversaries=names
+        task.verifier,
+        run,
+        [],
+        lambda s, m: nullcontext(s),
+        repeats=repeats,
+        adversaries=names,
+        search=searched,
     )
 
 
