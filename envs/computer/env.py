@@ -182,7 +182,12 @@ class ComputerEnv(PalaestraEnv):
         except ActionError as exc:
             action = {"name": "pyautogui", "args": {"code": f"# {exc.detail}"}}
             self._pending_error = exc.detail
-        return super().step(action)
+        try:
+            return super().step(action)
+        except EnvCrashed:
+            if self.watchdog.breach:  # what broke (the X server, say) is the watchdog's doing
+                raise EnvCrashed(self.watchdog.breach) from None
+            raise
 
     def _apply(self, action: Action) -> bool:
         self._screen = None
