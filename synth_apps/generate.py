@@ -48,6 +48,11 @@ MAX_OTHERS = 80
 #: templates state the request alone and the generator adds this to all of them alike.
 UNLESS = "If that is not possible, say why."
 
+#: The step budget of every task whose plan fits it. A budget made from the plan's length told a
+#: short plan (an infeasible task's: look, then report) from a long one (fill in a form) to any
+#: agent reading ``max_steps``; the built-in domains' plans all fit this one.
+STEP_BUDGET = 50
+
 
 #: rule keywords any reason may use in passing: they name no rule alone (the "others" of an
 #: infeasible check are the distinctive words of the rules that do not block)
@@ -759,7 +764,7 @@ class TaskGenerator:
             instruction=instruction,
             setup=setup,
             verifier=verifier,
-            max_steps=max(15, 2 * steps),
+            max_steps=max(STEP_BUDGET, 2 * steps),
             public=PublicMetadata(app=self.spec.name, difficulty=t.difficulty),
             metadata={
                 "source": f"synth:{self.spec.name}",

@@ -26,10 +26,12 @@ TOKEN = re.compile(r"[a-z]+|[0-9]+")
 
 
 def view_text(view: Mapping[str, Any]) -> str:
-    """What a view says, as one text: the id, the instruction and each public metadata entry
-    (as ``key value``, so a value is a word of its key's context too)."""
+    """What a view says, as one text: the id, the instruction, the step budget and each public
+    metadata entry (as ``key value``, so a value is a word of its key's context too)."""
     meta = view.get("metadata") or {}
     parts = [str(view.get("id", "")), str(view.get("instruction", ""))]
+    if "max_steps" in view:
+        parts.append(f"max_steps {view['max_steps']}")
     parts += [f"{k} {v}" for k, v in sorted(meta.items())]
     return " \n ".join(parts)
 
