@@ -47,7 +47,8 @@ def transcript(
     for e in events:
         if e.get("type") not in ("reset", "step"):
             continue
-        obs = e.get("observation") if isinstance(e.get("observation"), dict) else {}
+        found = e.get("observation")
+        obs: dict[str, Any] = found if isinstance(found, dict) else {}
         info = e.get("info") or {}
         if e["type"] == "reset":
             instructions[str(e.get("episode"))] = instruction(obs, info)
@@ -84,7 +85,8 @@ def instruction(obs: dict[str, Any], info: dict[str, Any]) -> str:
     goal = obs.get("goal")
     if isinstance(goal, str) and goal.strip():
         return goal
-    view = info.get("task") if isinstance(info.get("task"), dict) else {}
+    found = info.get("task")
+    view: dict[str, Any] = found if isinstance(found, dict) else {}
     return str(view.get("instruction") or obs.get("spec") or "")
 
 
