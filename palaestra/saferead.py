@@ -181,7 +181,8 @@ def tree(
 ) -> list[str]:
     """The paths under the folder ``path``, relative to it, folders ending with ``/``; links
     are listed, never followed; TooLarge past ``limit`` entries or ``MAX_DEPTH`` levels."""
-    deadline, out = time.monotonic() + timeout_s, []
+    deadline = time.monotonic() + timeout_s
+    out: list[str] = []
 
     def walk(fd: int, prefix: str, depth: int = 0) -> None:
         if depth > MAX_DEPTH:
