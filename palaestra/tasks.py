@@ -48,12 +48,6 @@ class PublicMetadata(BaseModel):
     app: str | None = None
     difficulty: str | None = None
 
-    @classmethod
-    def pick(cls, metadata: dict[str, Any], keys: Iterable[str] = PUBLIC_KEYS) -> PublicMetadata:
-        """The allow-listed ``keys`` of a loader's ``metadata`` (a loader that keeps everything
-        in its private store derives the public part from it in one line)."""
-        return cls(**{k: str(metadata[k]) for k in keys if metadata.get(k) is not None})
-
 
 class TaskView(BaseModel):
     """The one view of a task an agent or a client gets (REST, WebSocket, OpenEnv, MCP, gym
