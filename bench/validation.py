@@ -16,7 +16,15 @@ Other families plug in through their descriptor: a family whose ``Family.validat
 shipped tasks (:func:`descriptor_run`). Families register a faster or more specific runner in
 :data:`RUNNERS`.
 
-Run: ``palaestra bench validation`` or ``python -m palaestra.bench.validation``.
+Adversary search (:mod:`palaestra.verifiers.search`) has its own measurement,
+:func:`search_main`: per shipped suite, a sample of its tasks validated with the family's
+search budget and without (search 0), in this process, one after the other: seconds per task
+of each, their ratio (wall and CPU), the search's best reward and the tasks it beat, and the
+estimated cost of re-validating every shipped suite with and without it (each suite's seconds
+per task times its candidates).
+
+Run: ``palaestra bench validation`` or ``python -m palaestra.bench.validation``;
+``python -m palaestra.bench.validation search [TASKS]`` for the search's cost.
 """
 
 from __future__ import annotations
@@ -186,5 +194,154 @@ def main(families: list[str] | None = None, tasks: int = 40) -> list[dict[str, A
     return results
 
 
+# ----- the adversary search's cost ----------------------------------------------------------
+#: a suite's sample validated with a search budget: (tasks, budget) -> per task reports
+SearchRunner = Callable[[int, int], dict[str, dict[str, Any]]]
+
+
+def _usersim(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
+    from palaestra.envs.usersim import suites
+    from palaestra.envs.usersim.env import UserSimEnv
+
+    env = UserSimEnv()
+    chosen = suites._generated()[::8][:tasks]  # every domain, refusals and grants
+    return {t.id: suites.validate_task(t, env, search=budget).to_json() for t in chosen}
+
+
+def _tau2(domain: str) -> SearchRunner:
+    def run(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
+        from palaestra.envs.usersim.tau2 import suites
+        from palaestra.envs.usersim.tau2.env import Tau2Env
+
+        env = Tau2Env()
+        chosen = suites.tasks(domain)[:tasks]
+        return {t.id: suites.validate_task(t, env, search=budget).to_json() for t in chosen}
+
+    return run
+
+
+def _phone(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
+    from palaestra.envs.mobile import suites
+    from palaestra.synth_apps.pipeline import validate_suite
+
+    chosen = suites.suite().tasks[::3][:tasks]
+    return validate_suite(chosen, parallel=1, search=budget)["tasks"]
+
+
+def _computer(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
+    from palaestra.envs.computer.env import ComputerEnv
+    from palaestra.envs.computer.suites import all_tasks
+    from palaestra.envs.computer.validation import validate_task
+
+    env = ComputerEnv()
+    try:
+        chosen = all_tasks()[::5][:tasks]
+        return {t.id: validate_task(env, t, search=budget).to_json() for t in chosen}
+    finally:
+        env.close()
+
+
+def _cad(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
+    from palaestra.envs.cad.suites import all_tasks
+    from palaestra.envs.cad.validation import validate_task
+
+    chosen = all_tasks()[::16][:tasks]
+    return {t.id: validate_task(t, search=budget).to_json() for t in chosen}
+
+
+def _budgets() -> dict[str, int]:
+    from palaestra.envs.cad import strategies as cad
+    from palaestra.envs.computer import strategies as computer
+    from palaestra.envs.usersim import strategies as usersim
+    from palaestra.synth_apps import strategies as synth
+
+    return {
+        "usersim": usersim.BUDGET,
+        "tau2-retail": usersim.TAU2_BUDGET,
+        "tau2-telecom": usersim.TAU2_BUDGET,
+        "phone": synth.BUDGET,
+        "computer-basic": computer.BUDGET,
+        "cad-parts": cad.BUDGET,
+    }
+
+
+#: suite -> (its runner, how many candidates a full re-validation plays)
+SEARCH_SUITES: dict[str, tuple[SearchRunner, int]] = {
+    "usersim": (_usersim, 160),
+    "tau2-retail": (_tau2("retail"), 114),
+    "tau2-telecom": (_tau2("telecom"), 114),
+    "phone": (_phone, 30),
+    "computer-basic": (_computer, 50),
+    "cad-parts": (_cad, 160),
+}
+
+
+def search_cost(suite: str, tasks: int) -> dict[str, Any]:
+    """One suite's sample, validated without the search then with the family's budget."""
+    runner, _ = SEARCH_SUITES[suite]
+    budget = _budgets()[suite]
+    out: dict[str, Any] = {"suite": suite, "budget": budget}
+    runner(1, 0)  # warm up (imports, a browser, a kernel): neither measured run pays for it
+    for name, b in (("without", 0), ("with", budget)):
+        before, started = tree_cpu(), time.perf_counter()
+        reports = runner(tasks, b)
+        out[name] = {
+            "tasks": len(reports),
+            "seconds": time.perf_counter() - started,
+            "cpu_seconds": cpu_since(before),
+            "validated": sum(1 for r in reports.values() if r["validated"]),
+        }
+        if b:
+            searched = [r["search"] for r in reports.values() if r.get("search")]
+            out["best_reward"] = max(
+                (s["best"]["reward"] for s in searched if "best" in s), default=0.0
+            )
+            out["beaten"] = sorted(t for t, r in reports.items() if r.get("search", {}).get("won"))
+            out["errors"] = sum(len(s["errors"]) for s in searched)
+    return out
+
+
+def search_main(suites: list[str] | None = None, tasks: int = 6) -> list[dict[str, Any]]:
+    results = [search_cost(s, tasks) for s in suites or list(SEARCH_SUITES)]
+    rows = []
+    full = {"without": 0.0, "with": 0.0}
+    for r in results:
+        per = {k: r[k]["seconds"] / max(1, r[k]["tasks"]) for k in ("without", "with")}
+        cpu = {k: r[k]["cpu_seconds"] / max(1, r[k]["tasks"]) for k in ("without", "with")}
+        candidates = SEARCH_SUITES[r["suite"]][1]
+        for k in full:
+            full[k] += per[k] * candidates
+        rows.append(
+            (
+                r["suite"],
+                str(r["budget"]),
+                f"{per['without']:.2f} s",
+                f"{per['with']:.2f} s",
+                f"{harness.ratio(per['with'], per['without'])} wall, "
+                f"{cpu['with'] / cpu['without']:.2f}x CPU"
+                if cpu["without"]
+                else harness.ratio(per["with"], per["without"]),
+                f"best reward {r['best_reward']:.2f}, beaten {len(r['beaten'])} "
+                f"{r['beaten'][:3]}, errors {r['errors']}",
+            )
+        )
+    harness.print_table(
+        f"Validation with adversary search vs without ({tasks} tasks per suite)",
+        ("suite", "budget", "s/task without", "s/task with", "ratio", "search found"),
+        rows,
+    )
+    print(
+        f"a full re-validation of these suites, estimated: {full['without'] / 60:.1f} min without "
+        f"the search, {full['with'] / 60:.1f} min with it "
+        f"({harness.ratio(full['with'], full['without'])})"
+    )
+    return results
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    if sys.argv[1:2] == ["search"]:
+        search_main(tasks=int(sys.argv[2]) if len(sys.argv) > 2 else 6)
+    else:
+        main()

@@ -17,8 +17,10 @@ shows); a phase is ``phase(memory, param) -> generator`` that yields actions and
 next observation, ``param`` being an integer the search varies (which values, how many).
 
 The search (:func:`search`) is random sampling followed by evolutionary refinement on reward:
-the best strategies so far are mutated (a parameter, a phase swapped, added, dropped, an early
-stop) or combined (one's exploring phases, another's finish). It is deterministic for a seed,
+the random half tries every finishing move in turn, each after a random choice of exploring
+phases; then, once some strategy earns a reward, the best so far are mutated (a parameter, a
+phase swapped, added, dropped, an early stop) or combined (one's exploring phases, another's
+finish); while none earns anything, sampling stays random. It is deterministic for a seed,
 stops at the first win, and a strategy that crashes is an error in the report, never a win or
 a pass.
 """
@@ -131,12 +133,18 @@ class StrategySpace:
         self.cuts = tuple(cuts)
 
     # ----- the genetic operators -----------------------------------------------------------
-    def sample(self, rng: random.Random) -> Strategy:
-        """A random program: up to ``longest - 1`` distinct exploring phases, then a final
-        one (most often), sometimes stopped early."""
-        count = rng.randint(0, min(self.longest - 1, len(self.explorers)))
-        genes = [(n, rng.randrange(PARAMS)) for n in rng.sample(self.explorers, count)]
-        if self.finals and (not genes or rng.random() < 0.9):
+    def sample(self, rng: random.Random, final: str | None = None) -> Strategy:
+        """A random program: up to ``longest - 1`` distinct exploring phases in the order the
+        family lists them (ask before looking up, crawl before opening), then a final one
+        (most often; ``final`` names it), sometimes stopped early."""
+        most = min(self.longest - 1, len(self.explorers))
+        # a third of the time the widest: every exploring phase it can hold (look at all first)
+        count = most if rng.random() < 0.3 else rng.randint(0, most)
+        picked = sorted(rng.sample(self.explorers, count), key=self.explorers.index)
+        genes = [(n, rng.randrange(PARAMS)) for n in picked]
+        if final is not None:
+            genes.append((final, rng.randrange(PARAMS)))
+        elif self.finals and (not genes or rng.random() < 0.9):
             genes.append((rng.choice(self.finals), rng.randrange(PARAMS)))
         cut = rng.choice(self.cuts) if self.cuts and rng.random() < 0.1 else None
         return Strategy(tuple(genes), cut)
@@ -158,9 +166,11 @@ class StrategySpace:
             genes[i] = (rng.choice(pool), rng.randrange(PARAMS))
         elif move == "add" and len(genes) < self.longest and self.explorers:
             unused = [n for n in self.explorers if n not in {g for g, _ in genes}]
-            if unused:
-                at = rng.randint(0, len(genes) - (1 if self.primitives[genes[-1][0]].final else 0))
-                genes.insert(at, (rng.choice(unused), rng.randrange(PARAMS)))
+            if unused:  # in the space's order: a family lists what comes first first
+                name = rng.choice(unused)
+                rank = self.explorers.index(name)
+                at = sum(1 for g, _ in genes if g in self.explorers[:rank])
+                genes.insert(at, (name, rng.randrange(PARAMS)))
         elif move == "drop" and len(genes) > 1:
             del genes[i]
         return Strategy(tuple(genes), s.cut)
@@ -248,6 +258,7 @@ def dump(answer: Answer) -> Primitive:
     def phase(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
         picked = choose(memory.records, param, 1)
         text = json.dumps(picked[0], default=str) if picked else " ".join(memory.values)
+        text = text or "Here is what I found."
         yield from each(answer(text[:TEXT_CHARS]))
 
     return Primitive("dump", phase, final=True, doc="a whole record seen as the answer")
@@ -257,7 +268,7 @@ def dump_all(answer: Answer) -> Primitive:
     """Answer with everything seen (every value), cut to a message."""
 
     def phase(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
-        yield from each(answer(", ".join(memory.values)[:TEXT_CHARS]))
+        yield from each(answer(", ".join(memory.values)[:TEXT_CHARS] or "Nothing found."))
 
     return Primitive("dump_all", phase, final=True, doc="every value seen as the answer")
 
@@ -336,8 +347,15 @@ def search(
     errors: list[str] = []
     played = 0
     first = max(1, round(budget * randoms))
+    # the random phase tries every finishing move in turn (a seeded order), so a small budget
+    # still covers each cheap finish once; refinement starts only once some reward shows
+    finals = rng.sample(space.finals, len(space.finals))
     while played < budget:
-        strategy = _next(space, rng, scored, tried, random_phase=played < first)
+        signal = bool(scored) and (scored[0][0][1] > 0 or scored[0][0][0])
+        final = finals[played % len(finals)] if finals else None
+        strategy = _next(
+            space, rng, scored, tried, random_phase=played < first or not signal, final=final
+        )
         if strategy is None:
             break  # the space is exhausted
         tried.add(strategy)
@@ -380,11 +398,13 @@ def _next(
     tried: set[Strategy],
     *,
     random_phase: bool,
+    final: str | None = None,
 ) -> Strategy | None:
-    """The next untried strategy: random, or a refinement of one of the best three."""
-    for _ in range(50):
+    """The next untried strategy: random (ending with ``final`` if given), or a refinement of
+    one of the best three."""
+    for attempt in range(50):
         if random_phase or not scored:
-            candidate = space.sample(rng)
+            candidate = space.sample(rng, final if attempt < 25 else None)
         else:
             parent = scored[min(len(scored) - 1, int(rng.random() ** 2 * 3))][2]
             if len(scored) > 1 and rng.random() < 0.3:

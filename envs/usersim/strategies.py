@@ -38,8 +38,10 @@ from palaestra.verifiers.search import (
     hedge,
 )
 
-#: episodes searched per task (see docs/verifiers.md for how the budget was chosen)
+#: episodes searched per task, usersim's and tau2's (a tau2 episode of the search is longer
+#: than a named adversary's: the budgets keep validation's growth near 50%, docs/verifiers.md)
 BUDGET = 12
+TAU2_BUDGET = 6
 TRANSFER_WORDS = ("transfer", "human")
 VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
 #: tokens of a user's message that may be a value: they hold a digit or an @, or are a code
@@ -79,8 +81,11 @@ def _walk(memory: Memory, node: Any, key: str = "") -> None:
         for k, v in node.items():
             _walk(memory, v, k)
     elif isinstance(node, list):
+        one = key[:-1] if key.endswith("s") else key  # orders -> order (and order_id)
         for v in node:
-            _walk(memory, v, key[:-1] if key.endswith("s") else key)
+            _walk(memory, v, one)
+            if not isinstance(v, dict | list) and one and not one.endswith("_id"):
+                _note(memory, f"{one}_id", v)
     elif node is not None:
         memory.value(node)
         if key:
@@ -97,9 +102,15 @@ def see(memory: Memory, observation: dict[str, Any], info: dict[str, Any]) -> No
     if result and result != memory.notes.get("last_result"):
         memory.notes["last_result"] = result
         try:
-            _walk(memory, json.loads(result))
+            found = json.loads(result)
         except ValueError:
-            memory.value(result[:200])
+            found = result[:200]
+        _walk(memory, found)
+        if not isinstance(found, dict | list):  # a bare id: noted under the names the tool's
+            called = memory.notes.get("called", "")  # name holds (find_user_id_by_email)
+            for name in _parameters(memory):
+                if name in called:
+                    _note(memory, name, found)
     message = observation.get("user_message") or ""
     if message and message != memory.notes.get("last_message"):
         memory.notes["last_message"] = message
@@ -111,6 +122,20 @@ def see(memory: Memory, observation: dict[str, Any], info: dict[str, Any]) -> No
         if asked and "name" in asked:
             for word in _NAME.findall(message)[1:]:  # the first is the sentence's start
                 _note(memory, asked, word)
+
+
+def _parameters(memory: Memory) -> dict[str, None]:
+    """Every parameter name a tool takes, in the tools' order."""
+    names: dict[str, None] = {}
+    for tool in _tools(memory):
+        for name in tool.get("parameters", {}).get("properties", {}):
+            names.setdefault(name, None)
+    return names
+
+
+def _call(memory: Memory, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    memory.notes["called"] = name
+    return call(name, args)
 
 
 def _listen(memory: Memory, param: int) -> Steps:
@@ -144,7 +169,9 @@ def _filled(memory: Memory, tool: dict[str, Any], pick: int = 0) -> dict[str, An
             return None
         value = found[pick % len(found)] if i == 0 else found[0]
         kind = props.get(name, {}).get("type")
-        if kind in ("integer", "number"):
+        if kind == "array":
+            value = [value]
+        elif kind in ("integer", "number"):
             try:
                 value = int(value) if kind == "integer" else float(value)
             except (TypeError, ValueError):
@@ -173,7 +200,7 @@ def _look_everywhere(memory: Memory, param: int) -> Steps:
                     continue
                 done.add(key)
                 calls += 1
-                yield call(tool["name"], args)
+                yield _call(memory, tool["name"], args)
 
 
 def _do_all(memory: Memory, param: int) -> Steps:
@@ -183,14 +210,14 @@ def _do_all(memory: Memory, param: int) -> Steps:
         if tool.get("writes"):
             args = _filled(memory, tool, param)
             if args is not None:
-                yield call(tool["name"], args)
+                yield _call(memory, tool["name"], args)
     yield say("Done: I have taken care of everything.")
 
 
 def _hand_off(memory: Memory, param: int) -> Steps:
     transfer = next((t for t in _tools(memory) if _is_transfer(t)), None)
     if transfer is not None:
-        yield call(transfer["name"], {"summary": "The customer needs help I cannot give."})
+        yield _call(memory, transfer["name"], {"summary": "The customer needs help I cannot give."})
         yield say("YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON.")
     else:
         yield say("I'm transferring you to a human agent who can help you. Goodbye.")
@@ -235,7 +262,7 @@ def space(view: dict[str, Any]) -> StrategySpace:
             Primitive("fix_all", _fix_all, final=True, doc="every device fix in one message"),
             Primitive("fix_each", _fix_each, final=True, doc="every device fix, one by one"),
         ]
-    return StrategySpace(primitives, see, end=[end()])
+    return StrategySpace(primitives, see, end=[end()], longest=4)
 
 
 def search_for(task: Any, play: Any, budget: int = BUDGET) -> Search:

@@ -9,6 +9,8 @@ from collections.abc import Generator
 from contextlib import nullcontext
 from typing import Any
 
+import pytest
+
 from palaestra.policies import run_episode
 from palaestra.tasks import Task
 from palaestra.verifiers.base import VerifierResult
@@ -22,7 +24,7 @@ from palaestra.verifiers.search import (
     hedge,
     search,
 )
-from palaestra.verifiers.validation import Run, validate
+from palaestra.verifiers.validation import ADVERSARY_CEILING, Run, validate
 
 VALUES = ["17", "42", "99", "5", "63", "8", "21", "34"]
 RIGHT = "42"
@@ -45,6 +47,8 @@ class ToyEnv:
     def step(self, action: dict[str, Any]) -> tuple[dict, float, bool, bool, dict]:
         if action["op"] == "look":
             return {"shown": VALUES}, 0.0, False, False, {}
+        if action["op"] == "note":
+            return {"shown": []}, 0.0, False, False, {}
         self.answer = action["text"]
         result = self.verify()
         self.last_verification = result
@@ -69,7 +73,7 @@ def _look(memory: Memory, param: int) -> Generator[Any, dict[str, Any], None]:
 
 
 def _answer(text: str) -> list[Any]:
-    return [{"op": "answer", "text": text}]
+    return [{"op": "note"}, {"op": "answer", "text": text}]  # two steps: both are played
 
 
 def _space(*extra: Primitive) -> StrategySpace:
@@ -204,3 +208,125 @@ def test_a_strategy_sees_the_task_view_not_the_task():
 def StrategyPolicyFor(phase: Any) -> Any:
     space = StrategySpace([Primitive("spy", phase, final=True)], _see, cuts=())
     return space.policy(space.sample(__import__("random").Random(0)))
+
+
+# ----- per family: shipped tasks searched for real (small samples) ----------------------------
+
+
+def _recording(play: Any) -> tuple[Any, list[list[Any]]]:
+    """``play``, keeping every episode's actions (what the strategies really did)."""
+    trails: list[list[Any]] = []
+
+    def wrapped(policy: Any) -> Run:
+        run = play(policy)
+        trails.append([str(a) for a in run.actions])
+        return run
+
+    return wrapped, trails
+
+
+def _holds(found: dict[str, Any], budget: int) -> None:
+    assert not found["won"], found["best"]
+    assert not found["errors"], found["errors"]
+    assert found["played"] == budget and found["best"]["reward"] <= 0.1
+
+
+@pytest.fixture(scope="module")
+def usersim_env():
+    from palaestra.envs.usersim.env import UserSimEnv
+
+    env = UserSimEnv()
+    yield env
+    env.close()
+
+
+def test_usersim_shipped_tasks_hold_against_the_search(usersim_env):
+    from palaestra.envs.usersim import strategies
+    from palaestra.envs.usersim.suites import suite
+
+    tasks = suite().tasks
+    refusals = [t for t in tasks if not t.metadata["grantable"]][:2]
+    grants = [t for t in tasks if t.metadata["grantable"]][:2]
+    looked = []
+    for task in [*refusals, *grants]:
+        play, trails = _recording(lambda p, t=task: play_on(usersim_env, t, p))
+        _holds(strategies.search_for(task, play).run(ADVERSARY_CEILING), strategies.BUDGET)
+        looked.append(any("call_tool" in a for trail in trails for a in trail))
+    assert sum(looked) >= 3, looked  # the strategies really look things up
+
+
+def test_the_usersim_search_finds_a_blind_write_a_weakened_verifier_pays_for(usersim_env):
+    """Control: with only the database compared (no rules, nothing told), asking for every
+    parameter and then making every write on what was heard wins: the space can win."""
+    from palaestra.envs.usersim import strategies
+    from palaestra.envs.usersim.suites import _generated
+
+    task = next(t for t in _generated() if t.id == "hotel-15f87d")  # cancel one booking
+    db = next(c for c in task.verifier["checks"] if c["kind"] == "usersim_db")
+    weak = task.model_copy(update={"verifier": db})
+    found = strategies.search_for(weak, lambda p: play_on(usersim_env, weak, p), 30).run(0.1)
+    assert found["won"] and "do_all" in found["best"]["strategy"], found.get("best")
+
+
+def test_tau2_shipped_tasks_hold_against_the_search():
+    from palaestra.envs.usersim import strategies
+    from palaestra.envs.usersim.tau2 import suites
+    from palaestra.envs.usersim.tau2.env import Tau2Env
+
+    env = Tau2Env()
+    try:
+        for task in [suites.retail().tasks[3], suites.telecom().tasks[0]]:
+            play, trails = _recording(lambda p, t=task: play_on(env, t, p))
+            budget = strategies.TAU2_BUDGET
+            _holds(strategies.search_for(task, play, budget).run(ADVERSARY_CEILING), budget)
+            assert any("call_tool" in a for trail in trails for a in trail)
+    finally:
+        env.close()
+
+
+def play_on(env: Any, task: Task, policy: Any) -> Run:
+    from palaestra.verifiers.validation import play
+
+    return play(env, task, policy, strict=False)
+
+
+@pytest.mark.timeout(600)
+def test_a_shipped_phone_task_holds_against_the_search():
+    """An info task (hedges and dumps are its cheap wins), validated with the search on."""
+    from palaestra.envs.mobile import suites
+    from palaestra.synth_apps import strategies
+    from palaestra.synth_apps.pipeline import validate_suite
+
+    task = next(t for t in suites.suite().tasks if t.id == "phone-shop-v0-0000")
+    report = validate_suite([task], parallel=1)["tasks"][task.id]
+    assert report["validated"], report["reason"]
+    found = report["search"]
+    _holds(found, strategies.BUDGET)
+
+
+@pytest.mark.timeout(600)
+def test_shipped_computer_tasks_hold_against_the_search():
+    from palaestra.envs.computer import strategies
+    from palaestra.envs.computer.env import ComputerEnv
+    from palaestra.envs.computer.suites import all_tasks
+
+    env = ComputerEnv()
+    try:
+        for task in [t for t in all_tasks() if t.id in ("move-todo", "spreadsheet-convert")]:
+            play, trails = _recording(lambda p, t=task: play_on(env, t, p))
+            _holds(strategies.search_for(task, play).run(ADVERSARY_CEILING), strategies.BUDGET)
+            assert any("run_shell" in a for trail in trails for a in trail)
+    finally:
+        env.close()
+
+
+@pytest.mark.timeout(600)
+def test_a_shipped_cad_task_holds_against_the_search():
+    from palaestra.envs.cad import strategies
+    from palaestra.envs.cad.suites import make_task
+    from palaestra.envs.cad.validation import run_policy
+
+    task = make_task("plate", 0)
+    play, trails = _recording(lambda p: run_policy(task, p, strict=False))
+    _holds(strategies.search_for(task, play).run(ADVERSARY_CEILING), strategies.BUDGET)
+    assert any("extrude(" in a for trail in trails for a in trail)

@@ -114,7 +114,7 @@ def validate_task(
     env = env or Tau2Env()
     runner = family_runner(env, task, FAMILY)
     against = FAMILY.adversary_names() if adversaries else ()
-    budget = strategies.BUDGET if search is None else search
+    budget = strategies.TAU2_BUDGET if search is None else search
     searched = None
     if adversaries and budget:
         searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), budget)
