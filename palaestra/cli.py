@@ -482,12 +482,15 @@ def eval_(
         err_console.print(f"{agent} on {suite}: results in {shown._out()}{where}")
         with _stop_on_ctrl_c() as cancel:
             if url is None:
+                from palaestra.client import DEFAULT_URL
                 from palaestra.server.runner import gateway_thread
                 from palaestra.server.settings import Settings
 
                 err_console.print(f"starting a local gateway with {workers} workers ...")
                 with gateway_thread(Settings(workers=workers)) as local:
-                    config = config.model_copy(update={"url": local})
+                    # it records where `palaestra serve` reads: the report links to that one
+                    serve = DEFAULT_URL
+                    config = config.model_copy(update={"url": local, "viewer_url": serve})
                     summary = terminal.run_with_progress(config, err_console, cancel)
             else:
                 summary = terminal.run_with_progress(config, err_console, cancel)

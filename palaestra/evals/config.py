@@ -67,6 +67,11 @@ class EvalConfig(BaseModel):
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
         description="the recorded run (docs/data.md); default: eval-SUITE-AGENT-<folder digest>",
     )
+    viewer_url: str | None = Field(
+        default=None,
+        description="the gateway whose dashboard the report's episode links point to "
+        "(default: url; the CLI's own short-lived gateway links to `palaestra serve`'s)",
+    )
 
     @field_validator("seeds")
     @classmethod

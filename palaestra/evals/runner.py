@@ -390,7 +390,7 @@ class Runner:
             run=next((r.run for r in results if r.run), None)
             or (self.run_name() if c.record and self._sessions is None else None),
             stochastic=self.spec.stochastic if self.spec is not None else True,
-            gateway=c.url,
+            gateway=c.viewer_url or c.url,
             wall_s=sum(r.wall_s for r in results) / max(1, c.parallel)
             if not self.finished_now
             else time.monotonic() - self.started,

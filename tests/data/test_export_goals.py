@@ -103,3 +103,25 @@ def test_runs_lists_with_filters(gateway, runs_dir, tmp_path):
     (row,) = [r for r in found if r["run_id"] == "listed"]
     assert row["episodes"] == 1 and row["success_rate"] == 0.0 and row["sessions"] == 1
     assert not [r for r in commands.list_runs(runs_dir, agent="oracle") if r["run_id"] == "listed"]
+
+
+def test_the_cli_takes_an_eval_folder_and_lists_runs(gateway, runs_dir, tmp_path):
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+
+    out = tmp_path / "eval"
+    cfg = EvalConfig(suite="cad-parts", limit=1, agent="oracle", url=gateway, out=out)
+    run = run_eval(cfg).run
+    cli = CliRunner()
+    where = ["--runs-dir", str(runs_dir)]
+    exported = cli.invoke(
+        app, ["export", str(out), "--format", "chat-jsonl", "--out", str(tmp_path / "x"), *where]
+    )
+    assert exported.exit_code == 0, exported.output
+    assert len((tmp_path / "x" / "episodes.jsonl").read_text().splitlines()) == 1
+    listed = cli.invoke(app, ["runs", "--json", "--suite", "cad-parts", *where])
+    assert listed.exit_code == 0, listed.output
+    assert run in {r["run_id"] for r in json.loads(listed.output)}
+    near = cli.invoke(app, ["regrade", run[:-1] + "x", *where])
+    assert near.exit_code == 2 and f"did you mean {run!r}" in near.output.replace("\n", "")

@@ -63,6 +63,10 @@ def test_oracle_noop_pass_k_report_and_files(gateway, tmp_path):
     # the run is named, in the summary and on every episode
     assert summary.run and {r.run for r in read_results(tmp_path)} == {summary.run}
     assert json.loads((tmp_path / "summary.json").read_text())["run"] == summary.run
+    # each row of the report links to the episode's viewer on the gateway
+    (first, *_) = sorted(read_results(tmp_path), key=lambda r: r.key)
+    link = f"[view]({gateway}/dashboard/runs/{summary.run}/sessions/{first.session_id})"
+    assert link in (tmp_path / "report.md").read_text()
     assert json.loads((tmp_path / "summary.json").read_text())["scored"] == 4
     rows = read_results(tmp_path)
     assert {r.key for r in rows} == {("count-3", s, a) for s in (0, 1) for a in (0, 1)}
@@ -403,3 +407,5 @@ def test_ctrl_c_stops_with_one_line_the_summary_and_130(tmp_path):
     assert stderr.count("stopping:") == 1 and "Traceback" not in both, both
     assert "cancelled: run it again to finish" in stdout
     assert len(read_results(out)) >= 2
+    # the local gateway is gone: the report links to `palaestra serve`'s dashboard instead
+    assert "(http://127.0.0.1:8000/dashboard/runs/eval-usersim-" in (out / "report.md").read_text()
