@@ -24,6 +24,7 @@ What each kind accepts, and the strategy it is built to refuse (docs/verifiers.m
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import shutil
@@ -123,6 +124,21 @@ def answer_matches(
     return answer_problem(answer, expected, normalize, others, app=app, given=given) is None
 
 
+def app_values(db: str) -> answers.AppValues:
+    """The values of the app database at ``db``, read once per version of the file (a dense
+    reward verifies every step; reading an app's values takes 20-60 ms)."""
+    version = tuple(
+        (p.stat().st_mtime_ns, p.stat().st_size) if p.exists() else None
+        for p in (Path(db), Path(f"{db}-wal"))
+    )
+    return _app_values(db, version)
+
+
+@functools.lru_cache(maxsize=32)
+def _app_values(db: str, version: tuple[Any, ...]) -> answers.AppValues:
+    return answers.AppValues.from_db(db)
+
+
 @check_kind("answer")
 def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """``{"kind": "answer", "value": "14:05", "normalize": "text"|"number"|"date",
@@ -139,7 +155,7 @@ def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
         str(spec["value"]),
         spec.get("normalize", "text"),
         spec.get("others", ()),
-        app=answers.AppValues.from_db(state["app_db"]) if state.get("app_db") else None,
+        app=app_values(state["app_db"]) if state.get("app_db") else None,
         given=str(state.get("goal") or ""),
     )
     detail = f"answer {said[-1][:200]!r}" + (f": {problem}" if problem else "")
