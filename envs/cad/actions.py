@@ -3,17 +3,27 @@
 Lengths are millimetres and angles degrees. Sketch coordinates ``(x, y)`` are the plane's own
 ``u, v``: on ``XY`` they are world X, Y; on ``XZ`` world X, Z; on ``YZ`` world Y, Z; on a face,
 u and v follow the rule of :mod:`palaestra.envs.cad.ops` (v points up on side faces), and the
-feedback of ``new_sketch`` states the frame. Validation of values (positive sizes, sane counts)
-is done in the ops, not by ``Param`` bounds, so a mistake comes back as a sentence about the
-part, not as a schema error.
+feedback of ``new_sketch`` states the frame. The schemas bound every number from above (lengths
+within ``MAX_MM``, at most ``MAX_SIDES`` sides and ``MAX_COUNT`` copies), so no argument can
+make a kernel call in the worker run long (:mod:`palaestra.envs.cad.ops`); a value past a bound
+is the action's ``last_action_error`` naming it. Whether a value makes sense for the part
+(positive sizes, a hole on its face) is checked in the ops, so that mistake comes back as a
+sentence about the part, not as a schema error.
 """
 
 from __future__ import annotations
 
 from palaestra.actions import ActionSet, Param, Primitive, primitive
 
-_X = Param("x", "float", "sketch u of the centre", default=0.0)
-_Y = Param("y", "float", "sketch v of the centre", default=0.0)
+#: the largest length or coordinate (mm), sides of a regular polygon, copies of a pattern
+MAX_MM = 10_000.0
+MAX_SIDES = 120
+MAX_COUNT = 100
+_TURN = {"minimum": -360.0, "maximum": 360.0}
+_SPAN = {"minimum": -MAX_MM, "maximum": MAX_MM}
+
+_X = Param("x", "float", "sketch u of the centre", default=0.0, **_SPAN)
+_Y = Param("y", "float", "sketch v of the centre", default=0.0, **_SPAN)
 _SKMODE = Param(
     "mode", "str", "add to or subtract from the sketch", "add", None, None, ("add", "subtract")
 )
@@ -24,7 +34,9 @@ _AXIS = Param("axis", "str", "a world axis through the origin", "Z", None, None,
 def _mm(name: str, what: str = "", default: float | None = None) -> Param:
     """A length: every one is in millimetres, and says so the same way."""
     unit = f"{what} (mm)" if what else "mm"
-    return Param(name, "float", unit) if default is None else Param(name, "float", unit, default)
+    if default is None:
+        return Param(name, "float", unit, **_SPAN)
+    return Param(name, "float", unit, default, **_SPAN)
 
 
 def _shape(name: str, description: str, *sizes: Param, turn: tuple[Param, ...] = ()) -> Primitive:
@@ -52,12 +64,12 @@ CAD_ACTIONS = ActionSet(
             _mm("width", "size along u"),
             _mm("height", "size along v"),
         ),
-        _shape("circle", "Draw a circle centred at (x, y).", Param("radius", "float")),
+        _shape("circle", "Draw a circle centred at (x, y).", Param("radius", "float", **_SPAN)),
         _shape(
             "polygon",
             "Draw a polygon from points 'x1,y1 x2,y2 ...', or a regular one (sides, radius).",
             Param("points", "str", "vertices 'x,y x,y ...'", default="", max_length=4000),
-            Param("sides", "int", "regular polygon: number of sides", default=0),
+            Param("sides", "int", "regular polygon: number of sides", 0, 0, MAX_SIDES),
             _mm("radius", "regular polygon: circumradius", default=0.0),
         ),
         _shape(
@@ -65,12 +77,14 @@ CAD_ACTIONS = ActionSet(
             "Draw a slot (stadium) of overall length and width, turned by angle degrees.",
             _mm("length", "overall length"),
             _mm("width", "width"),
-            turn=(Param("angle", "float", "rotation in the sketch plane (degrees)", default=0.0),),
+            turn=(Param("angle", "float", "rotation in the sketch plane (degrees)", 0.0, **_TURN),),
         ),
         primitive(
             "extrude",
             "Extrude the sketch: add material, or cut it from the part.",
-            Param("distance", "float", "mm; with direction='both' the total, split evenly"),
+            Param(
+                "distance", "float", "mm; with direction='both' the total, split evenly", **_SPAN
+            ),
             _MODE,
             Param(
                 "direction",
@@ -85,7 +99,7 @@ CAD_ACTIONS = ActionSet(
         primitive(
             "revolve",
             "Revolve the sketch about a world axis through the origin.",
-            Param("angle", "float", "degrees", default=360.0),
+            Param("angle", "float", "degrees", default=360.0, **_TURN),
             _AXIS,
             _MODE,
         ),
@@ -93,9 +107,14 @@ CAD_ACTIONS = ActionSet(
             "hole",
             "Drill a round hole into a planar face at position 'u,v' of the face's sketch frame.",
             Param("face", "str", "a face selector, e.g. '>Z'", max_length=200),
-            Param("position", "str", "'u,v' on the face (same frame as new_sketch(face))"),
+            Param(
+                "position",
+                "str",
+                "'u,v' on the face (same frame as new_sketch(face))",
+                max_length=100,
+            ),
             _mm("radius"),
-            Param("depth", "float", "mm; 0 drills through the whole part", default=0.0),
+            Param("depth", "float", "mm; 0 drills through the whole part", 0.0, **_SPAN),
         ),
         _edge_finish("fillet", "Round edges.", "an edge selector, e.g. 'edges|Z'", "radius"),
         _edge_finish("chamfer", "Bevel edges.", "an edge selector", "length"),
@@ -116,10 +135,10 @@ CAD_ACTIONS = ActionSet(
             "Repeat the last feature (extrude, revolve, hole or pattern): linear along an "
             "axis, or polar about it.",
             Param("kind", "str", default="linear", choices=("linear", "polar")),
-            Param("count", "int", "instances including the original", default=2),
+            Param("count", "int", "instances including the original", 2, 2, MAX_COUNT),
             _mm("spacing", "linear: distance between instances", default=10.0),
             _AXIS,
-            Param("angle", "float", "polar: total angle (360 spreads evenly)", default=360.0),
+            Param("angle", "float", "polar: total angle (360 spreads evenly)", 360.0, **_TURN),
         ),
         primitive("undo", "Go back one modeling step."),
         primitive(

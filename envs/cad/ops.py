@@ -9,6 +9,17 @@ Sketch frames on faces: on a face facing up (+Z) u, v are world X, Y; facing dow
 points up (+Z) and u is the horizontal direction that makes the frame right-handed; on an
 oblique face the kernel's own face frame is used. The origin is the world origin projected
 onto the face's plane, so u, v read as world coordinates on axis-aligned faces.
+
+Bounded work: the kernel runs in the worker and holds the GIL through each call (OCP does not
+release it), so no clock in the worker can stop a call that runs too long, and a call that runs
+past the worker's heartbeat gets the worker, and every session on it, killed. Each call is
+bounded by its inputs instead: the action schemas bound every number (lengths within
+``MAX_MM``, at most ``MAX_SIDES`` sides, ``MAX_COUNT`` copies; NaN and infinities refused here),
+and no step may leave a part of more than ``MAX_FACES`` faces or a sketch of more than
+``MAX_FACES`` edges, with the cost of a pattern or mirror checked *before* the kernel is called,
+so every input of every call is a bounded shape. The worst step allowed takes well under a
+second here, far inside the heartbeat (docs/security.md). Arbitrary work (scripts) runs in the
+sandbox under a wall clock (:mod:`palaestra.envs.cad.sandbox`).
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from build123d import (
 )
 
 from palaestra.actions import Action
+from palaestra.envs.cad.actions import MAX_COUNT
 from palaestra.envs.cad.selectors import edges_of, select
 from palaestra.errors import ActionError
 from palaestra.verifiers import geometry
@@ -53,6 +65,9 @@ from palaestra.verifiers import geometry
 _PLANES = {"XY": Plane.XY, "XZ": Plane.XZ, "YZ": Plane.YZ}
 _AXES = {"X": Axis.X, "Y": Axis.Y, "Z": Axis.Z}
 EPS = 1e-6
+#: the bounds that keep every kernel call short, beside the schemas' (module docstring)
+MAX_FACES = 1200
+MAX_EDGES = 500  # edges one fillet or chamfer may round
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,17 @@ def _positive(action: str, **values: float) -> None:
     for name, value in values.items():
         if not (value > 0) or not math.isfinite(value):
             raise ActionError(f"{action}: {name} must be a positive length in mm, got {value:g}")
+
+
+def _bounded(shape: Shape, what: str, kind: str = "faces") -> Shape:
+    """Refuse a result over the complexity bound: every later call takes it as an input."""
+    n = len(shape.faces() if kind == "faces" else shape.edges())
+    if n > MAX_FACES:
+        raise ActionError(
+            f"{what} would give a {'part' if kind == 'faces' else 'sketch'} of {n} {kind}, over "
+            f"the limit of {MAX_FACES}; the model is unchanged"
+        )
+    return shape
 
 
 def _kernel(what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -168,6 +194,7 @@ def _add_shape(st: CadState, shape: Any, what: str, mode: str) -> tuple[CadState
             else _kernel(f"add the {what}", lambda: st.sketch + located)
         )
     sketch = Sketch(sketch.wrapped) if not isinstance(sketch, Sketch) else sketch
+    _bounded(sketch, f"the {what}", "edges")
     items = (*st.sketch_items, f"{'-' if mode == 'subtract' else '+'}{what}")
     area = sum(f.area for f in sketch.faces())
     return (
@@ -273,6 +300,8 @@ def _need_sketch(st: CadState, action: str) -> Sketch:
 
 
 def _combine(st: CadState, tool: Shape, mode: str, what: str) -> tuple[CadState, str]:
+    if st.part is not None:
+        _cost(what, tool, 1, st.part)
     before = geometry.volume(st.part)
     if mode == "cut":
         if st.part is None:
@@ -289,6 +318,7 @@ def _combine(st: CadState, tool: Shape, mode: str, what: str) -> tuple[CadState,
     else:
         part = tool if st.part is None else _kernel(f"join ({what})", lambda: st.part + tool)
         change = f"added {fmt(geometry.volume(part) - before)} mm³"
+    _bounded(part, what)
     if not geometry.is_valid(part):
         raise ActionError(f"{what} gave an invalid solid; the model is unchanged")
     part = _clean(part)
@@ -390,6 +420,8 @@ def _round_edges(st: CadState, a: dict[str, Any], name: str) -> tuple[CadState, 
     _positive(name, **{label: size})
     edges = select(st.part, a["edges"], "edges")
     assert st.part is not None
+    if len(edges) > MAX_EDGES:
+        raise ActionError(f"{name}: {len(edges)} edges selected; at most {MAX_EDGES} at once")
     fn = fillet if name == "fillet" else chamfer
     before = geometry.volume(st.part)
     try:
@@ -414,7 +446,7 @@ def _round_edges(st: CadState, a: dict[str, Any], name: str) -> tuple[CadState, 
             f"the kernel could not {name} {len(edges)} edge(s) with {label} {fmt(size)} mm: "
             "walls or nearby features leave no room; try a smaller size or fewer edges"
         )
-    part = _clean(part)
+    part = _clean(_bounded(part, name))
     return (
         replace(st, part=part, tool=None, tool_mode=""),
         f"{name} {len(edges)} edge(s) {label} {fmt(size)}: {_summary(part)}",
@@ -441,16 +473,30 @@ def do_shell(st: CadState, a: dict[str, Any]) -> tuple[CadState, str]:
             f"the kernel could not shell the part with {fmt(t)} mm walls: usually a fillet "
             f"radius smaller than the wall or a feature thinner than {fmt(t)} mm is in the way"
         )
-    part = _clean(part)
+    part = _clean(_bounded(part, "shell"))
     return (
         replace(st, part=part, tool=None, tool_mode=""),
         f"shell {fmt(t)} mm, {len(faces)} face(s) open: {_summary(part)}",
     )
 
 
+def _cost(what: str, shape: Shape, copies: int, part: Shape | None = None) -> None:
+    """Refuse before the kernel runs when its inputs (``copies`` of ``shape``, and the part it
+    joins) pass the face bound: a boolean's time grows with the faces it is given."""
+    n = len(shape.faces()) * copies + (len(part.faces()) if part is not None else 0)
+    if n > MAX_FACES:
+        copied = f"{copies} copies of " if copies > 1 else ""
+        joined = " and the part" if part is not None else ""
+        raise ActionError(
+            f"{what}: {copied}{len(shape.faces())} faces{joined} make {n} faces, over the "
+            f"limit of {MAX_FACES}; the model is unchanged"
+        )
+
+
 def do_mirror(st: CadState, a: dict[str, Any]) -> tuple[CadState, str]:
     if st.part is None:
         raise ActionError("mirror: there is no part to mirror yet")
+    _cost("mirror", st.part, 2)
     plane = _PLANES[a["plane"]].offset(a["offset"])
     copy = _kernel("mirror", mirror, st.part, about=plane)
     return _combine(st, copy, "add", f"mirror about {a['plane']}")
@@ -463,8 +509,9 @@ def do_pattern(st: CadState, a: dict[str, Any]) -> tuple[CadState, str]:
             "step was not one of them (fillet, chamfer and shell cannot be patterned)"
         )
     n = a["count"]
-    if not 2 <= n <= 100:
-        raise ActionError(f"pattern: count must be between 2 and 100, got {n}")
+    if not 2 <= n <= MAX_COUNT:
+        raise ActionError(f"pattern: count must be between 2 and {MAX_COUNT}, got {n}")
+    _cost("pattern", st.tool, n, st.part)
     axis = _AXES[a["axis"]]
     copies = []
     if a["kind"] == "linear":
@@ -489,6 +536,9 @@ def apply(st: CadState, action: Action) -> tuple[CadState, str]:
     fn = OPS.get(action.name)
     if fn is None:
         raise ActionError(f"{action.name} is not a modeling operation")
+    for name, value in action.args.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ActionError(f"{action.name}: {name} must be a finite number, got {value}")
     if action.name == "fillet":
         return _round_edges(st, action.args, "fillet")
     if action.name == "chamfer":

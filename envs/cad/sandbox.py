@@ -18,8 +18,33 @@ Three layers, because any one of them alone is easy to get around:
 3. The parent keeps a wall-clock limit and kills the child when it is exceeded.
 
 A child that segfaults in the kernel, runs out of memory or is killed yields a clear sentence;
-the worker process is never touched. The result travels back as a BREP file, the kernel's own
-lossless format.
+the worker process is never touched.
+
+Nothing the script makes is read or parsed by the (root) worker:
+
+- **Its output** is read in bounded pieces (:class:`_Pipe`): the one reply line the worker
+  wants is at most ``MAX_LINE`` bytes; a script that prints more (1 GB without a newline) gets a
+  sentence, and the worker holds no more than that cap.
+- **Its result file** (``result.brep``) is parsed by a *reader*: a lean child (OpenCascade
+  only) in its own sandbox as the session's uid, with the same limits and no agent code. The
+  script's child (and so every process of the script) is killed first; the worker then renames
+  the file (a rename never follows a link) into the reader's folder, and the reader opens it
+  with ``O_NOFOLLOW | O_NONBLOCK``, checks with ``fstat`` that it is a regular file of at most
+  ``MAX_BREP_BYTES``, parses it under its rlimits and the wall clock, checks that it is valid
+  and has at most ``MAX_FACES`` faces, and writes its solids again with the kernel's own
+  writer. What crosses back is that canonical BREP, length-prefixed and capped. A crafted file
+  that crashes or hangs the parser kills the reader: that ``run_code`` step fails with a
+  sentence, the worker and its other sessions go on, and a new reader replaces it. A file
+  swapped for a link to a root-only file is never opened by root (and the reader, as the
+  session's uid in its sandbox, can neither follow the link nor see the host's files).
+- The reader is started with the session's first script (its import overlaps the script) and
+  kept for the next ones, like the warm child; it serves this session only, so a reader the
+  agent subverted through its own result reaches nothing the agent's script does not.
+
+The residual trust: the worker parses the reader's canonical BREP. A reader subverted through a
+memory-corruption bug in the kernel's parser (beyond a crash) could hand the worker crafted
+bytes; that needs a working exploit of OpenCascade from inside the sandbox, and is listed in
+docs/security.md as a known gap.
 
 Importing build123d costs about two seconds, so a child is started ahead of need and waits on
 its stdin with the kernel loaded ("warm"), in its own sandbox with its own empty folder; each
@@ -32,6 +57,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import io
 import json
 import os
 import shutil
@@ -42,8 +68,12 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from build123d import Shape, import_brep
+from build123d import Compound, Shape
+from OCP.BRep import BRep_Builder
+from OCP.BRepTools import BRepTools
+from OCP.TopoDS import TopoDS_Shape
 
+from palaestra.envs.cad.ops import MAX_FACES  # a script's result keeps the actions' bound
 from palaestra.envs.runtimes.sandbox import (
     HOME,
     Limits,
@@ -81,6 +111,10 @@ WALL_SECONDS = 30.0
 MEMORY_BYTES = 3 * 1024**3
 # the sandbox around the child: a 128 MB home, 64 MB /tmp, 16 MB /dev/shm
 LIMITS = Limits(memory_mb=MEMORY_BYTES // 2**20, home_mb=128, tmp_mb=64, shm_mb=16)
+#: the longest line the worker reads from a child (its reply); the rest is never read
+MAX_LINE = 64 * 1024
+#: the largest result file the reader parses, and the largest canonical BREP it sends back
+MAX_BREP_BYTES = 32 * 2**20
 
 _CHILD = r"""
 import json, os, resource, sys
@@ -151,6 +185,86 @@ print(json.dumps({"ok": True}))
 """
 
 
+_READER = r"""
+import io, json, os, resource, stat, sys
+from OCP.BRep import BRep_Builder
+from OCP.BRepCheck import BRepCheck_Analyzer
+from OCP.BRepTools import BRepTools
+from OCP.TopAbs import TopAbs_FACE, TopAbs_SOLID
+from OCP.TopExp import TopExp_Explorer
+from OCP.TopoDS import TopoDS_Compound, TopoDS_Shape
+limits = json.loads(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_AS, (limits["mem"], limits["mem"]))
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+out = sys.stdout.buffer
+def answer(reply, data=b""):
+    out.write(json.dumps(reply).encode() + b"\n" + data); out.flush()
+def parse(name):
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return "the script's result file is missing"
+    except OSError:
+        return "the script's result must be a regular file (not a link, folder or pipe)"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "the script's result must be a regular file (not a link, folder or pipe)"
+        cap = limits["max_bytes"]
+        chunks, size = [], 0
+        while size <= cap:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > cap:
+            return f"the script's result is over {cap} bytes"
+    finally:
+        os.close(fd)
+    shape = TopoDS_Shape()
+    try:
+        BRepTools.Read_s(shape, io.BytesIO(b"".join(chunks)), BRep_Builder())
+    except Exception as exc:
+        return f"the script's result is not a readable BREP file ({type(exc).__name__})"
+    if shape.IsNull():
+        return "the script's result is not a readable BREP file"
+    builder, part, solids = BRep_Builder(), TopoDS_Compound(), 0
+    builder.MakeCompound(part)
+    found = TopExp_Explorer(shape, TopAbs_SOLID)
+    while found.More():
+        builder.Add(part, found.Current())
+        solids += 1
+        found.Next()
+    if not solids:
+        return "the script's result has no solid"
+    faces, found = 0, TopExp_Explorer(part, TopAbs_FACE)
+    while found.More() and faces <= limits["max_faces"]:
+        faces += 1
+        found.Next()
+    if faces > limits["max_faces"]:
+        return f"the script's result has more than {limits['max_faces']} faces"
+    if not BRepCheck_Analyzer(part).IsValid():
+        return "the script's result is not a valid solid"
+    buf = io.BytesIO()
+    BRepTools.Write_s(part, buf)
+    return buf.getvalue()
+out.write(b"ready\n"); out.flush()
+for line in sys.stdin.buffer:
+    job = json.loads(line)
+    used = int(sum(resource.getrusage(resource.RUSAGE_SELF)[:2])) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (used + limits["cpu"], resource.RLIM_INFINITY))
+    got = parse(job["read"])
+    if isinstance(got, str):
+        answer({"error": got})
+    elif len(got) > limits["max_bytes"]:
+        answer({"error": f"the script's result is {len(got)} bytes as BREP, over the limit"})
+    else:
+        answer({"ok": True, "bytes": len(got)}, got)
+"""
+
+
 class ScriptRefused(Exception):
     """The static check refused the script (a sentence for the agent)."""
 
@@ -196,8 +310,55 @@ class Outcome:
 
 @dataclass
 class _Child:
-    proc: subprocess.Popen[str]
+    proc: subprocess.Popen[bytes]
     folder: Path  # its home, on the host
+    ready: bool = False  # its "ready" line has been read
+
+    @property
+    def pipe(self) -> _Pipe:
+        if not hasattr(self, "_pipe"):
+            self._pipe = _Pipe(self.proc)
+        return self._pipe
+
+
+class _TooLong(Exception):
+    """A child wrote more than the worker reads."""
+
+
+class _Pipe:
+    """A child's stdout read in bounded pieces: the worker never holds more than it asked for
+    (``readline`` would take a 1 GB line whole, and twice over as text)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stdout is not None
+        self.fd = proc.stdout.fileno()
+        self.buf = b""
+
+    def line(self, cap: int = MAX_LINE) -> bytes:
+        """The next line without its newline; b"" at EOF; _TooLong past ``cap`` bytes."""
+        while b"\n" not in self.buf:
+            if len(self.buf) > cap:
+                raise _TooLong
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return b""
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        if len(line) > cap:
+            raise _TooLong
+        return line
+
+    def exactly(self, n: int) -> bytes:
+        """``n`` bytes (the caller has bounded ``n``); fewer at EOF."""
+        parts, have = [self.buf[:n]], min(len(self.buf), n)
+        self.buf = self.buf[n:]
+        while have < n:
+            chunk = os.read(self.fd, min(1 << 20, n - have))
+            if not chunk:
+                break
+            parts.append(chunk)
+            have += len(chunk)
+        return b"".join(parts)
 
 
 def _interpreter_binds() -> list[tuple[str, str]]:
@@ -206,14 +367,24 @@ def _interpreter_binds() -> list[tuple[str, str]]:
     return [(p, p) for p in sorted(paths) if p and Path(p).is_dir()]
 
 
+def from_brep(data: bytes) -> Shape:
+    """The reader's canonical BREP as a kernel shape (bytes the kernel itself wrote)."""
+    shape = TopoDS_Shape()
+    BRepTools.Read_s(shape, io.BytesIO(data), BRep_Builder())
+    if shape.IsNull():
+        raise ValueError("empty shape")
+    return Compound.cast(shape)
+
+
 class Sandbox:
-    """One session's script runner: its uid, a home with a quota, and one warm child."""
+    """One session's script runner: its uid, a home with a quota, one warm child and a reader."""
 
     def __init__(self, cpu_seconds: int = CPU_SECONDS, wall_seconds: float = WALL_SECONDS) -> None:
         self.cpu_seconds = cpu_seconds
         self.wall_seconds = wall_seconds
         self.limits = LIMITS
         self._warm: _Child | None = None
+        self._reader: _Child | None = None
         self._lock = threading.Lock()
         self._slot: Slot | None = None
         self._count = 0
@@ -224,7 +395,7 @@ class Sandbox:
             mount_quota(self._slot.root / "home", self._slot.uid, self.limits.home_mb)
         return self._slot.root / "home"
 
-    def _spawn(self) -> _Child:
+    def _spawn(self, program: str = _CHILD, *args: str) -> _Child:
         home = self._home()
         assert self._slot is not None
         self._count += 1
@@ -241,17 +412,20 @@ class Sandbox:
             )
             argv += drop(self._slot.uid)
             argv += ["env", "-i", f"HOME={HOME}", "PATH=/usr/bin:/bin", "OMP_NUM_THREADS=1"]
-            argv += [sys.executable, "-I", "-c", _CHILD]
-            proc = spawn(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                pass_fds=(seccomp,),
-                text=True,
-            )
+            argv += [sys.executable, "-I", "-c", program, *args]
+            proc = spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(seccomp,))
         finally:
             os.close(seccomp)
         return _Child(proc, folder)
+
+    def _spawn_reader(self) -> _Child:
+        limits = {
+            "mem": MEMORY_BYTES,
+            "cpu": self.cpu_seconds,
+            "max_bytes": MAX_BREP_BYTES,
+            "max_faces": MAX_FACES,
+        }
+        return self._spawn(_READER, json.dumps(limits))
 
     def run(self, script: str, *, checked: bool = True) -> Outcome:
         """Run a script; ``checked=False`` skips the static check (trusted callers, tests)."""
@@ -266,16 +440,70 @@ class Sandbox:
                 if child is not None:
                     _discard(child)
                 child = self._spawn()
+            reader, self._reader = self._reader, None
+            if reader is None or reader.proc.poll() is not None:
+                if reader is not None:
+                    _discard(reader)
+                reader = self._spawn_reader()  # loads the kernel while the script runs
+        reader_ok = False
         try:
-            return self._run_in(child, script, checked)
+            outcome = self._run_in(child, script, checked)
+            _kill(child.proc)  # no process of the script is left when its result is read
+            reader_ok = True
+            if outcome is None:
+                outcome, reader_ok = self._read_back(child, reader)
+            return outcome
         finally:
             _discard(child)
             with self._lock:
+                if reader_ok and self._reader is None and self._slot is not None:
+                    self._reader, reader = reader, None  # kept for the next script
                 if self._warm is None and self._slot is not None:
                     self._warm = self._spawn()
+            if reader is not None:
+                _discard(reader)
 
-    def _run_in(self, child: _Child, script: str, checked: bool) -> Outcome:
-        proc = child.proc
+    def _exchange(self, child: _Child, job: dict[str, object]) -> dict[str, object] | str:
+        """Wait for the child's ``ready`` (once), hand it the job and read its one-line JSON
+        reply (bounded, under the wall clock); a sentence instead of a reply when there is
+        none. The wall clock also runs while the caller reads what follows the reply."""
+        proc, pipe = child.proc, child.pipe
+        timer = threading.Timer(self.wall_seconds + 15, _kill, (proc,))
+        timer.start()  # the import on a cold child counts outside the script's own limit
+        try:
+            if not child.ready and pipe.line().strip() != b"ready":
+                return _death(proc, "while loading the CAD kernel")
+            child.ready = True
+            timer.cancel()
+            timer = threading.Timer(self.wall_seconds, _kill, (proc,))
+            timer.start()
+            assert proc.stdin is not None
+            proc.stdin.write(json.dumps(job).encode() + b"\n")
+            proc.stdin.flush()
+            line = pipe.line()
+        except _TooLong:
+            return (
+                f"the script printed more than {MAX_LINE // 1024} KiB to stdout [truncated, "
+                "not read]; remove print() calls"
+            )
+        except (BrokenPipeError, OSError):
+            line = b""
+        finally:
+            timer.cancel()
+        if not line.strip():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            return _death(proc, "while running the script", self.wall_seconds)
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            return "the script printed to stdout; remove print() calls"
+        return reply
+
+    def _run_in(self, child: _Child, script: str, checked: bool) -> Outcome | None:
+        """Run the script; None when it says it wrote its result (not yet read)."""
         job = {
             "script": script,
             "cwd": HOME,
@@ -285,49 +513,75 @@ class Sandbox:
             "check": checked,
             "forbidden": sorted(FORBIDDEN_NAMES),
         }
-        timer = threading.Timer(self.wall_seconds + 15, _kill, (proc,))
-        timer.start()  # the import on a cold child counts outside the script's own limit
-        try:
-            ready = proc.stdout.readline() if proc.stdout else ""
-            if ready.strip() != "ready":
-                return Outcome(None, _death(proc, "while loading the CAD kernel"))
-            timer.cancel()
-            timer = threading.Timer(self.wall_seconds, _kill, (proc,))
-            timer.start()
-            assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(json.dumps(job) + "\n")
-            proc.stdin.flush()
-            line = proc.stdout.readline()
-        except (BrokenPipeError, OSError):
-            line = ""
-        finally:
-            timer.cancel()
-        if not line.strip():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=5)
-            return Outcome(None, _death(proc, "while running the script", self.wall_seconds))
-        try:
-            reply = json.loads(line)
-        except ValueError:
-            return Outcome(None, "the script printed to stdout; remove print() calls")
+        reply = self._exchange(child, job)
+        if isinstance(reply, str):
+            return Outcome(None, reply)
         if "error" in reply:
-            return Outcome(None, f"the script failed: {reply['error']}")
-        out = child.folder / "result.brep"
-        if out.is_symlink() or not out.is_file():
-            return Outcome(None, "the script's result file is missing")
+            return Outcome(None, f"the script failed: {str(reply['error'])[:500]}")
+        return None
+
+    def _read_back(self, child: _Child, reader: _Child) -> tuple[Outcome, bool]:
+        """The script's result, parsed by the reader (see the module docstring), and whether
+        the reader is still fit for the next one."""
+        name = f"r{self._count}.brep"
+        taken = reader.folder / name
+        try:  # a rename moves a link or a folder as it is, never what it points to
+            os.rename(child.folder / "result.brep", taken)
+        except FileNotFoundError:
+            return Outcome(None, "the script's result file is missing"), True
+        except OSError as exc:
+            return Outcome(None, f"the script's result cannot be taken: {exc.strerror}"), True
         try:
-            return Outcome(import_brep(str(out)))
-        except Exception as exc:
-            return Outcome(None, f"the script's result could not be read back: {exc}")
+            reply = self._exchange(reader, {"read": name})
+            if isinstance(reply, str):
+                return Outcome(None, _reader_death(reader.proc)), False
+            if "error" in reply:
+                return Outcome(None, str(reply["error"])[:500]), True
+            size = reply.get("bytes")
+            if type(size) is not int or not 0 < size <= MAX_BREP_BYTES:
+                return Outcome(None, "the script's result could not be read back"), False
+            timer = threading.Timer(self.wall_seconds, _kill, (reader.proc,))
+            timer.start()
+            try:
+                data = reader.pipe.exactly(size)
+            finally:
+                timer.cancel()
+            if len(data) != size:
+                return Outcome(None, _reader_death(reader.proc)), False
+            try:
+                return Outcome(from_brep(data)), True
+            except Exception as exc:
+                return Outcome(None, f"the script's result could not be read back: {exc}"), False
+        finally:
+            if taken.is_dir() and not taken.is_symlink():
+                shutil.rmtree(taken, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    taken.unlink()
 
     def close(self) -> None:
         with self._lock:
             child, self._warm = self._warm, None
+            reader, self._reader = self._reader, None
             slot, self._slot = self._slot, None
-        if child is not None:
-            _discard(child)
+        for one in (child, reader):
+            if one is not None:
+                _discard(one)
         if slot is not None:
             slot.close()
+
+
+def _reader_death(proc: subprocess.Popen[bytes]) -> str:
+    """How the reader died on a script's result, as a sentence for the agent."""
+    _kill(proc)
+    code = proc.poll()
+    if code is not None and code > 128 and code - 128 in signal.valid_signals():
+        code = 128 - code  # bubblewrap reports its payload's death by a signal as 128 + signal
+    how = f" ({signal.Signals(-code).name})" if code is not None and code < 0 else ""
+    return (
+        f"the script's result could not be read: the kernel's reader stopped{how} on it (a "
+        "malformed, oversized or too slow BREP file); the model is unchanged"
+    )
 
 
 def _discard(child: _Child) -> None:
@@ -335,7 +589,7 @@ def _discard(child: _Child) -> None:
     shutil.rmtree(child.folder, ignore_errors=True)
 
 
-def _kill(child: subprocess.Popen[str]) -> None:
+def _kill(child: subprocess.Popen[bytes]) -> None:
     if child.poll() is None:
         try:
             os.killpg(child.pid, signal.SIGKILL)
@@ -349,7 +603,7 @@ def _kill(child: subprocess.Popen[str]) -> None:
                 stream.close()
 
 
-def _death(child: subprocess.Popen[str], when: str, wall: float | None = None) -> str:
+def _death(child: subprocess.Popen[bytes], when: str, wall: float | None = None) -> str:
     code = child.poll()
     if code is None:
         return f"the script process stopped answering {when}"
