@@ -53,9 +53,10 @@ _DATES = (
 _CLOCK = re.compile(r"(?<![\d$.,:])(\d{1,2})[:h](\d\d)(?::\d\d)?(?:\s*([ap])\.?\s?m\b\.?)?(?!\d)")
 _HOUR = re.compile(r"(?<![\d$.,:])(\d{1,2})(?:\.(\d\d))?\s*([ap])\.?\s?m\b\.?")
 _NOON = re.compile(r"\b(noon|midday|midnight)\b")
-_PHONE = re.compile(
-    r"(?<![\w+])(?:\+\d{1,3}[\s.-]?|00\d{1,3}[\s.-]?|0)\(?\d[\d\s().-]{6,16}\d(?!\d)"
-)
+_PHONE_START = r"(?<![\w+])(?:\+\d{1,3}[\s.-]?|00\d{1,3}[\s.-]?|0)\(?\d{1,5}\)?"
+_PHONE = re.compile(_PHONE_START + r"(?:[\s.-]?\d{2,6}){1,3}(?!\d)")
+#: the shortest phone numbers in a run of digit groups ("01223 456789 01223 111111" is two)
+_PHONE_SHORT = re.compile(_PHONE_START + r"(?:[\s.-]?\d{2,6}){1,3}?(?!\d)")
 #: a word with letters and digits, or digit groups joined by - or / (``ORD-12345``, ``4K``,
 #: ``4455-9021``): a name, never a value
 _TOKEN = re.compile(r"(?<![\w-])[A-Za-z0-9]+(?:[-/][A-Za-z0-9]+)*")
@@ -172,9 +173,15 @@ def scan(text: str, year: int = DEFAULT_YEAR) -> Scan:
     for m in list(_NOON.finditer(low)):
         take("time", frozenset({"00:00" if m.group(1) == "midnight" else "12:00"}), m.span())
     for m in list(_PHONE.finditer(low)):
-        digits = re.sub(r"\D", "", m.group(0))
-        if 9 <= len(digits) <= 14:
-            take("phone", frozenset({phone_key(m.group(0))}), m.span())
+        found = [m] if 9 <= len(re.sub(r"\D", "", m.group(0))) <= 14 else []
+        if not found:  # several numbers in a row: each the shortest that is a phone number
+            found = [
+                p
+                for p in _PHONE_SHORT.finditer(low, *m.span())
+                if 9 <= len(re.sub(r"\D", "", p.group(0))) <= 14
+            ]
+        for p in found:
+            take("phone", frozenset({phone_key(p.group(0))}), p.span())
     for m in list(_TOKEN.finditer(low)):
         word = m.group(0)
         if (re.search(r"[a-z]", word) and re.search(r"\d", word)) or re.fullmatch(

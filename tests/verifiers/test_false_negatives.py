@@ -95,6 +95,8 @@ WRONG = [  # hedges across columns and records, dumps, another value
     ("2:05 PM, or else 9:10 AM", "14:05", "text", ""),
     ("2026-12-05 or 2026-11-03", "2026-12-05", "date", ""),
     ("01223 238596 / 01223 111111", "01223 238596", "text", ""),
+    ("01223 238596 01223 111111", "01223 238596", "text", ""),
+    ("+44 1223 238596, else +44 1223 111111", "01223 238596", "text", ""),
     ("delivered or pending", "delivered", "text", "What is the status of order ORD-12345?"),
     ("ORD-12345 2026-12-05 Mineral Sunscreen SPF 50 John Smith 12 Mill Street delivered",
      "delivered", "text", "What is the status of order ORD-12345?"),
