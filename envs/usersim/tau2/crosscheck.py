@@ -28,6 +28,7 @@ unconfirmed write, ``ACTION`` on the named arguments, ``COMMUNICATE`` outside th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -492,12 +493,15 @@ def run(
                     runs = probe_runs(domain, task) + episode_runs(domain, tid, env)
                     ours[domain, tid] = runs
                     side.send({"domain": domain, "task": tid, "runs": [r.request() for r in runs]})
+        except BrokenPipeError:
+            pass  # tau2's side was stopped: the reader says why
         except BaseException as exc:
             failure.append(exc)
         finally:
             env.close()
             assert side.proc.stdin is not None
-            side.proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):
+                side.proc.stdin.close()
 
     writer = threading.Thread(target=feed, daemon=True)
     writer.start()
@@ -510,6 +514,12 @@ def run(
             answer = side._line()
             domain, tid = answer["domain"], answer["task"]
             compare(domain, tid, ours.pop((domain, tid)), answer["runs"], reports[domain])
+    except BaseException as exc:
+        side.proc.kill()  # the writer may be blocked on a full pipe: free it, then join
+        writer.join()
+        if failure:  # our side failed first (tau2's then ran out of requests): that is the news
+            raise failure[0] from exc
+        raise
     finally:
         writer.join()
         side.proc.wait(timeout=60)

@@ -18,6 +18,8 @@ import pytest
 from palaestra.envs.usersim.tau2 import crosscheck
 from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
 
+#: about a minute on two idle cores (docs/tau2.md); the limit is for a shared, loaded machine
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 ROOT = Path(__file__).resolve().parents[3]
 OPT_OUT = "PALAESTRA_TAU2_CROSSCHECK"
 
