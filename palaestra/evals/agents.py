@@ -113,7 +113,8 @@ class AgentSpec:
     threaded: bool = False
     shared: dict[str, Any] = field(default_factory=dict)
     #: two attempts of one (task, seed) can play differently (pass@k means something); False
-    #: for deterministic agents (the oracle, noop, a model at temperature 0)
+    #: for deterministic agents (the oracle, noop, a policy without a seed). Model agents can
+    #: always differ (even at temperature 0 endpoints are not deterministic)
     stochastic: bool = True
     #: one cheap request that shows the agent's endpoint answers and takes its key, made once
     #: before the first episode (raises :class:`ModelUnavailable`)
@@ -210,7 +211,6 @@ def parse_agent(
             lambda ctx: OpenAIAgent(settings, ctx, shared),
             raw_observations=True,
             shared=shared,
-            stochastic=settings.temperature != 0,
             probe=lambda: probe(settings, shared),
         )
     if ":" in spec:
