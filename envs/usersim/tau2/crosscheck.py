@@ -18,9 +18,9 @@ tau2 dumps its models in field order and we sort keys; and the same error flag);
 every call that writes (every call in telecom), as a digest of both sides' worlds reduced alike,
 and the whole world at the end; our own read calls must leave our world untouched. Per episode:
 the reward our verifier reports as tau2's (``tau2_reward``) equals the reward tau2's
-``evaluate_simulation`` gives, and our own score is never above it: where it is below, every
-term that failed must be one where we are stricter on purpose (``verifiers/tau2.py``: an
-unconfirmed write, ``ACTION`` on the named arguments, ``COMMUNICATE`` outside the basis).
+``evaluate_simulation`` gives, and each term of our verdict equals tau2's, except where
+``verifiers/tau2.py`` documents a difference: :data:`STRICTER` (ours may fail where tau2's
+passes) and :data:`LENIENT` (ours may pass where tau2's fails); any other is a difference.
 
 ``python -m palaestra.envs.usersim.tau2.crosscheck [retail|telecom ...]`` prints the report;
 ``run(...)`` is what ``tests/envs/usersim/test_tau2_crosscheck.py`` asserts on.
