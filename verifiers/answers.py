@@ -45,7 +45,8 @@ _MON = rf"({'|'.join(_MONTH_NAMES + _MONTHS)})\b\.?"
 _DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DATES = (
-    (re.compile(r"(?<![\d-])(\d{4})-(\d\d)-(\d\d)(?![\d-])"), "ymd"),
+    (re.compile(r"(?<![\d-])(\d{4})([-/.])(\d\d?)\2(\d\d?)(?![\d-])"), "ymd"),
+    (re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])"), "dot"),
     (re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{2,4})(?![\d/])"), "slash"),
     (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s+(\d{{4}}))?\b"), "dmy"),
     (re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s+(\d{{4}}))?"), "mdy"),
@@ -108,8 +109,10 @@ def _real(y: int, m: int, d: int) -> bool:
 
 def _date_keys(groups: tuple[str | None, ...], form: str, year: int) -> frozenset[str]:
     g = groups
-    if form == "ymd":
-        cands = [(int(g[0] or 0), int(g[1] or 0), int(g[2] or 0))]
+    if form == "ymd":  # 2026-12-05, 2026/12/05 (the separator is group 2)
+        cands = [(int(g[0] or 0), int(g[2] or 0), int(g[3] or 0))]
+    elif form == "dot":  # 05.12.2026: day first, as where dots are written
+        cands = [(int(g[2] or 0), int(g[1] or 0), int(g[0] or 0))]
     elif form == "slash":
         y = int(g[2] or year)
         y += 2000 if y < 100 else 0
