@@ -33,6 +33,8 @@ from palaestra.evals import prompts
 from palaestra.evals.agents import EpisodeContext, ModelUnavailable
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+#: retries of the check before the first episode (an endpoint down for seconds still passes)
+PROBE_RETRIES = 2
 
 
 @dataclass(frozen=True)
@@ -92,9 +94,9 @@ def _client(settings: OpenAISettings, shared: dict[str, Any]) -> openai.AsyncOpe
 
 async def probe(settings: OpenAISettings, shared: dict[str, Any]) -> None:
     """Before the first episode: is there a key, does the endpoint answer, does it take the
-    key? One ``GET /models`` (an endpoint without that route still answered), retried as a
-    completion would be; :class:`ModelUnavailable` otherwise, so a wrong ``base_url`` costs
-    one check instead of every episode's retries."""
+    key? One ``GET /models`` (an endpoint without that route still answered), retried at most
+    :data:`PROBE_RETRIES` times; :class:`ModelUnavailable` otherwise, so a wrong ``base_url``
+    costs a few seconds once instead of every episode's retries."""
     s = settings
     where = s.base_url or "api.openai.com"
     if s.base_url is None and not (s.key or os.environ.get(s.api_key_env)):
@@ -103,7 +105,8 @@ async def probe(settings: OpenAISettings, shared: dict[str, Any]) -> None:
         )
     client = _client(settings, shared)
     last: Exception | None = None
-    for attempt in range(s.max_retries + 1):
+    tries = min(s.max_retries, PROBE_RETRIES) + 1  # a refused connection is not worth 30 s
+    for attempt in range(tries):
         try:
             await client.models.list()
             return
@@ -116,11 +119,10 @@ async def probe(settings: OpenAISettings, shared: dict[str, Any]) -> None:
             return  # it answered: the route may not exist, the chat route is what counts
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             last = exc
-        if attempt < s.max_retries:
+        if attempt < tries - 1:
             await asyncio.sleep(min(s.max_wait_s, s.backoff_s * 2**attempt))
     raise ModelUnavailable(
-        f"model endpoint {where} failed after {s.max_retries + 1} tries: "
-        f"{type(last).__name__}: {_short(last)}"
+        f"model endpoint {where} failed after {tries} tries: {type(last).__name__}: {_short(last)}"
     )
 
 

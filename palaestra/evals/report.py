@@ -118,7 +118,10 @@ def headline(s: EvalSummary) -> list[tuple[str, str]]:
     """The summary's key figures as (label, value) rows: one list for the CLI and the report."""
     rows = [
         ("episodes", f"{s.episodes} ({s.scored} scored, {s.errors} errors, {s.skipped} skipped)"),
-        ("success rate", f"{_pct(s.success_rate)}  95% CI {_ci(s.ci95)}"),
+        (
+            "success rate",
+            f"{_pct(s.success_rate)}  95% CI {_ci(s.ci95)}" if s.scored else "- (none scored)",
+        ),
         *(
             [("strict success", f"{_pct(s.strict_success_rate)} (fully done: score 1)")]
             if s.strict_success_rate != s.success_rate

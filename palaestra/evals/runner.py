@@ -387,8 +387,7 @@ class Runner:
             results,
             c.suite,
             c.agent,
-            run=next((r.run for r in results if r.run), None)
-            or (self.run_name() if c.record and self._sessions is None else None),
+            run=next((r.run for r in results if r.run), None),  # a run some episode is in
             stochastic=self.spec.stochastic if self.spec is not None else True,
             gateway=c.viewer_url or c.url,
             wall_s=sum(r.wall_s for r in results) / max(1, c.parallel)
