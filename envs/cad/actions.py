@@ -19,11 +19,17 @@ from palaestra.actions import ActionSet, Param, Primitive, primitive
 MAX_MM = 10_000.0
 MAX_SIDES = 120
 MAX_COUNT = 100
-_TURN = {"minimum": -360.0, "maximum": 360.0}
-_SPAN = {"minimum": -MAX_MM, "maximum": MAX_MM}
 
-_X = Param("x", "float", "sketch u of the centre", default=0.0, **_SPAN)
-_Y = Param("y", "float", "sketch v of the centre", default=0.0, **_SPAN)
+
+def _num(name: str, description: str, default: float | None = None, limit: float = MAX_MM) -> Param:
+    """A float within +-limit: a length in mm (the default) or an angle in degrees."""
+    if default is None:
+        return Param(name, "float", description, minimum=-limit, maximum=limit)
+    return Param(name, "float", description, default, -limit, limit)
+
+
+_X = _num("x", "sketch u of the centre", 0.0)
+_Y = _num("y", "sketch v of the centre", 0.0)
 _SKMODE = Param(
     "mode", "str", "add to or subtract from the sketch", "add", None, None, ("add", "subtract")
 )
@@ -33,10 +39,7 @@ _AXIS = Param("axis", "str", "a world axis through the origin", "Z", None, None,
 
 def _mm(name: str, what: str = "", default: float | None = None) -> Param:
     """A length: every one is in millimetres, and says so the same way."""
-    unit = f"{what} (mm)" if what else "mm"
-    if default is None:
-        return Param(name, "float", unit, **_SPAN)
-    return Param(name, "float", unit, default, **_SPAN)
+    return _num(name, f"{what} (mm)" if what else "mm", default)
 
 
 def _shape(name: str, description: str, *sizes: Param, turn: tuple[Param, ...] = ()) -> Primitive:
@@ -64,7 +67,7 @@ CAD_ACTIONS = ActionSet(
             _mm("width", "size along u"),
             _mm("height", "size along v"),
         ),
-        _shape("circle", "Draw a circle centred at (x, y).", Param("radius", "float", **_SPAN)),
+        _shape("circle", "Draw a circle centred at (x, y).", _num("radius", "")),
         _shape(
             "polygon",
             "Draw a polygon from points 'x1,y1 x2,y2 ...', or a regular one (sides, radius).",
@@ -77,14 +80,12 @@ CAD_ACTIONS = ActionSet(
             "Draw a slot (stadium) of overall length and width, turned by angle degrees.",
             _mm("length", "overall length"),
             _mm("width", "width"),
-            turn=(Param("angle", "float", "rotation in the sketch plane (degrees)", 0.0, **_TURN),),
+            turn=(_num("angle", "rotation in the sketch plane (degrees)", 0.0, 360.0),),
         ),
         primitive(
             "extrude",
             "Extrude the sketch: add material, or cut it from the part.",
-            Param(
-                "distance", "float", "mm; with direction='both' the total, split evenly", **_SPAN
-            ),
+            _num("distance", "mm; with direction='both' the total, split evenly"),
             _MODE,
             Param(
                 "direction",
@@ -99,7 +100,7 @@ CAD_ACTIONS = ActionSet(
         primitive(
             "revolve",
             "Revolve the sketch about a world axis through the origin.",
-            Param("angle", "float", "degrees", default=360.0, **_TURN),
+            _num("angle", "degrees", 360.0, 360.0),
             _AXIS,
             _MODE,
         ),
@@ -114,7 +115,7 @@ CAD_ACTIONS = ActionSet(
                 max_length=100,
             ),
             _mm("radius"),
-            Param("depth", "float", "mm; 0 drills through the whole part", 0.0, **_SPAN),
+            _num("depth", "mm; 0 drills through the whole part", 0.0),
         ),
         _edge_finish("fillet", "Round edges.", "an edge selector, e.g. 'edges|Z'", "radius"),
         _edge_finish("chamfer", "Bevel edges.", "an edge selector", "length"),
@@ -138,7 +139,7 @@ CAD_ACTIONS = ActionSet(
             Param("count", "int", "instances including the original", 2, 2, MAX_COUNT),
             _mm("spacing", "linear: distance between instances", default=10.0),
             _AXIS,
-            Param("angle", "float", "polar: total angle (360 spreads evenly)", 360.0, **_TURN),
+            _num("angle", "polar: total angle (360 spreads evenly)", 360.0, 360.0),
         ),
         primitive("undo", "Go back one modeling step."),
         primitive(

@@ -37,9 +37,10 @@ Nothing the script makes is read or parsed by the (root) worker:
   sentence, the worker and its other sessions go on, and a new reader replaces it. A file
   swapped for a link to a root-only file is never opened by root (and the reader, as the
   session's uid in its sandbox, can neither follow the link nor see the host's files).
-- The reader is started with the session's first script (its import overlaps the script) and
-  kept for the next ones, like the warm child; it serves this session only, so a reader the
-  agent subverted through its own result reaches nothing the agent's script does not.
+- The reader is started for the session's first result (not beside the script, whose CPU
+  and wall-clock budget it would eat) and kept for the next ones, like the warm child; it
+  serves this session only, so a reader the agent subverted through its own result reaches
+  nothing the agent's script does not.
 
 The residual trust: the worker parses the reader's canonical BREP. A reader subverted through a
 memory-corruption bug in the kernel's parser (beyond a crash) could hand the worker crafted
@@ -65,7 +66,7 @@ import signal
 import subprocess
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from build123d import Compound, Shape
@@ -308,19 +309,6 @@ class Outcome:
     error: str = ""
 
 
-@dataclass
-class _Child:
-    proc: subprocess.Popen[bytes]
-    folder: Path  # its home, on the host
-    ready: bool = False  # its "ready" line has been read
-
-    @property
-    def pipe(self) -> _Pipe:
-        if not hasattr(self, "_pipe"):
-            self._pipe = _Pipe(self.proc)
-        return self._pipe
-
-
 class _TooLong(Exception):
     """A child wrote more than the worker reads."""
 
@@ -359,6 +347,17 @@ class _Pipe:
             parts.append(chunk)
             have += len(chunk)
         return b"".join(parts)
+
+
+@dataclass
+class _Child:
+    proc: subprocess.Popen[bytes]
+    folder: Path  # its home, on the host
+    ready: bool = False  # its "ready" line has been read
+    pipe: _Pipe = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.pipe = _Pipe(self.proc)
 
 
 def _interpreter_binds() -> list[tuple[str, str]]:
@@ -441,16 +440,16 @@ class Sandbox:
                     _discard(child)
                 child = self._spawn()
             reader, self._reader = self._reader, None
-            if reader is None or reader.proc.poll() is not None:
-                if reader is not None:
-                    _discard(reader)
-                reader = self._spawn_reader()  # loads the kernel while the script runs
-        reader_ok = False
+        reader_ok = True
         try:
             outcome = self._run_in(child, script, checked)
             _kill(child.proc)  # no process of the script is left when its result is read
-            reader_ok = True
             if outcome is None:
+                if reader is None or reader.proc.poll() is not None:
+                    if reader is not None:
+                        _discard(reader)
+                    with self._lock:  # the first result (or one after a crash) waits for it
+                        reader = self._spawn_reader()
                 outcome, reader_ok = self._read_back(child, reader)
             return outcome
         finally:
@@ -553,11 +552,12 @@ class Sandbox:
             except Exception as exc:
                 return Outcome(None, f"the script's result could not be read back: {exc}"), False
         finally:
-            if taken.is_dir() and not taken.is_symlink():
+            try:  # unlink removes a link itself; a folder is removed without following links
+                taken.unlink()
+            except IsADirectoryError:
                 shutil.rmtree(taken, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    taken.unlink()
+            except OSError:
+                pass
 
     def close(self) -> None:
         with self._lock:
