@@ -112,7 +112,9 @@ class Display:
         """The socket folder (the session's) and the host's link to the socket (root's)."""
         self.folder.mkdir(mode=0o700, exist_ok=True)
         os.chown(self.folder, self.uid, self.uid)
-        HOST_SOCKETS.mkdir(mode=0o1777, exist_ok=True)
+        if not HOST_SOCKETS.is_dir():  # X's own folder: everyone's, sticky (as Xorg makes it)
+            HOST_SOCKETS.mkdir(exist_ok=True)
+            HOST_SOCKETS.chmod(0o1777)
         with contextlib.suppress(FileNotFoundError):  # a killed worker's, on this uid slot
             if self.link.is_symlink() or self.link.is_socket():
                 self.link.unlink()
