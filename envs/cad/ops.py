@@ -70,6 +70,7 @@ EPS = 1e-6
 #: the bounds that keep every kernel call short, beside the schemas' (module docstring)
 MAX_FACES = 1200
 MAX_EDGES = 500  # edges one fillet or chamfer may round
+MAX_SHELL_FACES = 300  # a shell (an offset of every face) costs far more per face than a boolean
 
 
 @dataclass(frozen=True)
@@ -459,6 +460,11 @@ def do_shell(st: CadState, a: dict[str, Any]) -> tuple[CadState, str]:
     _positive("shell", thickness=a["thickness"])
     faces = select(st.part, a["face"], "faces")
     assert st.part is not None
+    if len(st.part.faces()) > MAX_SHELL_FACES:
+        raise ActionError(
+            f"shell: the part has {len(st.part.faces())} faces; a shell takes parts of at most "
+            f"{MAX_SHELL_FACES} (shell first, then add the detail)"
+        )
     t = a["thickness"]
     thinnest = min(geometry.bbox_size(st.part))
     if 2 * t >= thinnest:

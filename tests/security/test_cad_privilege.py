@@ -200,7 +200,7 @@ def test_semantic_arguments_have_upper_bounds(action, named):
         env.close()
 
 
-def test_a_pattern_or_mirror_past_the_face_bound_is_refused_before_the_kernel_runs():
+def test_a_pattern_mirror_or_shell_past_the_face_bounds_is_refused_before_the_kernel_runs():
     from palaestra.envs.cad import ops
 
     env = CadEnv(observe=["feedback"])
@@ -211,6 +211,17 @@ def test_a_pattern_or_mirror_past_the_face_bound_is_refused_before_the_kernel_ru
             assert not obs["last_action_error"], obs["last_action_error"]
         calls = env.model.calls()
         obs, *_ = env.step("pattern('linear', 100, 30, 'X')")
+        assert f"over the limit of {ops.MAX_FACES}" in obs["last_action_error"]
+        assert env.model.calls() == calls
+        for action in ("mirror('XY')", "pattern('linear', 3, 30, 'X')"):  # 366 faces
+            obs, *_ = env.step(action)
+            assert not obs["last_action_error"], obs["last_action_error"]
+        obs, *_ = env.step("shell('>Z', 1)")  # an offset of every one of 366 faces: refused
+        assert f"at most {ops.MAX_SHELL_FACES}" in obs["last_action_error"]
+        obs, *_ = env.step("pattern('linear', 2, 100, 'Y')")  # 732 faces
+        assert not obs["last_action_error"], obs["last_action_error"]
+        calls = env.model.calls()
+        obs, *_ = env.step("mirror('YZ', -50)")  # 2 x 732 faces: refused
         assert f"over the limit of {ops.MAX_FACES}" in obs["last_action_error"]
         assert env.model.calls() == calls
     finally:
