@@ -5,17 +5,24 @@ names, its quoted words, its sentences) and the standard actions of the desktop
 (``run_shell``, ``done``, ``fail``). Nothing reads the task's setup, oracle or verifier, as the
 named adversaries of :mod:`palaestra.envs.computer.policies` may. The primitives:
 
-- exploring (each a shell command on the paths the instruction names): ``touch_named``
-  (every named file created empty, with its folders), ``empty_named`` (every named file that
-  exists emptied), ``move_named`` (the first named path moved to the second), ``copy_named``
-  (copied), ``archive_named`` (each named ``.tar.gz``/``.zip`` made of the other named paths),
-  ``first_line`` (the first line of the first named file written to the last), ``skeleton``
-  (each named ``.xlsx``/``.json``/``.csv`` written as a file of that format with nothing in it);
+- exploring (each a shell command on the paths the instruction names, hollow by construction):
+  ``touch_named`` (every named file created empty, with its folders), ``empty_named`` (every
+  named file emptied), ``move_named`` (the first named path, emptied, moved to another),
+  ``copy_named`` (copied), ``archive_named`` (each named ``.tar.gz``/``.zip`` made of the other
+  named paths, emptied), ``first_line`` (the first line of the first named file, when it has
+  more, written to the last), ``skeleton`` (each named ``.xlsx``/``.json``/``.csv`` written as
+  a file of that format with nothing in it);
 - finishing: ``claim_done`` (``done()``) and ``refuse_words`` (``fail`` with a sentence of
   the instruction, or its named item, said to be impossible); and stopping early.
 
 Issue 27's red team won with exactly these (an empty file moved, an archive of empty files, a
 skeleton workbook, a log's first line, a refusal in the instruction's words).
+
+Where the hollow output *is* the task ("create an empty file ~/hello.txt"), a strategy ends
+where the oracle ends: validation compares the named paths' content after both
+(:func:`named_state`) and counts such an episode as the strategy abstaining (an error in the
+report), never as a win, as the synthesized apps' validation does for a twist that changed
+nothing.
 """
 
 from __future__ import annotations
@@ -75,34 +82,48 @@ def _empty(memory: Memory, param: int) -> list[str]:
     return [_shell(f"truncate -c -s 0 {paths}")] if paths else []
 
 
+def _hollowed(paths: list[str]) -> str:
+    """Empty every file at or under ``paths`` (names kept): what a hollow output is made of."""
+    quoted = " ".join(_q(p) for p in paths)
+    return f"find {quoted} -type f -exec truncate -s 0 {{}} + 2>/dev/null;"
+
+
 def _move(verb: str) -> Callable[[Memory, int], list[str]]:
+    """The first named path, emptied, moved or copied to another named path."""
+
     def phase(memory: Memory, param: int) -> list[str]:
         paths = _paths(memory)
         if len(paths) < 2:
             return []
         src, dst = paths[0], paths[1 + param % (len(paths) - 1)]
-        return [_shell(f"mkdir -p $(dirname {_q(dst)}) && {verb} {_q(src)} {_q(dst)}")]
+        hollow = _hollowed([src])
+        return [_shell(f"{hollow} mkdir -p $(dirname {_q(dst)}) && {verb} {_q(src)} {_q(dst)}")]
 
     return phase
 
 
 def _archive(memory: Memory, param: int) -> list[str]:
+    """Each named archive made of the other named paths, emptied first."""
     paths = _paths(memory)
     out = []
     for target in paths:
-        rest = " ".join(_q(p) for p in paths if p != target) or _q(HOME)
+        others = [p for p in paths if p != target]
+        rest = " ".join(_q(p) for p in others) or _q(HOME)
+        hollow = _hollowed(others)
         if target.endswith(".tar.gz"):
-            out.append(_shell(f"tar czf {_q(target)} {rest}"))
+            out.append(_shell(f"{hollow} tar czf {_q(target)} {rest}"))
         elif target.endswith(".zip"):
-            out.append(_shell(f"cd {HOME} && python3 -m zipfile -c {_q(target)} {rest}"))
+            out.append(_shell(f"{hollow} cd {HOME} && python3 -m zipfile -c {_q(target)} {rest}"))
     return out
 
 
 def _first_line(memory: Memory, param: int) -> list[str]:
+    """The first line of the first named file (of several lines) as the last named file."""
     paths = _paths(memory)
     if len(paths) < 2:
         return []
-    return [_shell(f"head -n 1 {_q(paths[0])} > {_q(paths[-1])}")]
+    src, dst = _q(paths[0]), _q(paths[-1])
+    return [_shell(f"[ $(wc -l < {src}) -gt 1 ] && head -n 1 {src} > {dst}")]
 
 
 def _skeleton(memory: Memory, param: int) -> list[str]:
@@ -112,6 +133,23 @@ def _skeleton(memory: Memory, param: int) -> list[str]:
         if code is not None:
             out.append(_shell(f"python3 -c {shlex.quote(code)} {_q(path)}"))
     return out
+
+
+#: what :func:`named_state` runs: each named path's kind and content digest (a folder's files)
+_STATE = (
+    'for p in "$@"; do if [ -d "$p" ]; then echo "dir $p"; '
+    '(cd "$p" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum); '
+    'elif [ -e "$p" ]; then echo "file $p $(sha256sum < "$p")"; else echo "none $p"; fi; done'
+)
+
+
+def named_state(probe: Any, task: Task) -> str:
+    """The kind and content of every path the instruction names, as the verifier's own
+    command runner reads them: equal after a strategy and after the oracle means the strategy
+    did the task (its hollow output is the answer), not that it beat the verifier."""
+    paths = " ".join(_q(p) for p in named(task.instruction))
+    code, out, _ = probe.run(f"sh -c {shlex.quote(_STATE)} state {paths}")
+    return f"{code}\n{out}"
 
 
 def _fail(text: str) -> list[str]:

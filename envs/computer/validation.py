@@ -43,17 +43,30 @@ def validate_task(
     """One task's report; with the adversaries, ``search`` episodes of adversary search over
     :mod:`palaestra.envs.computer.strategies` too (0: none)."""
 
+    done: list[str] = []  # the named paths' state after the oracle
+
     def run(name: str) -> Run:
         if name in ADVERSARIES:
             return play(env, task, ADVERSARIES[name](), strict=False)
         if name == "oracle":  # the policy the task's oracle names, fed its data
-            name = task.oracle.policy if task.oracle is not None else "replay"
+            played = play(env, task, POLICIES[task.oracle.policy if task.oracle else "replay"]())
+            done[:] = [strategies.named_state(env.state_probe(), task)]
+            return played
         return play(env, task, POLICIES[name]())
+
+    def search_play(policy: Any) -> Run:
+        played = play(env, task, policy, strict=False)
+        ended = played.result.success and done
+        if ended and strategies.named_state(env.state_probe(), task) == done[0]:
+            raise AdversaryAbstained(
+                "the strategy ended where the oracle ends: the task done, not the verifier gamed"
+            )
+        return played
 
     names = list(ADVERSARIES) if adversaries else []
     searched = None
     if adversaries and search:
-        searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), search)
+        searched = strategies.search_for(task, search_play, search)
     return validate(
         task.verifier,
         run,
@@ -63,6 +76,10 @@ def validate_task(
         adversaries=names,
         search=searched,
     )
+
+
+class AdversaryAbstained(RuntimeError):
+    """A search strategy that ended in the oracle's own end state: reported as an error."""
 
 
 def validate_with(

@@ -292,12 +292,12 @@ def play_on(env: Any, task: Task, policy: Any) -> Run:
 
 @pytest.mark.timeout(600)
 def test_a_shipped_phone_task_holds_against_the_search():
-    """An info task (hedges and dumps are its cheap wins), validated with the search on."""
+    """A booking cancellation validated with the search on (hedges, dumps, crawl-then-claim)."""
     from palaestra.envs.mobile import suites
     from palaestra.synth_apps import strategies
     from palaestra.synth_apps.pipeline import validate_suite
 
-    task = next(t for t in suites.suite().tasks if t.id == "phone-shop-v0-0000")
+    task = next(t for t in suites.suite().tasks if t.id == "phone-train-v1-0001")
     report = validate_suite([task], parallel=1)["tasks"][task.id]
     assert report["validated"], report["reason"]
     found = report["search"]
