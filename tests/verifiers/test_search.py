@@ -330,3 +330,13 @@ def test_a_shipped_cad_task_holds_against_the_search():
     play, trails = _recording(lambda p: run_policy(task, p, strict=False))
     _holds(strategies.search_for(task, play).run(ADVERSARY_CEILING), strategies.BUDGET)
     assert any("extrude(" in a for trail in trails for a in trail)
+
+
+def test_every_shipped_usersim_task_was_searched_and_held():
+    from palaestra.envs.usersim import strategies
+    from palaestra.envs.usersim.suites import suite
+
+    for task in suite().tasks:
+        found = task.validation["search"]
+        assert found["budget"] == strategies.BUDGET and found["played"] >= 1, task.id
+        assert not found["won"] and found["best"]["reward"] <= ADVERSARY_CEILING, task.id
