@@ -8,8 +8,9 @@ broken) and its oracle (``{"policy": "competent", "data": <the plan>}``: the pla
 the competent scripted assistant, which must learn each value from the simulated user). A task
 is kept only if that oracle passes three times under three personas, ending at once scores
 zero, the verifier rejects three mutated end states (a rule broken, nothing said, a database
-off by one row; for a refusal, the same words with no lookup logged), and every adversary of
-the family fails it (``policies.ADVERSARIES``).
+off by one row; for a refusal, the same words with no lookup logged), every adversary of the
+family fails it (``policies.ADVERSARIES``), and so does the best strategy the adversary search
+finds in :mod:`palaestra.envs.usersim.strategies` within its budget.
 
 The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
 loaded (about 8 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
