@@ -102,7 +102,8 @@ class Strategy:
     genes: tuple[tuple[str, int], ...]
     cut: int | None = None
 
-    def describe(self, space: StrategySpace | None = None) -> str:
+    def describe(self) -> str:
+        """``listen#602 → do_all#960``: each phase with its param (the seed of its choices)."""
         parts = [f"{name}#{param}" for name, param in self.genes] or ["nothing"]
         text = " → ".join(parts)
         return text + (f" (stopped after {self.cut} actions)" if self.cut is not None else "")
