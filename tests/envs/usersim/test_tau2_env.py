@@ -36,7 +36,8 @@ def test_observation_is_tau2s_tools_policy_and_the_users_opening(env):
     assert tools["cancel_pending_order"]["writes"] and not tools["get_order_details"]["writes"]
     assert "authenticate" in obs["policy"].lower() and obs["user_message"]
     assert "setup" not in info["task"] and "oracle" not in info["task"]
-    assert info["task"]["metadata"]["split"] in ("train", "test")
+    # the view's metadata is the public part only: tau2's split and native id stay private
+    assert info["task"]["metadata"] == {"domain": "retail"}
 
 
 def test_wrong_tool_calls_answer_as_tau2_and_change_nothing(env):
