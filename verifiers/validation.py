@@ -259,6 +259,7 @@ class ValidationRecord:
         from palaestra.resolve import resolve
 
         started = time.perf_counter()
+        code = code_digest(self.family)  # before the run: an edit during it is not validated
         reports = resolve(family(self.family).validation)(self.tasks())["tasks"]
         ok = sum(1 for r in reports.values() if r["validated"])
         return {
@@ -268,6 +269,7 @@ class ValidationRecord:
             "dropped": len(reports) - ok,
             "seconds": round(time.perf_counter() - started, 1),
             "tasks": reports,
+            "code": code,
         }
 
     def record(self) -> dict[str, Any]:
@@ -318,7 +320,7 @@ class ValidationRecord:
         }
 
     def write(self, report: dict[str, Any]) -> dict[str, Any]:
-        if self.family:
+        if self.family and "code" not in report:
             report = {**report, "code": code_digest(self.family)}
         self.path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
         return report
