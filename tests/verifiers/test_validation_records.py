@@ -52,16 +52,18 @@ def test_the_phone_suite_was_validated_by_todays_code():
 def test_the_code_is_the_familys_and_only_its():
     files = code_sources("cad")
     for name in (
-        "palaestra.envs.cad.env.py",
-        "palaestra.envs.cad.policies.py",
-        "palaestra.envs.cad.validation.py",
-        "palaestra.verifiers.cad.py",
-        "palaestra.verifiers.geometry.py",
-        "palaestra.verifiers.validation.py",
-        "palaestra.policies.py",
+        "palaestra/envs/cad/env.py",
+        "palaestra/envs/cad/policies.py",
+        "palaestra/envs/cad/strategies.py",
+        "palaestra/envs/cad/validation.py",
+        "palaestra/verifiers/cad.py",
+        "palaestra/verifiers/geometry.py",
+        "palaestra/verifiers/search.py",
+        "palaestra/verifiers/validation.py",
+        "palaestra/policies.py",
     ):
         assert name in files, name
-    assert not [n for n in files if n.startswith(("palaestra.envs.web", "palaestra.envs.usersim"))]
+    assert not [n for n in files if n.startswith(("palaestra/envs/web", "palaestra/envs/usersim"))]
     assert not [n for n in files if n.endswith(".json")]  # data is the task keys' business
     # the page scripts and app templates a browser family runs are code too
     mobile = code_sources("mobile")
@@ -71,7 +73,7 @@ def test_the_code_is_the_familys_and_only_its():
 def test_a_one_line_change_to_a_check_makes_the_record_stale(records, monkeypatch):
     rec = records["cad-parts"]
     assert rec.stale() == []
-    target = code_sources("cad")["palaestra.verifiers.cad.py"]
+    target = code_sources("cad")["palaestra/verifiers/cad.py"]
     real = Path.read_bytes
 
     def edited(self: Path) -> bytes:
@@ -85,9 +87,10 @@ def test_a_one_line_change_to_a_check_makes_the_record_stale(records, monkeypatc
 
 def test_a_changed_task_makes_the_record_stale(records, monkeypatch):
     rec = records["tau2-retail"]
-    first = rec.tasks()[0]
+    tasks = rec.tasks()
+    first = tasks[0]
     changed = first.model_copy(update={"instruction": first.instruction + " (changed)"})
-    monkeypatch.setattr(rec, "tasks", lambda: [changed, *rec.tasks()[1:]])
+    monkeypatch.setattr(rec, "tasks", lambda: [changed, *tasks[1:]])
     assert any("changed or unrecorded" in p and first.id in p for p in rec.stale())
 
 

@@ -194,7 +194,7 @@ def test_verifier_kinds(env):
     assert not env.verify().success
     step_ok(env, task.oracle.data[0])
     result = env.verify()
-    assert result.success and {c.kind for c in result.checks} == {"command_output"}
+    assert result.success and {c.kind for c in result.checks} == {"command_output", "checksum"}
 
 
 def test_suite_is_validated():
