@@ -17,7 +17,7 @@ What each kind proves, how it could be gamed and which adversary covers that is 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from typing import Any
 
@@ -335,7 +335,7 @@ def _refused(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
             return CheckResult(
                 "usersim_refused", False, 0.0, f"it claims a rule that does not block: {phrase}"
             )
-        lie = false_count(text, spec["reason"], heard)
+        lie = false_count(text, spec["reason"], heard, state.get("told", []))
         if lie is not None:
             return CheckResult("usersim_refused", False, 0.0, f"a false count: {lie}")
         if passed or not names(text, spec["reason"]):
@@ -360,15 +360,22 @@ _COUNT = re.compile(
 )
 
 
-def false_count(text: str, reason: list[list[str]], heard: list[str]) -> str | None:
+def false_count(
+    text: str, reason: list[list[str]], heard: list[str], told: Sequence[str] = ()
+) -> str | None:
     """A count of seats, rooms or guests ``text`` gives that is neither the rule's own (its
-    ``#n`` phrases) nor one the user said (their party): a made-up number, or a hedge of
-    several. None when every count is true (or the rule counts nothing)."""
+    ``#n`` phrases), nor one the user said (their party), nor a count the world's tools stated
+    in those very words ("a booking is one room for at most 4 guests" quoted from the
+    availability check): a made-up number, or a hedge of several. None when every count is
+    true (or the rule counts nothing)."""
     true = {float(p[1:]) for group in reason for p in group if p.startswith("#")}
     if not true:
         return None
     said_by_user = {n for h in heard for n in numbers(h)}
+    stated = " ".join(normalize(t) for t in told)
     for m in _COUNT.finditer(normalize(text)):
+        if re.search(rf"\b{re.escape(m.group(0))}\b", stated):
+            continue
         for word in filter(None, m.groups()):
             n = float(_WORDS.index(word)) if word in _WORDS else float(word)
             if n not in true and n not in said_by_user:

@@ -150,6 +150,8 @@ class DialogueProbe:
             "gold": functools.partial(world.gold, ep.domain, ep.seed),
             "said": [m["content"] for m in ep.messages if m["role"] == "assistant"],
             "heard": [m["content"] for m in ep.messages if m["role"] == "user"],
+            # what the world's tools answered: a count the world stated is a true count
+            "told": [m["content"] for m in ep.messages if m["role"] == "tool"],
             "calls": [dict(c) for c in ep.calls],
             "violations": list(ep.violations),
             "user_outcome": ep.user.state.outcome,

@@ -557,6 +557,16 @@ _HOW_ABOUT = re.compile(r"^How about (.+)\?$")
 _SORRY = re.compile(r"^I'm sorry, but (?:I cannot )?(.+?): (.+?)\.?$")
 
 
+def _draw_key(task: Any) -> str:
+    """What a task's words are drawn by: its id as it was before public ids stopped naming
+    the intent (``domain-intent-digest``), so a task keeps its words, and the fidelity figures
+    stay comparable, across that rename (the assistant is scripted and privileged: it may read
+    the private intent)."""
+    intent = task.metadata.get("intent") if task is not None else None
+    domain, _, digest = task.id.partition("-") if task is not None else ("", "", "")
+    return f"{domain}-{intent}-{digest}" if intent and digest and "-" not in digest else task.id
+
+
 class RewordedAssistant(ScriptedAssistant):
     """The ``kind`` scripted assistant's moves, worded in ``style`` from phrasing ``bank``."""
 
@@ -577,7 +587,7 @@ class RewordedAssistant(ScriptedAssistant):
 
     def reset(self, task: Any) -> None:
         super().reset(task)
-        self.words = random.Random(f"{self.seed}:{self.style}:{self.bank}:{task.id}")
+        self.words = random.Random(f"{self.seed}:{self.style}:{self.bank}:{_draw_key(task)}")
         self._asked: list[str] = []
         self._redo: Callable[[], str] | None = None  # the last message in other words
         self._first = False  # the last message was a first try (not a rephrasing)

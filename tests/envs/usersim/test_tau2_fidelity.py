@@ -53,7 +53,8 @@ def test_invented_values() -> None:
 
 
 def test_combined_says_phone_steps_in_one_message() -> None:
-    task = next(t for t in suites.tasks("telecom") if "bad-vpn-data-saver" in t.id)
+    native = "bad_vpn|data_saver_mode_on"  # tau2's own id (the public one is opaque)
+    task = next(t for t in suites.tasks("telecom") if native in t.metadata["tau2_id"])
     env = F.RecordingEnv()
     run_episode(env, F.RewordedGold("combined"), task, seed=0)
     assert env.last_verification is not None and env.last_verification.success
