@@ -185,19 +185,43 @@ def report(
     finally:
         for env in envs.values():
             env.close()
-    data = {
+    data = summary(tasks, budget, time.perf_counter() - started)
+    if out is not None:
+        out.write_text(json.dumps(data, indent=1) + "\n")
+    return data
+
+
+def summary(tasks: dict[str, Any], budget: int, seconds: float) -> dict[str, Any]:
+    """The report: the space, the budget, which tasks the best strategy wins by the
+    benchmark's rule and strictly, and every task's search."""
+    return {
         "suite": "miniwob",
         "budget": budget,
-        "space": sorted(space().primitives),
+        "space": list(space().primitives),
         "tasks_searched": len(tasks),
         "benchmark_wins": sorted(n for n, t in tasks.items() if t["success"]),
         "strict_wins": sorted(n for n, t in tasks.items() if t["strict_success"]),
-        "seconds": round(time.perf_counter() - started, 1),
-        "tasks": tasks,
+        "seconds": round(seconds, 1),
+        "tasks": dict(sorted(tasks.items())),
     }
-    if out is not None:
-        out.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+
+
+def combine(parts: list[Path], out: Path = REPORT) -> dict[str, Any]:
+    """One report from reports made in parts (e.g. two halves of the suite, one per core)."""
+    loaded = [json.loads(p.read_text()) for p in parts]
+    budgets = {d["budget"] for d in loaded}
+    if len(budgets) != 1:
+        raise ValueError(f"the parts were searched with different budgets: {sorted(budgets)}")
+    tasks = {name: t for d in loaded for name, t in d["tasks"].items()}
+    data = summary(tasks, budgets.pop(), sum(d["seconds"] for d in loaded))
+    out.write_text(json.dumps(data, indent=1) + "\n")
     return data
+
+
+def _task_names() -> dict[str, str]:
+    from palaestra.envs.web.suites import task_names
+
+    return task_names()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -205,8 +229,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("tasks", nargs="*", help="task names (default: every MiniWoB task)")
     parser.add_argument("--budget", type=int, default=BUDGET)
     parser.add_argument("--out", type=Path, default=REPORT)
+    parser.add_argument("--part", help="I/N: search only the I-th of N slices of the tasks")
+    parser.add_argument("--combine", type=Path, nargs="+", help="merge reports made in parts")
     args = parser.parse_args(argv)
-    data = report(args.tasks or None, args.budget, args.out)
+    if args.combine:
+        data = combine(args.combine, args.out)
+    else:
+        names = args.tasks or list(_task_names())
+        if args.part:
+            i, n = (int(x) for x in args.part.split("/"))
+            names = names[i - 1 :: n]
+        data = report(names, args.budget, args.out)
     print(
         f"{data['tasks_searched']} tasks, budget {data['budget']}: best strategy wins "
         f"{len(data['benchmark_wins'])} by the benchmark's rule (raw > 0), "
