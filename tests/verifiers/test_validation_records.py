@@ -107,3 +107,25 @@ def test_only_shipped_records_register(tmp_path):
     before = dict(RECORDS)
     validation.ValidationRecord(tmp_path / "x.json", "scratch", lambda t: "k")
     assert before == RECORDS
+
+
+@pytest.mark.parametrize(("twice", "code"), [(False, 0), (True, 1)])
+def test_against_record_looks_twice_at_a_moved_verdict(monkeypatch, twice, code):
+    """A committed suite's task that fails once and validates on a second look is a hiccup
+    (exit 0); one that fails twice fails the check (exit 1), naming it."""
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+
+    tid = get_suite("phone").tasks[0].id
+    calls: list[list[str]] = []
+
+    def revalidate(tasks):
+        calls.append([t.id for t in tasks])
+        return [f"{tid}: no longer validates (x)"] if len(calls) == 1 or twice else []
+
+    monkeypatch.setattr(validation, "revalidate_committed", revalidate)
+    result = CliRunner().invoke(app, ["validate", "phone", "--against-record"])
+    assert result.exit_code == code, result.output
+    assert len(calls) == 2 and calls[1] == [tid] and len(calls[0]) > 1
+    assert ("no longer validates" in result.output) == twice
