@@ -24,8 +24,14 @@ ROOT = Path(__file__).resolve().parents[3]
 OPT_OUT = "PALAESTRA_TAU2_CROSSCHECK"
 
 
+#: where this workplace keeps tau2-bench's source: beside the checkout, or the machine's own
+#: shared folder when the checkout is a clone made elsewhere (CI's clean clone)
+SHARED = (ROOT / ".." / "shared" / "tau2" / "src", Path("/work/shared/tau2/src"))
+
+
 def _where() -> tuple[Path, Path]:
-    src = Path(os.environ.get("PALAESTRA_TAU2_SRC") or ROOT / ".." / "shared" / "tau2" / "src")
+    found = next((p for p in SHARED if (p / "tau2").is_dir()), SHARED[0])
+    src = Path(os.environ.get("PALAESTRA_TAU2_SRC") or found)
     python = Path(os.environ.get("PALAESTRA_TAU2_PYTHON") or ROOT / ".venv-tau2" / "bin" / "python")
     return src.resolve(), python
 
