@@ -177,7 +177,8 @@ def load_task_file(path: Path) -> list[Task]:
     text = path.read_text()
     data = yaml.safe_load(text) if path.suffix in {".yaml", ".yml"} else json.loads(text)
     items = data if isinstance(data, list) else data.get("tasks", [data])
-    return [task_from_file(item, str(path)) for item in items]
+    # named by its folder and name: a load error reaches clients, the server's paths must not
+    return [task_from_file(item, f"{path.parent.name}/{path.name}") for item in items]
 
 
 def load_suite_dir(name: str, folder: Path, description: str = "") -> Suite:

@@ -90,6 +90,10 @@ def test_a_task_file_without_the_public_split_names_the_task_and_the_field(tmp_p
     with pytest.raises(InvalidRequest, match=r"task 't1' has no 'public' field") as err:
         tasks.load_task_file(tmp_path / "a.json")
     assert err.value.fields == {"task": "t1", "field": "public"}
+    # the file by its folder and name, never the server's absolute path (clients see this)
+    assert str(err.value).startswith(f"{tmp_path.name}/a.json: ") and str(tmp_path) not in str(
+        err.value
+    )
 
 
 def test_an_unknown_public_key_is_a_load_error_naming_task_and_field(tmp_path):
