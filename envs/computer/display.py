@@ -151,6 +151,13 @@ class Display:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None and self.socket.exists()
 
+    def wait_exit(self, seconds: float) -> None:
+        """Give a dying X server's bwrap ``seconds`` to exit (it notices its child's death
+        a moment later, longer on a loaded machine), so :meth:`alive` tells the truth."""
+        if self.proc is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=seconds)
+
     def stop(self) -> None:
         """Kill the X server: the process we started (bwrap, not yet reaped) and the server
         itself, which has no pid namespace to die with (it outlives a killed bwrap): every

@@ -215,9 +215,12 @@ class Gui:
     def screenshot(self) -> np.ndarray:
         try:
             image = ImageGrab.grab(xdisplay=self.display.name)
-        except OSError:
+        except OSError as exc:  # a killed Xvfb: its bwrap may not have noticed yet
+            self.display.wait_exit(2.0)
             self.check_alive()
-            raise
+            raise EnvCrashed(
+                f"the X server of this session ({self.display.name}) did not answer: {exc}"
+            ) from exc
         return np.asarray(image.convert("RGB"), dtype=np.uint8)
 
     def stable_screenshot(self, tries: int = 20, pause_s: float = 0.02) -> np.ndarray:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
+import time
 from collections.abc import Callable, Iterable
 
 UID_BASE = 20000  # sandbox.UID_BASE (the sandbox imports this module)
@@ -57,20 +59,42 @@ def signal_where(pid: int | str, sig: int, check: Callable[[int], bool]) -> bool
     """Send ``sig`` to process ``pid`` if ``check(pid)`` holds for it, never to another process
     that took its pid: the pidfd pins the process, ``check`` reads /proc, and a signal 0 through
     the pidfd after the read proves the pid was not reused meanwhile. True if sent."""
+    fd = _signal_pinned(pid, sig, check)
+    if fd is None:
+        return False
+    os.close(fd)
+    return True
+
+
+def _signal_pinned(pid: int | str, sig: int, check: Callable[[int], bool]) -> int | None:
+    """:func:`signal_where`, keeping the pidfd open (the caller closes it) so the caller can
+    wait on the very process it signalled."""
     try:
         fd = os.pidfd_open(int(pid))
     except (ProcessLookupError, ValueError):
-        return False
+        return None
     try:
-        if not check(int(pid)):
-            return False
-        signal.pidfd_send_signal(fd, 0)  # still the process that was checked
-        signal.pidfd_send_signal(fd, sig)
-        return True
+        if check(int(pid)):
+            signal.pidfd_send_signal(fd, 0)  # still the process that was checked
+            signal.pidfd_send_signal(fd, sig)
+            return fd
     except (OSError, KeyError, ValueError, IndexError):  # gone, or unreadable: not ours to hit
-        return False
-    finally:
-        os.close(fd)
+        pass
+    os.close(fd)
+    return None
+
+
+def _wait_exited(fds: list[int], wait_s: float) -> None:
+    """Until every pidfd reads as exited (a SIGKILLed process holding a few hundred MB takes
+    a moment to give its memory back, longer on a loaded machine) or ``wait_s`` is over."""
+    poller = select.poll()
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    left, deadline = len(fds), time.monotonic() + wait_s
+    while left and (timeout := deadline - time.monotonic()) > 0:
+        for fd, _ in poller.poll(timeout * 1000):
+            poller.unregister(fd)
+            left -= 1
 
 
 def _pids() -> list[int]:
@@ -89,11 +113,14 @@ def uid_processes(uid: int) -> list[int]:
     return out
 
 
-def kill_uid(uid: int, keep_under: Iterable[int] = (), rounds: int = 50) -> int:
+def kill_uid(
+    uid: int, keep_under: Iterable[int] = (), rounds: int = 50, wait_s: float = 10.0
+) -> int:
     """SIGKILL every process of ``uid`` but those running under ``keep_under`` (the desktop's
     own: live processes we started and have not reaped, so their pids are theirs). They are
     stopped first, round after round until no new one appears (a stopped process cannot fork:
-    a fork bomb cannot outrun it), then killed. Returns how many were killed."""
+    a fork bomb cannot outrun it), then killed, and waited for (up to ``wait_s``). Returns how
+    many were killed."""
     if uid < UID_BASE:  # only sandbox uids: never root's or a real user's by mistake
         raise ValueError(f"not a sandbox uid: {uid}")
     keep = set(keep_under)
@@ -108,4 +135,10 @@ def kill_uid(uid: int, keep_under: Iterable[int] = (), rounds: int = 50) -> int:
         if not hit:
             break
         stopped |= hit
-    return sum(signal_where(p, signal.SIGKILL, ours) for p in stopped)
+    killed = [fd for p in stopped if (fd := _signal_pinned(p, signal.SIGKILL, ours)) is not None]
+    try:
+        _wait_exited(killed, wait_s)  # the caller goes on once the memory and the uid are free
+    finally:
+        for fd in killed:
+            os.close(fd)
+    return len(killed)
