@@ -1,7 +1,13 @@
 // The screen as AndroidWorld's UI element list: visible elements that can be acted on or that
 // show text, in document order, with bounds in screen pixels (page CSS px x pixel ratio, shifted
-// by the status bar). Called with [statusBarPx, pixelRatio].
-([top, ratio]) => {
+// by the status bar). Called with [statusBarPx, pixelRatio]. A document caught before its
+// parser reached <body> (a navigation committed after the load we waited for) is waited for.
+async ([top, ratio]) => {
+  if (!document.body && document.readyState === "loading") {
+    await new Promise((done) => document.addEventListener("DOMContentLoaded", done, { once: true }));
+  }
+  const root = document.body || document.documentElement;
+  if (!root) return [];
   const CLASS = (e) => {
     const t = e.tagName;
     const type = (e.type || "").toLowerCase();
@@ -19,7 +25,7 @@
   const W = window.innerWidth, H = window.innerHeight;
   const out = [];
   const seen = new Set();
-  for (const e of document.body.querySelectorAll("*")) {
+  for (const e of root.querySelectorAll("*")) {
     if (["SCRIPT", "STYLE", "OPTION", "BR"].includes(e.tagName)) continue;
     const r = e.getBoundingClientRect();
     if (r.width < 1 || r.height < 1 || r.bottom <= 0 || r.top >= H || r.right <= 0 || r.left >= W) continue;
