@@ -1,5 +1,5 @@
 """The bodies of ``palaestra regrade``, ``replay``, ``export`` and ``runs``: print and return an
-exit code, so the CLI's functions stay declarations of options (``palaestra/cli.py``).
+exit code, so the CLI's functions stay declarations of options (``palaestra/cli/data.py``).
 
 Each takes a run by its name or by the results folder of the evaluation that recorded it
 (``summary.json`` names the run), so what ``palaestra eval`` printed is enough to go on."""

@@ -1,7 +1,7 @@
 """What ``palaestra eval`` shows in a terminal: the live progress bar (done/total, success rate,
 episodes per minute, errors, in flight), the summary tables and the comparison of two runs.
 
-The command itself (``palaestra/cli.py``) only parses options and starts a local gateway when
+The command itself (``palaestra/cli/eval.py``) only parses options and starts a local gateway when
 ``--url`` is absent; everything it prints is built here from the runner's events and summary.
 """
 

@@ -1,0 +1,256 @@
+"""``palaestra synth``: synthesize apps and execution-validated tasks into a suite folder, with
+progress as a bar or as JSON lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from dataclasses import asdict, is_dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from palaestra.cli._app import app, console, err_console
+
+
+class Layout(StrEnum):
+    desktop = "desktop"
+    mobile = "mobile"
+
+
+@app.command()
+def synth(
+    variants: Annotated[
+        int,
+        typer.Option(min=1, max=50, help="App variants per domain (layout, theme, seed data)"),
+    ],
+    n_tasks: Annotated[
+        int,
+        typer.Option(
+            "--tasks", min=1, max=5000, help="Tasks to generate; ones that fail validation drop"
+        ),
+    ],
+    out: Annotated[
+        Path, typer.Option(help="Suite folder to write: suite.json, tasks/*.json, report.json")
+    ],
+    domain: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--domain",
+            "-d",
+            help="App domain to synthesize (repeatable): a built-in name, 'all' for every "
+            "built-in domain, or an AppSpec file (.yaml/.json)",
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same suite")] = 0,
+    family: Annotated[
+        str,
+        typer.Option(
+            help="web: palaestra/web-v0 tasks; mobile: phone tasks on palaestra/mobile-v0"
+        ),
+    ] = "web",
+    layout: Annotated[
+        list[Layout] | None,
+        typer.Option(help="Page layout to render apps for (repeatable) \\[default: desktop]"),
+    ] = None,
+    parallel: Annotated[
+        int, typer.Option(min=1, max=64, help="Tasks validated at once (browsers)")
+    ] = 2,
+    name: Annotated[
+        str | None, typer.Option(help="Suite name \\[default: chosen by the pipeline]")
+    ] = None,
+    json_progress: Annotated[
+        bool,
+        typer.Option(
+            "--json-progress",
+            help="Print progress as JSON lines on stdout, the report as the last line "
+            "(for programs, e.g. the gateway's synthesis jobs)",
+        ),
+    ] = False,
+    llm_url: Annotated[
+        str | None,
+        typer.Option(help="Optional LLM author: an OpenAI-compatible base URL (…/v1)"),
+    ] = None,
+    llm_key: Annotated[
+        str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
+    ] = None,
+    llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
+    llm_idea: Annotated[
+        list[str] | None,
+        typer.Option(help="Have the LLM author propose an app spec for this idea (repeatable)"),
+    ] = None,
+    reword: Annotated[
+        bool, typer.Option(help="Have the LLM author reword instructions (values kept verbatim)")
+    ] = False,
+) -> None:
+    """Synthesize apps and execution-validated tasks into a suite folder.
+
+    Only validated tasks are written: the oracle passes, doing nothing fails, reruns agree.
+
+    To use the suite, put the folder's parent on PALAESTRA_SUITE_PATH (os.pathsep-separated).
+    """
+    domains = _synth_domains(domain or [], json_progress)
+    layouts = tuple(item.value for item in layout or [Layout.desktop])
+    try:
+        from palaestra.synth_apps import pipeline
+        from palaestra.synth_apps.spec import SpecError
+    except ImportError as exc:
+        _synth_fail(f"the synthesis pipeline is not available: {exc}", 1, json_progress)
+    if family not in ("web", "mobile"):
+        _synth_fail(f"--family must be web or mobile, not {family!r}", 2, json_progress)
+    kwargs: dict[str, Any] = {
+        "family": family,
+        "variants": variants,
+        "tasks": n_tasks,
+        "out": out,
+        "seed": seed,
+        "layouts": layouts,
+        "parallel": parallel,
+        "name": name,
+    }
+    if (llm_idea or reword) and not llm_url:
+        _synth_fail("--llm-idea and --reword need --llm-url", 2, json_progress)
+    author = None
+    if llm_url:
+        from palaestra.synth_apps.llm import LLMAuthor, LLMError
+
+        author = LLMAuthor(llm_url, llm_key, llm_model)
+        for idea in llm_idea or []:
+            try:
+                proposed = author.propose_spec(idea)
+            except (SpecError, LLMError) as exc:
+                _synth_fail(str(exc), 2, json_progress)
+            path = out / "apps" / f"{proposed.name}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            import yaml
+
+            path.write_text(yaml.safe_dump(proposed.model_dump(mode="json", exclude_none=True)))
+            domains.append(str(path.resolve()))
+        kwargs["author"] = author if reword else None
+    if not domains:
+        _synth_fail(
+            "name a domain (--domain) or an idea for the LLM author (--llm-idea)", 2, json_progress
+        )
+    try:
+        if json_progress:
+            report = _synth_json(pipeline, domains, kwargs)
+        else:
+            report = _synth_rich(pipeline, domains, kwargs)
+    except SpecError as exc:
+        _synth_fail(str(exc), 2, json_progress)
+    except Exception as exc:
+        if not json_progress:
+            raise  # a bug: the traceback is what a developer needs
+        import traceback
+
+        traceback.print_exc()
+        _synth_fail(f"{type(exc).__name__}: {exc}", 1, json_progress)
+    result = report.to_json()
+    if json_progress:
+        _emit({"event": "report", **result})
+    else:
+        _synth_summary(result)
+
+
+def _synth_domains(given: list[str], json_progress: bool) -> list[str]:
+    """Expand 'all' and refuse unknown domains before any work starts."""
+    try:
+        from palaestra.synth_apps.spec import domain_names
+    except ImportError as exc:
+        _synth_fail(f"app synthesis is not available: {exc}", 1, json_progress)
+    known = domain_names()
+    domains: list[str] = []
+    for item in given:
+        if Path(item).suffix in (".yaml", ".yml", ".json") and Path(item).is_file():
+            domains.append(str(Path(item).resolve()))  # workers load the spec by this path
+            continue
+        for d in known if item == "all" else [item]:
+            if d not in known:
+                _synth_fail(
+                    f"unknown domain {d!r}; known: {', '.join(known)} (or 'all')", 2, json_progress
+                )
+            if d not in domains:
+                domains.append(d)
+    return domains
+
+
+_emit_lock = threading.Lock()
+
+
+def _emit(record: dict[str, Any]) -> None:
+    # the pipeline may report from several threads; one line must never cut into another
+    with _emit_lock:
+        sys.stdout.write(json.dumps(record, default=str) + "\n")
+        sys.stdout.flush()
+
+
+def _synth_fail(message: str, code: int, json_progress: bool) -> Any:
+    if json_progress:
+        _emit({"event": "error", "error": message})
+    err_console.print(f"[red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _progress_dict(progress: Any) -> dict[str, Any]:
+    if is_dataclass(progress) and not isinstance(progress, type):
+        return asdict(progress)
+    return dict(vars(progress))
+
+
+def _synth_json(pipeline: Any, domains: list[str], kwargs: dict[str, Any]) -> Any:
+    def on_progress(p: Any) -> None:
+        _emit({"event": "progress", **_progress_dict(p)})
+
+    return pipeline.synthesize(domains, on_progress=on_progress, **kwargs)
+
+
+def _synth_rich(pipeline: Any, domains: list[str], kwargs: dict[str, Any]) -> Any:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description:<10}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("validated {task.fields[validated]}  dropped {task.fields[dropped]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as bar:
+        tid = bar.add_task("starting", total=None, validated=0, dropped=0)
+
+        def on_progress(p: Any) -> None:
+            d = _progress_dict(p)
+            bar.update(
+                tid,
+                description=str(d.get("phase", "")),
+                completed=d.get("done", 0),
+                total=d.get("total") or None,
+                validated=d.get("validated", 0),
+                dropped=d.get("dropped", 0),
+            )
+
+        return pipeline.synthesize(domains, on_progress=on_progress, **kwargs)
+
+
+def _synth_summary(report: dict[str, Any]) -> None:
+    title = f"suite {report.get('suite')} in {report.get('out')}"
+    table = Table(title=title, show_header=False)
+    table.add_row("generated", str(report.get("generated", 0)))
+    table.add_row("validated", str(report.get("validated", 0)))
+    dropped = report.get("dropped") or {}
+    table.add_row("dropped", str(sum(dropped.values())))
+    for reason, count in sorted(dropped.items(), key=lambda kv: -kv[1]):
+        table.add_row(f"  {reason}", str(count))
+    table.add_row("tasks per minute", f"{report.get('tasks_per_minute', 0):.1f}")
+    table.add_row("time per task", f"{report.get('seconds_per_task', 0):.2f} s")
+    table.add_row("total time", f"{report.get('seconds', 0):.1f} s")
+    console.print(table)
