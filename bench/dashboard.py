@@ -34,7 +34,7 @@ import httpx
 import orjson
 
 from palaestra.bench import harness
-from palaestra.bench.fixtures import ENV_ID
+from palaestra.bench.fixtures import ENV_ID, use_fixtures
 from palaestra.bench.harness import console, ms
 from palaestra.server import live
 from palaestra.server.runner import gateway_process
@@ -248,4 +248,5 @@ def cost_at(
 
 
 if __name__ == "__main__":
+    use_fixtures()  # the counter, here and in the gateway's workers
     main()

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 
 from palaestra.bench import harness
-from palaestra.bench.fixtures import ENV_ID
+from palaestra.bench.fixtures import ENV_ID, use_fixtures
 from palaestra.client import RemoteEnv
 from palaestra.server.runner import gateway_process
 
@@ -111,4 +111,5 @@ def main(steps: int = 1500, rounds: int = 5, episodes: int = 200) -> None:
 
 
 if __name__ == "__main__":
+    use_fixtures()  # the counter, here and in the gateway's workers
     main()

@@ -32,6 +32,7 @@ from typing import Any
 
 from palaestra import codec
 from palaestra.bench import harness
+from palaestra.bench.fixtures import use_fixtures
 from palaestra.bench.harness import console
 from palaestra.client import Client, RemoteEnv
 from palaestra.evals import EvalConfig, Runner, run_eval
@@ -303,4 +304,5 @@ def main(
 
 
 if __name__ == "__main__":
+    use_fixtures()  # the counter, here and in the gateway's workers
     main()

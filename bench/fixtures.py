@@ -5,10 +5,17 @@ through the gateway measures pure platform overhead: HTTP, JSON, the worker hop 
 Its suite ``palaestra-bench`` has a few counting tasks with verifiers and oracles so the demo
 and tests exercise the whole scoring path. It is registered with ``fixture=True``; listings mark
 it as such.
+
+The kernel does not load them: who needs them says so. :func:`use_fixtures` names
+:func:`register_fixtures` in ``PALAESTRA_PLUGINS``, so this process and every worker it starts
+(workers inherit the variable; Ray's and Docker's are handed it) register them. The command line
+does this for every command (``palaestra serve`` serves them, ``palaestra bench`` measures with
+them) and the tests' ``conftest.py`` for the tests.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -18,7 +25,7 @@ from pydantic import Field
 from palaestra.actions import Action, ActionSet, Param, primitive
 from palaestra.envs.base import PalaestraEnv
 from palaestra.options import EnvOptions
-from palaestra.registry import EnvSpec, register
+from palaestra.registry import PLUGINS_ENV_VAR, EnvSpec, load_plugins, register
 from palaestra.spaces import FreeText
 from palaestra.tasks import PublicMetadata, Task, register_suite
 from palaestra.verifiers import StateProbe
@@ -26,6 +33,8 @@ from palaestra.verifiers import StateProbe
 ENV_ID = "palaestra-bench/Overhead-v0"
 SUITE = "palaestra-bench"
 LIMIT = 1000
+#: the ``PALAESTRA_PLUGINS`` entry that registers the fixtures
+PLUGIN = f"{__name__}:register_fixtures"
 
 
 class OverheadOptions(EnvOptions):
@@ -129,3 +138,12 @@ def register_fixtures() -> None:
         )
     )
     register_suite(SUITE, counting_tasks, "Counting tasks on the overhead fixture")
+
+
+def use_fixtures() -> None:
+    """Register the fixtures in this process and in every worker it starts, by naming them in
+    ``PALAESTRA_PLUGINS``; calling it twice is harmless."""
+    refs = [ref.strip() for ref in os.environ.get(PLUGINS_ENV_VAR, "").split(",") if ref.strip()]
+    if PLUGIN not in refs:
+        os.environ[PLUGINS_ENV_VAR] = ",".join([*refs, PLUGIN])
+    load_plugins()

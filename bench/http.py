@@ -26,7 +26,7 @@ from rich.table import Table
 
 from palaestra import registry
 from palaestra.bench import harness
-from palaestra.bench.fixtures import ENV_ID
+from palaestra.bench.fixtures import ENV_ID, use_fixtures
 from palaestra.bench.harness import console
 from palaestra.client import RemoteEnv
 from palaestra.server.runner import gateway_process
@@ -159,4 +159,5 @@ def main(steps: int = 5000, rounds: int = 5, openenv: bool = True) -> dict[str, 
 
 
 if __name__ == "__main__":
+    use_fixtures()  # the counter, here and in the gateway's workers
     main()

@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from palaestra.bench import harness
-from palaestra.bench.fixtures import ENV_ID
+from palaestra.bench.fixtures import ENV_ID, use_fixtures
 from palaestra.bench.harness import console, ms, ratio
 from palaestra.client import AsyncClient, Client, RemoteEnv, RemoteVectorEnv
 from palaestra.server.runner import gateway_process, gateway_thread
@@ -335,4 +335,5 @@ def compare_backends(starts: int = 20, steps: int = 500, batches: int = 100) -> 
 
 
 if __name__ == "__main__":
+    use_fixtures()  # the counter, here and in the gateway's workers
     main()

@@ -4,7 +4,8 @@
 ``palaestra.bench`` live in the repository's top-level folders of the same names.
 """
 
-from palaestra.registry import EnvSpec, make, register, register_gymnasium, spec, specs
+from palaestra.gymnasium_ids import register_gymnasium
+from palaestra.registry import EnvSpec, make, register, spec, specs
 
 __version__ = "0.1.0"
 

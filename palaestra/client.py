@@ -53,7 +53,7 @@ from tenacity import (
 
 from palaestra import codec
 from palaestra.errors import PalaestraError, TransportError, from_problem
-from palaestra.registry import register_suite_ids
+from palaestra.registry import tasks_known
 from palaestra.spaces import json_text_keys, space_from_json
 from palaestra.spaces import structured as structured_space
 from palaestra.steps import ResetReply, StepReply
@@ -413,7 +413,7 @@ class _Core:
         if split is not None:
             path += f"?split={quote(split, safe='')}"
         tasks = (yield _Call("GET", path))["tasks"]
-        register_suite_ids(suite, [t["id"] for t in tasks if "id" in t])
+        tasks_known(suite, [t["id"] for t in tasks if "id" in t])
         return tasks
 
     @_route

@@ -7,13 +7,11 @@ named in ``PALAESTRA_PLUGINS`` (comma-separated ``module`` or ``module:function`
 processes call :func:`load_plugins` too, and the gateway sends the full spec with each new
 session, so a worker builds exactly the env the gateway resolved.
 
-Gymnasium sees the same envs: ``gymnasium.make("palaestra/web-v0")`` (every registered spec,
-mirrored by :func:`register`) and one id per suite task, ``palaestra/<suite>.<task>-v0``, local
-or, given ``url=``, on a gateway. Gymnasium 1.x has no hook for unknown ids (``make`` reads its
-registry dict) and loading every suite costs tens of seconds (generated suites more), so task ids
-are registered lazily, a suite's at once, when that suite is first loaded here
-(``palaestra.tasks.get_suite``), listed through ``Client.tasks`` or named to
-:func:`register_suite_ids`.
+The registry also hears which suite task ids exist as suites are loaded or listed
+(:func:`tasks_known`) and tells its listeners (:func:`listen`) of every spec and every such
+list: that is how gymnasium's ids are kept (``palaestra.gymnasium_ids``, which sits above the
+registry, the tasks and the HTTP client). The registry itself knows nothing of gymnasium's
+ids, of sessions on a gateway or of HTTP.
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any
@@ -71,12 +70,37 @@ _PLUGINS_LOADED: set[str] = set()
 #: refs whose install finished (``_PLUGINS_LOADED`` also holds the ones under way)
 _PLUGINS_INSTALLED: set[str] = set()
 _PLUGINS_LOCK = threading.RLock()
+#: told of each spec as it is registered
+_SPEC_LISTENERS: list[Callable[[EnvSpec], None]] = []
+#: told of each suite's task ids as they become known: (suite, task ids)
+_TASK_LISTENERS: list[Callable[[str, list[str]], None]] = []
 
 
 def register(spec: EnvSpec) -> EnvSpec:
     _REGISTRY[spec.id] = spec
-    _gym_register(spec.id, f"{__name__}:_make_env", {"env_id": spec.id})
+    for listener in _SPEC_LISTENERS:
+        listener(spec)
     return spec
+
+
+def listen(on_spec: Callable[[EnvSpec], None], on_tasks: Callable[[str, list[str]], None]) -> None:
+    """Tell ``on_spec`` of every spec (those registered so far at once) and ``on_tasks`` of
+    every suite's task ids named to :func:`tasks_known` from now on. A layer above the
+    registry (gymnasium's ids) keeps its own view this way, so the registry imports none of
+    it."""
+    if on_spec not in _SPEC_LISTENERS:
+        _SPEC_LISTENERS.append(on_spec)
+        for spec in list(_REGISTRY.values()):
+            on_spec(spec)
+    if on_tasks not in _TASK_LISTENERS:
+        _TASK_LISTENERS.append(on_tasks)
+
+
+def tasks_known(suite: str, task_ids: list[str]) -> None:
+    """A suite's task ids became known in this process (the suite was loaded here, or listed
+    by a gateway): tell the listeners."""
+    for listener in _TASK_LISTENERS:
+        listener(suite, task_ids)
 
 
 def load_plugins() -> None:
@@ -137,72 +161,3 @@ def spec(env_id: str) -> EnvSpec:
 def make(env_id: str, **kwargs: Any) -> gym.Env:
     """Build a registered env in this process (no gateway involved)."""
     return spec(env_id).make(**kwargs)
-
-
-def register_gymnasium() -> None:
-    """``gymnasium.make("palaestra/Remote-v0", ...)`` for the remote client and a gymnasium id
-    for every registered env (``palaestra/web-v0``, ...); task ids come per suite (see the
-    module's docstring). A plugin that fails to load is logged, never an import error."""
-    if "palaestra/Remote-v0" not in gym.registry:
-        gym.register("palaestra/Remote-v0", entry_point="palaestra.client:RemoteEnv")
-    try:
-        load_plugins()  # each spec registers its gymnasium id (see register)
-    except Exception as exc:
-        _log.warning("palaestra: env plugins failed to load, no gymnasium ids: %s", exc)
-
-
-#: a task id gymnasium accepts inside ``palaestra/<suite>.<task>-v0``
-_TASK_NAME_RE = re.compile(r"^[\w.-]+$")
-
-
-def task_env_id(suite: str, task_id: str) -> str | None:
-    """The gymnasium id of a suite task, or None if its name cannot be one (a ``/``)."""
-    name = f"{suite}.{task_id}"
-    return f"palaestra/{name}-v0" if _TASK_NAME_RE.match(name) else None
-
-
-def register_suite_ids(suite: str, task_ids: list[str] | None = None) -> list[str]:
-    """Register ``palaestra/<suite>.<task>-v0`` for the suite's tasks (loading the suite when
-    ``task_ids`` is not given) and return the ids. Each id builds the task's env in process,
-    or its session on a gateway when ``gymnasium.make`` gets ``url=``."""
-    if task_ids is None:
-        from palaestra.tasks import get_suite  # palaestra.tasks imports this module
-
-        task_ids = [t.id for t in get_suite(suite).tasks]
-    out = []
-    for task_id in task_ids:
-        env_id = task_env_id(suite, task_id)
-        if env_id is not None:
-            _gym_register(env_id, f"{__name__}:_make_task_env", {"task": f"{suite}/{task_id}"})
-            out.append(env_id)
-    return out
-
-
-def _gym_register(env_id: str, entry_point: str, kwargs: dict[str, Any]) -> None:
-    """Straight into gymnasium's registry: ``gym.register`` checks each new id against every
-    registered one, quadratic over a suite of thousands of tasks."""
-    if env_id not in gym.registry:
-        gym.registry[env_id] = gym.envs.registration.EnvSpec(
-            env_id, entry_point=entry_point, kwargs=kwargs
-        )
-
-
-def _make_env(env_id: str, url: str | None = None, **kwargs: Any) -> gym.Env:
-    """A gymnasium entry point: the env in this process, or a session on the gateway ``url``."""
-    if url is not None:
-        from palaestra.client import RemoteEnv
-
-        return RemoteEnv(env_id, base_url=url, **kwargs)
-    return make(env_id, **kwargs)
-
-
-def _make_task_env(task: str, url: str | None = None, **kwargs: Any) -> gym.Env:
-    """A suite task's gymnasium entry point (see :func:`_make_env`)."""
-    if url is not None:
-        from palaestra.client import RemoteEnv
-
-        return RemoteEnv(task=task, base_url=url, **kwargs)
-    from palaestra.tasks import get_task
-
-    found = get_task(task)
-    return make(found.env, task=found, **kwargs)

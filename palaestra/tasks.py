@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from palaestra.errors import InvalidRequest, TaskNotFound
-from palaestra.registry import load_plugins, register_suite_ids
+from palaestra.registry import load_plugins, tasks_known
 from palaestra.resolve import resolve
 
 #: The public metadata keys, the allow-list: what an agent may know of a task beyond its
@@ -327,7 +327,7 @@ def get_suite(name: str) -> Suite:
     if name not in _SUITES:
         found = _get_found_suite(name)
         if found is not None:
-            register_suite_ids(name, [t.id for t in found.tasks])
+            tasks_known(name, [t.id for t in found.tasks])  # gymnasium's per-task ids
             return found
     if name in _LOADED:
         return _LOADED[name]
@@ -345,7 +345,7 @@ def get_suite(name: str) -> Suite:
             else Suite(name=name, description=description, tasks=list(result))
         )
     _LOADED[name] = suite
-    register_suite_ids(name, [t.id for t in suite.tasks])  # gymnasium's per-task ids
+    tasks_known(name, [t.id for t in suite.tasks])  # gymnasium's per-task ids
     return suite
 
 

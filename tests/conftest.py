@@ -13,7 +13,12 @@ ROOT = Path(__file__).resolve().parent.parent
 # worker processes inherit the import path and the plugin list, so they see the test envs too
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
-os.environ["PALAESTRA_PLUGINS"] = "tests.plugins:FAMILY,tests.plugins:register_web_test_suite"
+# the benchmark fixtures (palaestra-bench/Overhead-v0 and its counting suite) are named here too:
+# the kernel does not load them (palaestra.bench.fixtures.use_fixtures)
+os.environ["PALAESTRA_PLUGINS"] = (
+    "tests.plugins:FAMILY,tests.plugins:register_web_test_suite,"
+    "palaestra.bench.fixtures:register_fixtures"
+)
 os.environ.setdefault("PALAESTRA_HOME", str(ROOT / ".pytest_cache" / "palaestra-home"))
 
 

@@ -12,11 +12,16 @@ from __future__ import annotations
 from palaestra.cli import serve, listing, validate, eval, synth, data  # noqa: F401
 
 # isort: on
+from palaestra.bench.fixtures import use_fixtures
 from palaestra.cli._app import app, console, err_console
 from palaestra.cli.bench import bench_app
 from palaestra.cli.usersim import usersim_app
 
 app.add_typer(bench_app, name="bench")
 app.add_typer(usersim_app, name="usersim")
+
+# every command serves or measures with the benchmark fixtures (`palaestra serve` and its
+# workers, `palaestra bench`, `palaestra eval palaestra-bench`): the kernel does not load them
+use_fixtures()
 
 __all__ = ["app", "console", "err_console"]

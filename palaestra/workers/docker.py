@@ -282,7 +282,7 @@ class DockerBackend(Backend):
             mem_limit=f"{self.memory_mb}m",
             pids_limit=self.pids,
             volumes={folder: {"bind": SOCKET_DIR, "mode": "rw"}},
-            environment={"HOME": "/tmp", "PALAESTRA_HOME": "/tmp/palaestra"},
+            environment={"HOME": "/tmp", "PALAESTRA_HOME": "/tmp/palaestra", **image_plugins()},
         )
 
     async def stop(self) -> None:
@@ -292,6 +292,15 @@ class DockerBackend(Backend):
                 await asyncio.to_thread(self.sweep)
             self._client.close()
         shutil.rmtree(self.socket_dir, ignore_errors=True)
+
+
+def image_plugins() -> dict[str, str]:
+    """The gateway's ``PALAESTRA_PLUGINS`` that the image holds (palaestra's own modules, e.g.
+    the benchmark fixtures), for the containers: a plugin from the gateway's checkout alone
+    (a test's module) is not in the image and would stop the worker from starting."""
+    refs = [ref.strip() for ref in os.environ.get("PALAESTRA_PLUGINS", "").split(",")]
+    ours = [ref for ref in refs if ref.startswith("palaestra.")]
+    return {"PALAESTRA_PLUGINS": ",".join(ours)} if ours else {}
 
 
 def start_engine(root: str | os.PathLike[str]) -> str:

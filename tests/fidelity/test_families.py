@@ -10,7 +10,7 @@ import gymnasium as gym
 import pytest
 
 import palaestra  # noqa: F401  (registers the gymnasium ids)
-from palaestra.registry import register_suite_ids
+from palaestra.gymnasium_ids import register_suite_ids
 
 
 def tool_call(name, **arguments):
