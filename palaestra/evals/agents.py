@@ -29,8 +29,8 @@ from typing import Any, Protocol
 
 import httpx
 
-from palaestra.actions import ActionSet
 from palaestra.errors import InvalidRequest
+from palaestra.evals.context import EpisodeContext, ModelUnavailable
 from palaestra.family import Family, families
 from palaestra.family import family as get_family
 from palaestra.policies import ReplayPolicy
@@ -65,11 +65,6 @@ def _guarded(fn: Callable[..., Any], *args: Any) -> Any:
         return STOP
 
 
-class ModelUnavailable(Exception):
-    """The agent's model (or HTTP agent) endpoint could not be reached or kept failing: the
-    episode is an error, not the agent's failure."""
-
-
 def did_you_mean(word: str, choices: Any) -> str:
     """``"; did you mean 'x'?"`` when ``word`` is a near miss of one of ``choices``, else ``""``."""
     close = difflib.get_close_matches(word, [str(c) for c in choices], n=1, cutoff=0.6)
@@ -83,20 +78,6 @@ def agent_seed(seed: int, attempt: int) -> int:
     if attempt == 0:
         return seed
     return int.from_bytes(hashlib.sha256(f"{seed}/{attempt}".encode()).digest()[:4], "big")
-
-
-@dataclass
-class EpisodeContext:
-    """What building an agent for one episode may use."""
-
-    family: str
-    view: dict[str, Any]  # the task as an agent sees it (Task.agent_view)
-    seed: int
-    action_set: ActionSet | None = None
-    task: Task | None = None  # the full task: only for privileged (scripted) agents
-    #: "task/seed/attempt": tells an HTTP agent's episodes apart when several run at once
-    episode: str = ""
-    attempt: int = 0
 
 
 @dataclass

@@ -12,7 +12,7 @@ action). Nothing the model writes crashes the episode.
 
 Rate limits and server errors are retried with exponential backoff, honouring ``Retry-After``
 (bounded by ``max_retries`` and ``max_wait_s``); an endpoint that cannot be reached or keeps
-failing raises :class:`~palaestra.evals.agents.ModelUnavailable`, which the runner records as an
+failing raises :class:`~palaestra.evals.context.ModelUnavailable`, which the runner records as an
 error of the episode, not a failure of the agent. Tokens are counted from each answer's usage.
 """
 
@@ -30,7 +30,7 @@ import openai
 
 from palaestra.errors import InvalidRequest
 from palaestra.evals import prompts
-from palaestra.evals.agents import EpisodeContext, ModelUnavailable
+from palaestra.evals.context import EpisodeContext, ModelUnavailable
 
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 #: retries of the check before the first episode (an endpoint down for seconds still passes)
