@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Every static check `make lint`, CI and pre-commit run: style (ruff), the layer contracts
-# (import-linter) and the type check (mypy). The import graph and the type checker read
-# packages from disk, but palaestra.envs & co. live in the product card's top-level folders
-# (mapped by setup.py), so both run on .lint/, a copy of the Python files laid out as
-# installed. `scripts/lint.sh imports` or `scripts/lint.sh types` runs one part.
+# (import-linter) and the type check (mypy). palaestra.envs & co. live in the product card's
+# top-level folders (mapped by setup.py): import-linter runs from the root through
+# scripts/lint_imports.py, which shows grimp those folders as setup.py maps them; mypy runs on
+# .lint/, a copy of the Python files laid out as installed. `scripts/lint.sh imports` or
+# `scripts/lint.sh types` runs one part.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$PWD/.venv/bin
@@ -21,12 +22,11 @@ if [[ $part == all || $part == style ]]; then
     "$bin/ruff" check .
     "$bin/ruff" format --check .
 fi
-if [[ $part == all || $part == imports || $part == types ]]; then
-    tree
-fi
 if [[ $part == all || $part == imports ]]; then
-    # lint-imports puts its working folder first on the path: run it inside the copy
-    (cd .lint && "$bin/lint-imports" ../pyproject.toml)
+    "$bin/python" scripts/lint_imports.py --no-cache pyproject.toml
+fi
+if [[ $part == all || $part == types ]]; then
+    tree
 fi
 if [[ $part == all || $part == types ]]; then
     # the kernel, the verifiers and the gateway are type-checked (pyproject: [tool.mypy])
