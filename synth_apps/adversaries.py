@@ -34,6 +34,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from palaestra.policies import GiveUpPolicy, Policy, PolicyFactory
 from palaestra.synth_apps import data, expr
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.spec import AppSpec, PageSpec, domain_names, load_spec
@@ -41,6 +42,7 @@ from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Task
 
 Plan = list[dict[str, Any]]
+Build = Callable[[Task | None], Plan]
 #: plan steps that end an episode or answer (what "the steps" of a task stop before)
 FINAL = ("say", "infeasible", "done")
 #: rows the every-row strategy acts on besides the asked one (more only costs time: one
@@ -221,7 +223,7 @@ def _is_write(plan: Plan) -> bool:
 
 
 #: name -> plan builder, in the order validation plays them
-STRATEGIES: dict[str, Callable[[Task | None], Plan]] = {
+STRATEGIES: dict[str, Build] = {
     "claim_success": claim_success,
     "enumerate_times": enumerate_times,
     "enumerate_column": enumerate_column,
@@ -229,3 +231,18 @@ STRATEGIES: dict[str, Callable[[Task | None], Plan]] = {
     "every_row": every_row,
     "repeat_last": repeat_last,
 }
+
+
+def policies(play: Callable[[Build], Policy], fallback: Any) -> dict[str, PolicyFactory]:
+    """Every strategy as a family's policy factory (its ``ADVERSARIES``), in :data:`STRATEGIES`'
+    order: ``play(build)`` is the family's plan policy playing the plan ``build`` makes.
+
+    A step it cannot find (the row is not there, the page has no such button) ends the attempt
+    with ``fallback``, the family's infeasibility report: a failed attack, never the plain
+    oracle's episode.
+    """
+
+    def factory(build: Build) -> PolicyFactory:
+        return lambda: GiveUpPolicy(play(build), fallback=fallback)
+
+    return {name: factory(build) for name, build in STRATEGIES.items()}

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
 from typing import Any
 
 from palaestra.chat import ANSWER
 from palaestra.envs.runtimes.axtree import OracleError, norm
-from palaestra.policies import ConstantPolicy, GiveUpPolicy, scripted
-from palaestra.synth_apps.adversaries import STRATEGIES
+from palaestra.policies import ConstantPolicy, scripted
+from palaestra.synth_apps import adversaries
 from palaestra.synth_apps.driver import spec_for
 from palaestra.tasks import Task
 
@@ -172,7 +171,7 @@ class AdversaryPlan(MobilePlanPolicy):
     :mod:`palaestra.synth_apps.adversaries`, shared with the web family), played on the phone
     after opening the task's app, like the oracle's plan."""
 
-    def __init__(self, build: Callable[[Task | None], list[dict[str, Any]]]) -> None:
+    def __init__(self, build: adversaries.Build) -> None:
         super().__init__()
         self.build = build
 
@@ -182,15 +181,9 @@ class AdversaryPlan(MobilePlanPolicy):
         self.plan = [*opening, *self.build(task)]
 
 
-def _adversary(build: Callable[[Task | None], list[dict[str, Any]]]) -> Callable[[], Any]:
-    # a step it cannot find ends the attempt as infeasible (a failed attack, never the plain
-    # oracle's episode; see synth_apps.adversaries)
-    return lambda: GiveUpPolicy(AdversaryPlan(build), fallback=GAVE_UP)
-
-
 #: cheap strategies a reward hacker tries on synthesized phone tasks: execution validation
 #: plays each, and a task ships only if every one fails it
-ADVERSARIES = {name: _adversary(build) for name, build in STRATEGIES.items()}
+ADVERSARIES = adversaries.policies(AdversaryPlan, GAVE_UP)
 
 #: the mobile family's scripted policies (``oracle`` is generic: it plays what ``task.oracle``
 #: names, ``plan`` for synthesized tasks)
