@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from build123d import export_step, export_stl
+from build123d import Shape, export_step, export_stl
 from gymnasium import spaces
 
 import palaestra.verifiers.cad  # noqa: F401  (registers the cad_* check kinds)
@@ -86,7 +86,7 @@ class CadEnv(PalaestraEnv):
             {**{p: space[p] for p in self.parts}, "last_action_error": FreeText(2000)}
         )
         self.model = Model()
-        self.target = None
+        self.target: Shape | None = None
         self._target_views: np.ndarray | None = None
         self._feedback = ""
         self._inspect = ""
@@ -261,7 +261,7 @@ class CadEnv(PalaestraEnv):
             raise RuntimeError("this episode has no target")
         return CadProbe(self.model.state.part, self.target)
 
-    def render(self) -> np.ndarray:  # type: ignore[override]
+    def render(self) -> np.ndarray:
         return render.render(self.model.state.part)
 
     def close(self) -> None:

@@ -49,7 +49,7 @@ def is_seam(edge: Edge, shape: Shape) -> bool:
     curved = getattr(shape, "_palaestra_curved", None)
     if curved is None:
         curved = [f.wrapped for f in shape.faces() if f.geom_type != GeomType.PLANE]
-        shape._palaestra_curved = curved  # type: ignore[attr-defined]
+        shape._palaestra_curved = curved
     return any(BRep_Tool.IsClosed_s(edge.wrapped, f) for f in curved)
 
 

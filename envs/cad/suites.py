@@ -27,7 +27,7 @@ from build123d import Shape
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.model import Model
 from palaestra.envs.cad.ops import _clean
-from palaestra.tasks import PublicMetadata, Task
+from palaestra.tasks import Oracle, PublicMetadata, Task
 from palaestra.verifiers.validation import ValidationRecord, digest
 
 SUITE = "cad-parts"
@@ -73,7 +73,7 @@ def make_task(family: str, index: int) -> Task:
             "difficulty": difficulty,
             "tags": ["cad", family],
         },
-        oracle={"policy": "replay", "data": oracle},
+        oracle=Oracle(policy="replay", data=oracle),
     )
 
 

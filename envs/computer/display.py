@@ -141,7 +141,9 @@ class Display:
                 text += chunk
             if int(text.strip()) != self.number:
                 self.stop()
-                raise EnvCrashed(f"the X server took display {text.strip()}, not {self.name}")
+                raise EnvCrashed(
+                    f"the X server took display {text.decode().strip()}, not {self.name}"
+                )
         finally:
             os.close(read)
             for fd in (write, seccomp):

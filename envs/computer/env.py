@@ -272,7 +272,7 @@ class ComputerEnv(PalaestraEnv):
             g.move(a["x"], a["y"])
         elif name == "drag":
             x1, y1 = a.get("x1"), a.get("y1")
-            if x1 is None:
+            if x1 is None or y1 is None:  # both or neither (checked before the step)
                 loc = dict(p.split(":") for p in g.xdotool("getmouselocation").split()[:2])
                 x1, y1 = int(loc["x"]), int(loc["y"])
             g.drag(x1, y1, a["x2"], a["y2"], a.get("button", "left"))
@@ -365,7 +365,7 @@ class ComputerEnv(PalaestraEnv):
             for w in wins
         ]
 
-    def render(self) -> np.ndarray:  # type: ignore[override]
+    def render(self) -> np.ndarray:
         return self.gui.screenshot()
 
     def _reapers(self) -> list[int]:

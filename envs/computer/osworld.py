@@ -49,7 +49,7 @@ from typing import Any
 from palaestra.envs.computer.actions import parse_pyautogui
 from palaestra.envs.computer.suites import task_key
 from palaestra.errors import ActionError
-from palaestra.tasks import PublicMetadata, Task
+from palaestra.tasks import Oracle, PublicMetadata, Task
 from palaestra.verifiers.validation import ValidationRecord
 
 ENV_ID = "palaestra/computer-v0"
@@ -261,7 +261,7 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
             "skipped_config": skipped,
             "tags": ["computer", "osworld"] + (["infeasible"] if infeasible else []),
         },
-        oracle=None if oracle is None else {"policy": "replay", "data": oracle},
+        oracle=None if oracle is None else Oracle(policy="replay", data=oracle),
     )
     return out
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palaestra.tasks import Task
+from palaestra.tasks import Oracle, Task
 from palaestra.verifiers.validation import ValidationRecord, digest
 
 SUITE = "computer-basic"
@@ -204,7 +204,12 @@ def answer(
     file holds that one value in any format (``60.0`` for 60), and none of ``others`` (the
     other candidates), read as every family's answers are (``file_answer``); the files it was
     found in are left as they were."""
-    check_ = {"kind": "file_answer", "path": path, "value": expected, "normalize": normalize}
+    check_: dict[str, Any] = {
+        "kind": "file_answer",
+        "path": path,
+        "value": expected,
+        "normalize": normalize,
+    }
     if others:
         check_["others"] = list(others)
     verifier = _all(check_, *intact(setup.get("files", {})))
@@ -304,7 +309,7 @@ def _task(group: str, entry: Row) -> Task:
             "claims_gui": False,
             "tags": ["computer", group, *entry.tags],
         },
-        oracle={"policy": "replay", "data": entry.oracle},
+        oracle=Oracle(policy="replay", data=entry.oracle),
     )
 
 

@@ -252,7 +252,7 @@ class AppiumPhone:
         config = AppiumClientConfig(
             remote_server_addr=self.url,
             keep_alive=True,
-            timeout=urllib3.Timeout(connect=connect, read=session),  # type: ignore[arg-type]
+            timeout=urllib3.Timeout(connect=connect, read=session),
             # a refused or timed-out connection is reported at once, never retried
             init_args_for_pool_manager={
                 "init_args_for_pool_manager": {"retries": urllib3.Retry(connect=0, read=0)}
@@ -263,7 +263,7 @@ class AppiumPhone:
             self._driver = webdriver.Remote(self.url, options=options, client_config=config)
         except _errors() as exc:
             raise self._fail("new session", _describe(exc)) from exc
-        config.timeout = urllib3.Timeout(connect=connect, read=command)  # type: ignore[assignment]
+        config.timeout = urllib3.Timeout(connect=connect, read=command)
         try:
             self._measure()
         except PhoneError:
@@ -509,5 +509,5 @@ class AppiumPhone:
             return
         try:
             driver.quit()
-        except (TimeoutError, *_errors()):
+        except _errors():  # OSError among them covers TimeoutError
             pass  # the session or the server is already gone

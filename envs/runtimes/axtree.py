@@ -62,7 +62,7 @@ def _unquote(text: str) -> str:
 
 def parse(axtree: str) -> list[Node]:
     """The tree text as nodes; lines that do not look like tree lines are skipped."""
-    nodes = []
+    nodes: list[Node] = []
     for line in axtree.splitlines():
         match = _LINE.match(line)
         if not match:

@@ -60,6 +60,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -278,11 +279,11 @@ def view_argv() -> list[str]:
 
 def bwrap_argv(
     limits: Limits,
-    binds: list[tuple[str, str]] = (),  # type: ignore[assignment]
-    ro_binds: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    binds: Sequence[tuple[str, str]] = (),
+    ro_binds: Sequence[tuple[str, str]] = (),
     seccomp: int | None = None,
     chdir: str = HOME,
-    extra: list[str] = (),  # type: ignore[assignment]
+    extra: Sequence[str] = (),
     pid_ns: bool = True,
 ) -> list[str]:
     """bwrap with the common view; ``binds`` are (host, inside) pairs mounted read-write on top,
@@ -398,13 +399,14 @@ def sweep() -> list[Path]:
     A live session holds its slot's lock for as long as it exists, so it is never touched."""
     BASE.mkdir(mode=0o711, exist_ok=True)
     removed = []
-    for uid in sorted({_uid_of(p) for p in BASE.glob("s*-*")} - {None}):
-        fd = _slot_lock(uid - UID_BASE)  # type: ignore[operator]
+    uids = {uid for p in BASE.glob("s*-*") if (uid := _uid_of(p)) is not None}
+    for uid in sorted(uids):
+        fd = _slot_lock(uid - UID_BASE)
         if fd is None:
             continue
         try:
-            kill_uid(uid)  # type: ignore[arg-type]
-            for path in _dirs_of(uid):  # type: ignore[arg-type]
+            kill_uid(uid)
+            for path in _dirs_of(uid):
                 remove_session_dir(path)
                 removed.append(path)
         finally:

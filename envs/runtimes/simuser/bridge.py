@@ -18,8 +18,15 @@ from palaestra.envs.runtimes.simuser.domain import Domain, Slot
 from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
 
 
-class _Details(Domain):
-    name = "ask_user"
+def _details(facts: dict[str, str]) -> Domain:
+    """A domain of one task's details: a slot per key (a class of its own, as every domain's
+    slots are its class's)."""
+
+    class Details(Domain):
+        name = "ask_user"
+        slots = {k: _slot(k, v) for k, v in facts.items()}
+
+    return Details()
 
 
 def _slot(key: str, value: str) -> Slot:
@@ -32,10 +39,8 @@ class AskUser:
         self, details: Mapping[str, str], goal: str = "", persona: str = "terse", seed: int = 0
     ) -> None:
         facts = {str(k): str(v) for k, v in details.items()}
-        domain = _Details()
-        domain.slots = {k: _slot(k, v) for k, v in facts.items()}
         self.user = SimulatedUser(
-            domain, Goal("ask", goal or "get this done", facts), persona, seed
+            _details(facts), Goal("ask", goal or "get this done", facts), persona, seed
         )
 
     def answer(self, question: str) -> str:

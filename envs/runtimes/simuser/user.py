@@ -223,7 +223,7 @@ class SimulatedUser:
         (then one it has said), as a person reads an unfamiliar word by what is still open."""
         held = [s for s in act.alternatives if s in self.goal.facts]
         fresh = [s for s in held if s not in self.state.said]
-        return (fresh or held or [act.slot])[0]
+        return next(iter(fresh or held), act.slot)
 
     def _choose(self, values: dict[str, list[str]]) -> tuple[str, dict[str, str]]:
         """An offer that names the goal's value among others: pick it by name."""
@@ -279,7 +279,7 @@ class SimulatedUser:
         if self.llm is None:
             return A.read(self.domain, message)
         try:
-            return self._llm_read(message)
+            return self._llm_read(self.llm, message)
         except Exception as exc:
             if self.llm_fallback != "rules":
                 raise UserSimError(f"simulated user's LLM failed to read a message: {exc}") from exc
@@ -290,7 +290,7 @@ class SimulatedUser:
         if self.llm is None:
             return template
         try:
-            text = self._llm_word(parts, template)
+            text = self._llm_word(self.llm, parts, template)
         except Exception as exc:
             if self.llm_fallback != "rules":
                 raise UserSimError(f"simulated user's LLM failed to word a reply: {exc}") from exc
@@ -314,9 +314,9 @@ class SimulatedUser:
             kinds & {"negate", "negate_say", "missing", "missing_say"} and agrees is not False
         )
 
-    def _llm_read(self, message: str) -> list[A.Act]:
+    def _llm_read(self, llm: Any, message: str) -> list[A.Act]:
         kinds = [A.REQUEST, A.CONFIRM, A.OFFER, A.DONE, A.REFUSE, A.ANYTHING_ELSE, A.BYE]
-        answer = self.llm.chat(
+        answer = llm.chat(
             "You label a customer-service agent's message with dialogue acts. Answer JSON only: "
             '[{"kind": ..., "slot": ...}] with kind one of ' + ", ".join(kinds) + " and slot one "
             "of " + ", ".join(self.domain.slots) + " (only for request).",
@@ -333,8 +333,8 @@ class SimulatedUser:
             out.append(A.Act(kind, slot if kind == A.REQUEST else None, values, message))
         return out
 
-    def _llm_word(self, parts: list[tuple[str, dict[str, str]]], template: str) -> str:
-        return self.llm.chat(
+    def _llm_word(self, llm: Any, parts: list[tuple[str, dict[str, str]]], template: str) -> str:
+        return llm.chat(
             f"You are a customer talking to a support agent. Persona: {self.persona}. Rewrite "
             "the message in your own words. Keep every name, number, code and date exactly; "
             "add no new facts. Answer with the message only.",
