@@ -23,19 +23,17 @@ from typing import Any
 from faker import Faker
 
 from palaestra.chat import ANSWER, INFEASIBLE
-from palaestra.synth_apps import data, expr
+from palaestra.synth_apps import data, expr, state_checks
 from palaestra.synth_apps.app import (
     RuleViolation,
     apply,
     db_functions,
-    effect_target,
     input_scope,
     matches,
 )
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
 from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Oracle, PublicMetadata, Task
-from palaestra.verifiers.app_state import table_digest
 
 ENV_ID = "palaestra/web-v0"
 MAX_TRIES = 40
@@ -101,7 +99,7 @@ class TaskGenerator:
         self.template = data.template(spec, data_seed)
         self.base = data.connect(self.template, readonly=True)
         self.scope = data.Scope(spec, self.base)
-        self.counts = self._counts(self.base)
+        self.state = state_checks.StateChecks(spec, self.base)
         self.failures: dict[int, str] = {}
 
     # ----- public ---------------------------------------------------------------------------
@@ -231,24 +229,26 @@ class TaskGenerator:
         self, t: TaskTemplate, op: OperationSpec, draw: Draw, sim: sqlite3.Connection
     ) -> Generated:
         record, page, shown = draw.record, draw.page, draw.shown
-        touched = self._touched(sim)
-        checks, mutations = self._diff(sim)
+        touched = self.state.touched(sim)
+        checks, mutations = self.state.diff(sim)
         if not checks:
             raise GenerationError("the operation changes nothing, so it cannot be verified")
-        if not all(_is_count(c) for c in checks):
+        if not all(state_checks.is_count(c) for c in checks):
             # a row too many (the operation done twice, or on every row) is no near miss: the
             # counts gate the score, the checks on what was decided earn it
-            checks = [{**c, "gate": True} if _is_count(c) else c for c in checks]
+            checks = [{**c, "gate": True} if state_checks.is_count(c) else c for c in checks]
         plan = [*self._perform(op, record, page, shown), {"op": "done"}]
         verifier = {
             "kind": "all",
             "checks": [
                 *checks,
-                *_gates(self._untouched({t: sorted(r) for t, r in touched.items()})),
+                *state_checks.gates(
+                    self.state.untouched({t: sorted(r) for t, r in touched.items()})
+                ),
                 {"kind": "feasible", "gate": True},
             ],
         }
-        mutations += self._spread(touched)
+        mutations += self.state.spread(touched)
         mutations.append({"name": "nothing done", "restore": True})
         scope = {"record": record, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
@@ -257,7 +257,7 @@ class TaskGenerator:
         self, t: TaskTemplate, op: OperationSpec, draw: Draw, rule: Any
     ) -> Generated:
         record, page, shown = draw.record, draw.page, draw.shown
-        unchanged = self._unchanged(op, record)
+        unchanged = self.state.unchanged(op, record)
         plan = [
             *self._perform(op, record, page, shown),
             {"op": "infeasible", "reason": rule.message},
@@ -278,7 +278,7 @@ class TaskGenerator:
                     "evidence": evidence,
                     "others": self._other_rules([*keywords, rule.message]),
                 },
-                *_gates([*unchanged, *self._untouched({})]),
+                *state_checks.gates([*unchanged, *self.state.untouched({})]),
             ],
         }
         mutations = [
@@ -292,7 +292,7 @@ class TaskGenerator:
                 "name": "a reason that names no cause",
                 "chat": [f"{INFEASIBLE}I would rather not."],
             },
-            *self._forced_changes(op),
+            *self.state.forced_changes(op),
         ]
         scope = {"record": record, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
@@ -335,7 +335,7 @@ class TaskGenerator:
                     "evidence": [{"list": self.spec.pages.index(page)}],
                     "others": self._other_rules(list(missing.values())),
                 },
-                *_gates([*self._counts_unchanged(), *self._untouched({})]),
+                *state_checks.gates([*self.state.counts_unchanged(), *self.state.untouched({})]),
             ],
         }
         mutations = [
@@ -349,7 +349,7 @@ class TaskGenerator:
                 "name": "a reason that names no cause",
                 "chat": [f"{INFEASIBLE}I would rather not."],
             },
-            *self._forced_changes(op),
+            *self.state.forced_changes(op),
         ]
         # the other inputs are drawn as a feasible task's are, so the instruction can read alike
         shown = self._inputs(op, t, None, rng, fake)[1] if t.inputs else {}
@@ -527,215 +527,6 @@ class TaskGenerator:
             plan.append({"op": "click", "role": "button", "name": self.variant.label("Confirm")})
         return plan
 
-    # ----- verifiers and mutations ------------------------------------------------------------
-    @staticmethod
-    def _counts(conn: Any) -> dict[str, int]:
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
-        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
-
-    def _counts_unchanged(self) -> list[dict[str, Any]]:
-        return [_count_check(t, n) for t, n in self.counts.items()]
-
-    def _diff(self, sim: sqlite3.Connection) -> tuple[list[dict], list[dict]]:
-        """SQL checks and mutations from the seeded vs the simulated database."""
-        checks: list[dict[str, Any]] = []
-        mutations: list[dict[str, Any]] = []
-        for table, before in self.counts.items():
-            old = {r["id"]: dict(r) for r in self.base.execute(f"SELECT * FROM {table}")}
-            new = {r["id"]: dict(r) for r in sim.execute(f"SELECT * FROM {table}")}
-            if len(new) != before or old.keys() != new.keys():
-                checks.append(_count_check(table, len(new)))
-            for rid in new.keys() - old.keys():
-                row = {k: v for k, v in new[rid].items() if k != "id"}
-                keys = self._asserted(table, row)
-                if not keys:  # nothing the task decides: the row count above is the check
-                    continue
-                where = " AND ".join(f"{k} IS ?" for k in keys)
-                params = [row[k] for k in keys]
-                checks.append(
-                    {
-                        "kind": "sql",
-                        "describe": f"new {table} rows like this",
-                        "query": f"SELECT count(*) FROM {table} WHERE {where}",
-                        "params": params,
-                        "expect": 1,
-                    }
-                )
-                pick = f"(SELECT max(id) FROM {table} WHERE {where})"
-                mutations.append(
-                    {
-                        "name": f"a second {table}",
-                        "sql": [
-                            f"INSERT INTO {table} ({', '.join(row)}) SELECT {', '.join(row)} "
-                            f"FROM {table} WHERE id = {pick}"
-                        ],
-                        "params": [params],
-                    }
-                )
-                for k in keys:
-                    other = self._other_value(table, k, row[k])
-                    mutations.append(
-                        {
-                            "name": f"{table}.{k} differs",
-                            "sql": [f"UPDATE {table} SET {k} = ? WHERE id = {pick}"],
-                            "params": [[other, *params]],
-                        }
-                    )
-            for rid in old.keys() - new.keys():
-                checks.append(
-                    {
-                        "kind": "sql",
-                        "describe": f"{table} {rid} is gone",
-                        "query": f"SELECT count(*) FROM {table} WHERE id = ?",
-                        "params": [rid],
-                        "expect": 0,
-                    }
-                )
-            for rid in old.keys() & new.keys():
-                for k, v in new[rid].items():
-                    if old[rid][k] != v:
-                        checks.append(
-                            {
-                                "kind": "sql",
-                                "describe": f"{table} {rid} {k}",
-                                "query": f"SELECT {k} FROM {table} WHERE id = ?",
-                                "params": [rid],
-                                "expect": v,
-                            }
-                        )
-                        mutations.append(
-                            {
-                                "name": f"{table} {rid} {k} not updated",
-                                "sql": [f"UPDATE {table} SET {k} = ? WHERE id = ?"],
-                                "params": [[old[rid][k], rid]],
-                            }
-                        )
-        sim.close()
-        return checks, mutations
-
-    def _touched(self, sim: sqlite3.Connection) -> dict[str, dict[int, dict[str, Any] | None]]:
-        """Per table, the seeded rows the simulated operation changed: the new values of the
-        columns it updated, or None for a row it deleted."""
-        out: dict[str, dict[int, dict[str, Any] | None]] = {}
-        for table in self.counts:
-            old = {r["id"]: dict(r) for r in self.base.execute(f"SELECT * FROM {table}")}
-            new = {r["id"]: dict(r) for r in sim.execute(f"SELECT * FROM {table}")}
-            out[table] = {
-                rid: (
-                    None
-                    if rid not in new
-                    else {k: v for k, v in new[rid].items() if row.get(k) != v}
-                )
-                for rid, row in old.items()
-                if new.get(rid) != row
-            }
-        return out
-
-    def _untouched(self, touched: dict[str, list[int]]) -> list[dict[str, Any]]:
-        """``unchanged`` checks: every seeded row the task does not touch stays as seeded."""
-        out = []
-        for table, n in self.counts.items():
-            if table not in self.spec.entities or not n:
-                continue
-            upto = self.base.execute(f"SELECT max(id) FROM {table}").fetchone()[0]
-            skip = touched.get(table, [])
-            out.append(
-                {
-                    "kind": "unchanged",
-                    "table": table,
-                    "skip": skip,
-                    "upto": upto,
-                    "digest": table_digest(self.base, table, skip, upto),
-                }
-            )
-        return out
-
-    def _spread(self, touched: dict[str, dict[int, dict[str, Any] | None]]) -> list[dict]:
-        """Mutations where the operation's update or delete hit every row, not the one asked."""
-        out: list[dict[str, Any]] = []
-        for table, rows in touched.items():
-            if not rows or len(rows) >= self.counts[table]:
-                continue
-            change = next(iter(rows.values()))
-            if change is None:
-                out.append({"name": f"every {table} row deleted", "sql": [f"DELETE FROM {table}"]})
-            elif change:
-                sets = ", ".join(f"{k} = ?" for k in change)
-                out.append(
-                    {
-                        "name": f"every {table} row updated",
-                        "sql": [f"UPDATE {table} SET {sets}"],
-                        "params": [list(change.values())],
-                    }
-                )
-        return out
-
-    def _asserted(self, table: str, row: dict[str, Any]) -> list[str]:
-        """Columns a new row is checked on: the ones the task decides, not generated ones."""
-        e = self.spec.entities[table]
-        decided = {
-            col
-            for op in self.spec.operations.values()
-            for eff in op.effects
-            if eff.create == table
-            for col in eff.values
-        }
-        cols = [data.column(n, f) for n, f in e.fields.items()]
-        return [c for c in cols if c in decided and c in row]
-
-    def _other_value(self, table: str, col: str, value: Any) -> Any:
-        e = self.spec.entities[table]
-        f = e.fields.get(col) or e.fields[col.removesuffix("_id")]
-        if f.type == "enum" and f.choices and len(f.choices) > 1:
-            return next(c for c in f.choices if c != value)
-        if f.type == "ref" or isinstance(value, int):
-            return (value or 0) + 1
-        if isinstance(value, float):
-            return round(value + 1.0, 2)
-        return f"{value} (changed)"
-
-    def _unchanged(self, op: OperationSpec, record: Any) -> list[dict[str, Any]]:
-        checks = self._touched_counts(op)
-        if record is not None:
-            for eff in op.effects:
-                if eff.update == "record":
-                    for col in eff.values:
-                        checks.append(
-                            {
-                                "kind": "sql",
-                                "describe": f"{op.entity} unchanged",
-                                "query": f"SELECT {col} FROM {op.entity} WHERE id = ?",
-                                "params": [record["id"]],
-                                "expect": _stored(self.base, op.entity, col, record["id"]),
-                            }
-                        )
-        return checks
-
-    def _touched_counts(self, op: OperationSpec) -> list[dict[str, Any]]:
-        tables = {effect_target(eff, op.entity) for eff in op.effects}
-        return [_count_check(t, self.counts[t]) for t in sorted(tables) if t]
-
-    def _forced_changes(self, op: OperationSpec) -> list[dict[str, Any]]:
-        """End states where the operation happened anyway (a row added to what it touches)."""
-        out = []
-        for t in sorted({effect_target(eff, op.entity) for eff in op.effects} - {"None"}):
-            if self.counts.get(t):
-                cols = [c for c in self._columns(t) if c != "id"]
-                out.append(
-                    {
-                        "name": f"a {t} row added anyway",
-                        "sql": [
-                            f"INSERT INTO {t} ({', '.join(cols)}) SELECT {', '.join(cols)} "
-                            f"FROM {t} WHERE id = (SELECT max(id) FROM {t})"
-                        ],
-                        "params": [[]],
-                    }
-                )
-        return out
-
-    def _columns(self, table: str) -> list[str]:
-        return [r[1] for r in self.base.execute(f"PRAGMA table_info({table})")]
-
     def _task(
         self,
         t: TaskTemplate,
@@ -777,30 +568,6 @@ class TaskGenerator:
             oracle=Oracle(policy="plan", data=plan),
         )
         return Generated(task, mutations, values)
-
-
-def _is_count(check: dict[str, Any]) -> bool:
-    return str(check.get("query", "")).startswith("SELECT count(*) FROM ") and "WHERE" not in str(
-        check.get("query", "")
-    )
-
-
-def _gates(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**c, "gate": True} for c in checks]
-
-
-def _count_check(table: str, n: int) -> dict[str, Any]:
-    return {
-        "kind": "sql",
-        "describe": f"{table} rows",
-        "query": f"SELECT count(*) FROM {table}",
-        "params": [],
-        "expect": n,
-    }
-
-
-def _stored(conn: Any, table: str, col: str, rid: int) -> Any:
-    return conn.execute(f"SELECT {col} FROM {table} WHERE id = ?", (rid,)).fetchone()[0]
 
 
 def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
