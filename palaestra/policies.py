@@ -9,7 +9,7 @@ the trust boundary; agents get only :meth:`Task.agent_view`. Families put theirs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -215,6 +215,16 @@ class GiveUpPolicy:
             return self.fallback
 
 
+class _Stop:
+    def __repr__(self) -> str:
+        return "STOP"
+
+
+#: what a policy's ``StopIteration`` becomes on its way to the loop (an exception cannot cross a
+#: coroutine or a thread pool's future): the policy has no more actions
+STOP: Any = _Stop()
+
+
 @dataclass
 class Episode:
     """What one policy did in one episode: the last reward, the score, steps and the end."""
@@ -228,6 +238,115 @@ class Episode:
     total_reward: float = 0.0
     #: what the policy played, in order (an adversary's trajectory, kept when it wins)
     actions: list[Any] = field(default_factory=list)
+    #: steps whose observation carried a ``last_action_error`` (the env refused the action)
+    action_errors: int = 0
+    #: the policy ran out of actions (``STOP``) and no finishing action ended the episode
+    stopped: bool = False
+
+    @classmethod
+    def start(cls, observation: dict[str, Any], info: dict[str, Any]) -> Episode:
+        """An episode just reset: no step yet, the reset's observation and info."""
+        return cls(0.0, 0, False, False, info, observation)
+
+
+@dataclass(frozen=True)
+class Act:
+    """The loop asks the policy for its action (answered with it, or ``STOP``)."""
+
+    observation: dict[str, Any]
+    info: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    """The loop asks the env to play ``action`` (answered with gymnasium's 5-tuple)."""
+
+    action: Any
+
+
+#: the loop as a generator: it yields what it needs, is sent the answer, returns the episode
+Loop = Generator[Act | Step, Any, Episode]
+
+
+def episode_loop(episode: Episode, limit: int, *, strict: bool = False, finish: Any = None) -> Loop:
+    """The one episode loop every runner shares (validation, the demo, the benchmarks, the eval
+    runner), written once without I/O: it yields :class:`Act` when it needs the policy's action
+    and :class:`Step` when it needs the env's reply, so the same loop runs over a local env and
+    a policy (:func:`drive`) or over a gateway session and a model agent (:func:`adrive`).
+
+    ``episode`` starts as the reset left it (:meth:`Episode.start`) and is updated in place, so a
+    caller whose policy raised mid-episode still has what was played. At most ``limit`` steps.
+    A policy that stops (``STOP``) ends the episode, or plays ``finish`` when given (a family's
+    ``done()``: the state is scored as it is). ``strict`` raises on the first
+    ``last_action_error`` (a scripted plan that an env refuses is broken, not a low score).
+    """
+    e = episode
+    while e.steps < limit:
+        action = yield Act(e.observation, e.info)
+        if action is STOP:
+            if finish is None:
+                e.stopped = True
+                break
+            action = finish
+        e.actions.append(action)
+        e.observation, reward, e.terminated, e.truncated, e.info = yield Step(action)
+        e.steps += 1
+        e.reward = float(reward)
+        e.total_reward += e.reward
+        error = e.observation.get("last_action_error")
+        e.action_errors += bool(error)
+        if strict and error:
+            raise RuntimeError(f"step {e.steps} ({str(action)[:80]}): {error}")
+        if e.terminated or e.truncated:
+            break
+    return e
+
+
+async def adrive(
+    loop: Loop,
+    act: Callable[..., Awaitable[Any]],
+    step: Callable[[Any], Awaitable[Any]],
+) -> Episode:
+    """Run :func:`episode_loop`, answering its requests with coroutines: ``act(observation,
+    info)`` (a model agent), ``step(action)`` (a gateway session)."""
+    answer: Any = None
+    while True:
+        try:
+            request = loop.send(answer)
+        except StopIteration as done:
+            episode: Episode = done.value
+            return episode
+        if isinstance(request, Act):
+            answer = await act(request.observation, request.info)
+        else:
+            answer = await step(request.action)
+
+
+def drive(loop: Loop, act: Callable[..., Any], step: Callable[[Any], Any]) -> Episode:
+    """:func:`adrive` with plain calls (a local or remote gymnasium env, a scripted policy):
+    nothing in it suspends, so its coroutine finishes at the first ``send``."""
+
+    async def acting(observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        return act(observation, info)
+
+    async def stepping(action: Any) -> Any:
+        return step(action)
+
+    running = adrive(loop, acting, stepping)
+    try:
+        running.send(None)
+    except StopIteration as done:
+        episode: Episode = done.value
+        return episode
+    raise AssertionError("nothing in drive() suspends: its coroutine ends at the first send")
+
+
+def next_action(policy: Policy, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+    """``policy.act``, its ``StopIteration`` as ``STOP``."""
+    try:
+        return policy.act(observation, info)
+    except StopIteration:
+        return STOP
 
 
 def run_episode(
@@ -239,32 +358,16 @@ def run_episode(
     reset_options: dict[str, Any] | None = None,
     max_steps: int | None = None,
     strict: bool = False,
+    finish: Any = None,
 ) -> Episode:
-    """Reset ``env`` and let ``policy`` act until the episode ends: the one loop every runner
-    (demo, validation, benchmarks, the CLI) shares. ``strict`` raises on the first
-    ``last_action_error`` (a scripted plan that an env refuses is broken, not a low score).
-    ``reset_options`` defaults to ``{"task": task}``; remote envs pass ``{"task": "suite/id"}``.
+    """Reset ``env`` and let ``policy`` act until the episode ends (:func:`episode_loop` over a
+    gymnasium env: local, or a :class:`palaestra.client.RemoteEnv`). ``reset_options``
+    defaults to ``{"task": task}``; remote envs pass ``{"task": "suite/id"}`` (or ``{}``: the
+    session is on its task already). The limit is ``max_steps``, else the task's.
     """
     options = reset_options if reset_options is not None else ({"task": task} if task else None)
     observation, info = env.reset(seed=seed, options=options)
     policy.reset(task)
     limit = max_steps if max_steps is not None else (task.max_steps if task else 10**9)
-    reward, total, steps = 0.0, 0.0, 0
-    played: list[Any] = []
-    terminated = truncated = False
-    while steps < limit:
-        try:
-            action = policy.act(observation, info)
-        except StopIteration:
-            break
-        played.append(action)
-        observation, reward, terminated, truncated, info = env.step(action)
-        steps += 1
-        total += float(reward)
-        if strict and observation.get("last_action_error"):
-            raise RuntimeError(
-                f"step {steps} ({str(action)[:80]}): {observation['last_action_error']}"
-            )
-        if terminated or truncated:
-            break
-    return Episode(float(reward), steps, terminated, truncated, info, observation, total, played)
+    loop = episode_loop(Episode.start(observation, info), limit, strict=strict, finish=finish)
+    return drive(loop, lambda obs, info: next_action(policy, obs, info), env.step)

@@ -33,7 +33,7 @@ from palaestra.errors import InvalidRequest
 from palaestra.evals.context import EpisodeContext, ModelUnavailable
 from palaestra.family import Family, families
 from palaestra.family import family as get_family
-from palaestra.policies import ReplayPolicy
+from palaestra.policies import STOP, ReplayPolicy
 from palaestra.resolve import resolve
 from palaestra.tasks import Task
 
@@ -44,18 +44,6 @@ class Agent(Protocol):
     def reset(self, task_view: dict[str, Any]) -> Any: ...
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any: ...
-
-
-class _Stop:
-    """What a scripted policy's ``StopIteration`` becomes (it cannot cross a coroutine or a
-    thread pool's future)."""
-
-    def __repr__(self) -> str:
-        return "STOP"
-
-
-#: the agent has no more actions (a replayed list ran out): the episode ends unscored
-STOP = _Stop()
 
 
 def _guarded(fn: Callable[..., Any], *args: Any) -> Any:

@@ -53,6 +53,7 @@ from palaestra.evals.agents import (
 from palaestra.evals.config import EpisodeResult, EvalConfig, EvalSummary
 from palaestra.evals.sessions import EvalSession, GatewaySessions, SessionFactory
 from palaestra.evals.store import ResultStore
+from palaestra.policies import Episode, adrive, episode_loop
 from palaestra.tasks import Task, get_suite
 
 #: public metadata keys (the task view's) that name a task's kind, first found wins
@@ -502,44 +503,30 @@ class Runner:
                 episode=f"{view['id']}/{item.seed}/{item.attempt}",
                 attempt=item.attempt,
             )
-            observation, info = reset["observation"], reset["info"]
+            episode = Episode.start(reset["observation"], reset["info"])
+            action_set = session.action_set
+
+            async def act(observation: dict[str, Any], info: dict[str, Any]) -> Any:
+                assert driver is not None
+                shown = observation if spec.raw_observations else codec.decode(observation)
+                return await _agent(driver.act(shown, info))
+
+            async def step(action: Any) -> tuple[Any, ...]:
+                assert session is not None
+                reply = await _infra(session.step(_jsonable(action)))
+                return _gym(reply)
+
             try:
                 driver = await _agent(_build(spec, ctx, executor))
                 await _agent(driver.reset())
+                # a scripted plan that runs out ends with the family's finishing action, so the
+                # state is scored as validation scores it; one step past the budget, so the
+                # session's env (which has the budget) is the one that truncates
+                loop = episode_loop(episode, budget + 1, finish=_finisher(action_set))
+                _ended(r, await adrive(loop, act, step))
             except (AgentCrashed, ModelUnavailable) as exc:
                 _crashed(r, exc)
-                budget = -1  # no step: the agent could not start
-            while r.steps < budget + 1:
-                assert driver is not None
-                shown = observation if spec.raw_observations else codec.decode(observation)
-                try:
-                    action = await _agent(driver.act(shown, info))
-                except (AgentCrashed, ModelUnavailable) as exc:
-                    _crashed(r, exc)
-                    break
-                if action is STOP:
-                    # a scripted plan ran out: end the episode so the state is scored, as
-                    # validation scores it (the family's finishing action, when it has one)
-                    action = _finisher(session.action_set)
-                    if action is None:
-                        r.ended = "agent_stopped"
-                        break
-                reply = await _infra(session.step(_jsonable(action)))
-                r.steps += 1
-                observation, info = reply["observation"], reply["info"]
-                r.reward = float(reply["reward"])
-                r.action_errors += bool(observation.get("last_action_error"))
-                if reply["terminated"] or reply["truncated"]:
-                    r.terminated, r.truncated = reply["terminated"], reply["truncated"]
-                    r.ended = "terminated" if r.terminated else "truncated"
-                    verdict = info.get("verifier") or {}
-                    r.score = float(verdict.get("score", r.reward) or 0.0)
-                    r.success = bool(verdict.get("success", False))
-                    if verdict.get("error"):
-                        r.error = f"verifier: {verdict['error']}"
-                    break
-            else:
-                r.ended = r.ended or "truncated"
+                _played(r, episode)
         finally:
             if driver is not None:
                 r.tokens, r.model_calls = driver.usage()
@@ -586,6 +573,31 @@ async def _agent(awaitable: Any) -> Any:
         return STOP
     except Exception as exc:
         raise AgentCrashed(f"{type(exc).__name__}: {exc}", short_traceback(exc)) from None
+
+
+def _gym(reply: dict[str, Any]) -> tuple[Any, ...]:
+    """A session's step reply as gymnasium's (observation, reward, terminated, truncated, info)."""
+    keys = ("observation", "reward", "terminated", "truncated", "info")
+    return tuple(reply[k] for k in keys)
+
+
+def _played(r: EpisodeResult, episode: Episode) -> None:
+    r.steps, r.reward, r.action_errors = episode.steps, episode.reward, episode.action_errors
+
+
+def _ended(r: EpisodeResult, episode: Episode) -> None:
+    """How the episode ended, and the verifier's score and verdict when the env ended it."""
+    _played(r, episode)
+    if episode.terminated or episode.truncated:
+        r.terminated, r.truncated = episode.terminated, episode.truncated
+        r.ended = "terminated" if r.terminated else "truncated"
+        verdict = episode.info.get("verifier") or {}
+        r.score = float(verdict.get("score", r.reward) or 0.0)
+        r.success = bool(verdict.get("success", False))
+        if verdict.get("error"):
+            r.error = f"verifier: {verdict['error']}"
+    else:  # the agent stopped without a finishing action, or the loop's limit was reached
+        r.ended = "agent_stopped" if episode.stopped else "truncated"
 
 
 def _crashed(r: EpisodeResult, exc: AgentCrashed | ModelUnavailable) -> None:
