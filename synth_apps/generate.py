@@ -281,19 +281,7 @@ class TaskGenerator:
                 *state_checks.gates([*unchanged, *self.state.untouched({})]),
             ],
         }
-        mutations = [
-            {"name": "no report", "chat": []},
-            {
-                "name": "reported without looking",
-                "chat": [f"{INFEASIBLE}{rule.message}"],
-                "visits": [],
-            },
-            {
-                "name": "a reason that names no cause",
-                "chat": [f"{INFEASIBLE}I would rather not."],
-            },
-            *self.state.forced_changes(op),
-        ]
+        mutations = self._report_misses(rule.message, op)
         scope = {"record": record, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
 
@@ -338,25 +326,23 @@ class TaskGenerator:
                 *state_checks.gates([*self.state.counts_unchanged(), *self.state.untouched({})]),
             ],
         }
-        mutations = [
-            {"name": "no report", "chat": []},
-            {
-                "name": "reported without looking",
-                "chat": [f"{INFEASIBLE}There is no {what} here."],
-                "visits": [],
-            },
-            {
-                "name": "a reason that names no cause",
-                "chat": [f"{INFEASIBLE}I would rather not."],
-            },
-            *self.state.forced_changes(op),
-        ]
+        mutations = self._report_misses(f"There is no {what} here.", op)
         # the other inputs are drawn as a feasible task's are, so the instruction can read alike
         shown = self._inputs(op, t, None, rng, fake)[1] if t.inputs else {}
         scope = {"missing": missing, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
 
     # ----- grounding helpers ----------------------------------------------------------------
+    def _report_misses(self, reason: str, op: OperationSpec) -> list[dict[str, Any]]:
+        """Near misses of an infeasibility report: none, the report made without looking at the
+        app, a reason that names no cause, and the operation done anyway."""
+        return [
+            {"name": "no report", "chat": []},
+            {"name": "reported without looking", "chat": [f"{INFEASIBLE}{reason}"], "visits": []},
+            {"name": "a reason that names no cause", "chat": [f"{INFEASIBLE}I would rather not."]},
+            *self.state.forced_changes(op),
+        ]
+
     def _other_rules(self, keywords: list[str]) -> list[str]:
         """The keywords of the app's rules that do not block this task: an infeasibility
         report that names one claims a rule that does not apply (the candidate rules of an
