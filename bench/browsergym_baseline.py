@@ -39,6 +39,7 @@ Facts about browsergym-core/-miniwob 0.14.3 that shape this file:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -46,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 try:
     from palaestra.bench import harness
@@ -158,13 +160,13 @@ def _measure_here(tasks: list[str], resets: int, steps: int, delay: float | None
         out = harness.Timings("reset", "step")
         memory: list[float] = []
         for task in tasks:
-            kwargs = {} if delay is None else {"pre_observation_delay": delay}
+            kwargs: dict[str, Any] = {} if delay is None else {"pre_observation_delay": delay}
             env = gym.make(f"browsergym/miniwob.{task}", **kwargs)
             try:
                 for seed in range(resets):
                     with out.timed("reset"):
                         env.reset(seed=seed)
-                    out["step"] += harness.sample(lambda env=env: env.step(NOOP), steps)
+                    out["step"] += harness.sample(functools.partial(env.step, NOOP), steps)
                     if seed == 0 and (mb := _chromium_memory_mb()) is not None:
                         memory.append(mb)
             finally:

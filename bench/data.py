@@ -14,9 +14,11 @@ Run: ``python -m palaestra.bench.data``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -33,7 +35,7 @@ TASK = "palaestra-bench/count-to-3"
 def recording_overhead(steps: int = 1500, rounds: int = 5) -> dict[str, list[float]]:
     per_round = max(1, steps // rounds)
     warmup = max(20, per_round // 10)
-    runners = {}
+    runners: dict[str, Callable[[], list[float]]] = {}
     runs = Path(tempfile.mkdtemp(prefix="palaestra-bench-runs-"))
     with contextlib.ExitStack() as stack:
         stack.callback(shutil.rmtree, runs, True)
@@ -48,9 +50,8 @@ def recording_overhead(steps: int = 1500, rounds: int = 5) -> dict[str, list[flo
                 stack.callback(env.close)
                 env.reset(seed=0)
                 name = f"{'recorded' if record else 'unrecorded'}/{image or 'no'} image"
-                runners[name] = lambda env=env: harness.sample(
-                    lambda: env.step(ADD), per_round, warmup
-                )
+                step = functools.partial(env.step, ADD)
+                runners[name] = functools.partial(harness.sample, step, per_round, warmup)
         return harness.interleave(runners, rounds, "recording overhead")
 
 

@@ -266,12 +266,12 @@ def main(
                 for r, n in zip(rows, levels, strict=True)
             ],
         )
-        rows = []
+        overheads = []
         for eps in (MINIWOB, COUNTER):
             o = overhead(url, eps, rounds)
             results[f"overhead_pct_{eps.suite}"] = o["overhead_pct"]
             results[f"overhead_vs_client_pct_{eps.suite}"] = o["overhead_vs_client_pct"]
-            rows.append(
+            overheads.append(
                 (
                     f"{eps.suite}: {eps.count} episodes",
                     f"{o['bare_s']:.3f}",
@@ -291,7 +291,7 @@ def main(
                 "vs RemoteEnv (target < 5%)",
                 "vs one Client",
             ],
-            rows,
+            overheads,
         )
         flight = in_flight(url, parallel_model, model_s, steps=4)
         results["in_flight"] = flight

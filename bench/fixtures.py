@@ -27,7 +27,7 @@ from palaestra.envs.base import PalaestraEnv
 from palaestra.options import EnvOptions
 from palaestra.registry import PLUGINS_ENV_VAR, EnvSpec, load_plugins, register
 from palaestra.spaces import FreeText
-from palaestra.tasks import PublicMetadata, Task, register_suite
+from palaestra.tasks import Oracle, PublicMetadata, Task, register_suite
 from palaestra.verifiers import StateProbe
 
 ENV_ID = "palaestra-bench/Overhead-v0"
@@ -120,7 +120,10 @@ def counting_tasks() -> list[Task]:
                 max_steps=20,
                 metadata={"source": "palaestra-bench", "difficulty": "trivial"},
                 public=PublicMetadata(difficulty="trivial"),
-                oracle=[f"add({min(10, target - k)})" for k in range(0, target, 10)] + ["done()"],
+                oracle=Oracle(
+                    policy="replay",
+                    data=[f"add({min(10, target - k)})" for k in range(0, target, 10)] + ["done()"],
+                ),
             )
         )
     return tasks

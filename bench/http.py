@@ -17,6 +17,7 @@ Run: ``palaestra bench http`` or ``python -m palaestra.bench.http``.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -61,7 +62,7 @@ def measure(steps: int = 2000, rounds: int = 5, openenv: bool = True) -> dict[st
                 stack.callback(env.close)
                 env.reset(seed=0)
                 name = f"gateway-{transport}" + ("+record" if record else "")
-                runners[name] = lambda env=env: time_steps(env, per_round, warmup)
+                runners[name] = functools.partial(time_steps, env, per_round, warmup)
         if openenv:
             runners.update(_raw_ws_runners(stack, gateway_url, per_round, warmup))
             try:

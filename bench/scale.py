@@ -41,6 +41,7 @@ Run: ``palaestra bench scale`` or ``python -m palaestra.bench.scale``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import resource
 import time
@@ -85,9 +86,8 @@ def ray_gateway() -> Iterator[str]:
         with gateway_thread(settings) as url:
             yield url
     finally:
-        for node in list(cluster.worker_nodes):
+        for node in reversed(cluster.list_all_nodes()):  # the workers, then the head
             cluster.remove_node(node)
-        cluster.remove_node(cluster.head_node)
 
 
 def measure(url: str, starts: int, steps: int, batches: int) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def measure(url: str, starts: int, steps: int, batches: int) -> dict[str, Any]:
         pool = RemoteVectorEnv(ENV_ID, size, base_url=url, options=OPTIONS)
         pool.reset(seed=0)
         batch = ["add(1)"] * size
-        seconds = sum(harness.sample(lambda pool=pool, batch=batch: pool.step(batch), batches))
+        seconds = sum(harness.sample(functools.partial(pool.step, batch), batches))
         throughput[size] = size * batches / seconds
         pool.close()
     return {**out, "throughput": throughput}
@@ -199,7 +199,7 @@ def measure_routing(
             fill_s, added, live = time.perf_counter() - t, n - live, n
             time.sleep(1.0)  # let the allocators and the reaper settle
             workers = harness.children(proc.pid)
-            row = {
+            row: dict[str, Any] = {
                 "sessions": n,
                 "up": _probe(probes, rest, rest_sid, steps),
                 "gateway_mb": harness.pss_mb(proc.pid, tree=False),

@@ -20,6 +20,7 @@ Run: ``palaestra bench web`` or ``python -m palaestra.bench.web``.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -74,7 +75,7 @@ def measure_observations(url: str, tasks: list[str], steps: int) -> dict[str, li
         for name in tasks:
             env = RemoteEnv(task=f"miniwob/{name}", base_url=url, transport="ws", options=options)
             env.reset(seed=0)
-            out[label] += harness.sample(lambda env=env: env.step(NOOP), steps)
+            out[label] += harness.sample(functools.partial(env.step, NOOP), steps)
             env.close()
     return out
 
