@@ -18,6 +18,7 @@ Run: ``palaestra bench cad`` or ``python -m palaestra.bench.cad``.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import defaultdict
 from typing import Any
@@ -29,11 +30,19 @@ from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.suites import all_tasks, build_target, make_task, script_for
 from palaestra.envs.cad.validation import validate_task
+from palaestra.tasks import Task
 from palaestra.verifiers import geometry
 
 
-def _semantic(task: Any) -> list[str]:
-    return [a for a in task.oracle.data if a != "submit()"]
+def _oracle(task: Task) -> list[str]:
+    """The task's oracle actions (every built-in CAD task has one, ending in ``submit()``)."""
+    if task.oracle is None:
+        raise ValueError(f"{task.id} has no oracle")
+    return list(task.oracle.data)
+
+
+def _semantic(task: Task) -> list[str]:
+    return [a for a in _oracle(task) if a != "submit()"]
 
 
 def measure_steps(resets: int) -> dict[str, Any]:
@@ -46,12 +55,14 @@ def measure_steps(resets: int) -> dict[str, Any]:
         env = CadEnv(task)
         with out.timed("reset"):
             env.reset(seed=i)
-        for action in task.oracle.data[:-1]:
+        for action in _oracle(task)[:-1]:
             with steps.timed(action.split("(", 1)[0]):
                 obs, *_ = env.step(action)
             assert not obs["last_action_error"], obs["last_action_error"]
         part, target = env.model.state.part, env.target
-        out["iou"] += harness.sample(lambda part=part, target=target: geometry.iou(part, target), 3)
+        if part is None or target is None:
+            raise RuntimeError(f"{task.id}: the oracle left no part to compare")
+        out["iou"] += harness.sample(functools.partial(geometry.iou, part, target), 3)
         with out.timed("verify"):
             env.verify()
         fresh = part.moved(part.location)  # a new object: no cached mesh
@@ -151,20 +162,20 @@ def main(resets: int = 8) -> dict[str, Any]:
     rows.append(("memory per session", f"{memory:.1f} MB", "PSS growth, 8 sessions"))
     harness.print_table("verifier, render, reset, memory", ("operation", "p50 ms", "note"), rows)
 
-    rows = []
+    sizes: list[tuple[object, ...]] = []
     total_sem = total_code = 0
     for fam, pairs in chars.items():
         s = sum(p[0] for p in pairs) / len(pairs)
         c = sum(p[1] for p in pairs) / len(pairs)
         total_sem += sum(p[0] for p in pairs)
         total_code += sum(p[1] for p in pairs)
-        rows.append((fam, f"{s:.0f}", f"{c:.0f}", f"{s / c:.2f}", f"{1 - s / c:.0%}"))
+        sizes.append((fam, f"{s:.0f}", f"{c:.0f}", f"{s / c:.2f}", f"{1 - s / c:.0%}"))
     share = total_sem / total_code
-    rows.append(("all", total_sem, total_code, f"{share:.2f}", f"{1 - share:.0%}"))
+    sizes.append(("all", total_sem, total_code, f"{share:.2f}", f"{1 - share:.0%}"))
     harness.print_table(
         "oracle size in characters: semantic actions vs build123d script",
         ("family", "semantic", "script", "semantic / script", "fewer"),
-        rows,
+        sizes,
     )
     print_validation(validation)
     return {
