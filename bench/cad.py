@@ -29,8 +29,8 @@ from palaestra.envs.cad import render
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.families import FAMILIES
 from palaestra.envs.cad.suites import all_tasks, build_target, make_task, script_for
-from palaestra.envs.cad.validation import validate_task
 from palaestra.tasks import Task
+from palaestra.validation import validate_task
 from palaestra.verifiers import geometry
 
 

@@ -30,7 +30,7 @@ from palaestra.bench.harness import ms
 from palaestra.envs.computer.env import DEFAULT_PARTS, PARTS, ComputerEnv
 from palaestra.envs.computer.policies import ADVERSARIES
 from palaestra.envs.computer.suites import all_tasks
-from palaestra.envs.computer.validation import validate_task
+from palaestra.validation import validate_task
 
 #: tasks whose validation is timed with and without adversaries: GUI, code, window, process
 VALIDATED = ("append-line-in-editor", "csv-to-json", "open-plan-in-editor", "background-job")
@@ -96,7 +96,7 @@ def measure_validation() -> tuple[float, float]:
     try:
         for tid in VALIDATED:
             for adversaries in (False, True):
-                rep = validate_task(env, tasks[tid], adversaries=adversaries)
+                rep = validate_task(tasks[tid], env=env, adversaries=adversaries)
                 assert rep.validated, (tid, rep.reason)
                 if adversaries:
                     with_adv += rep.seconds

@@ -12,8 +12,8 @@ descendants: Chromium) is measured too, and tasks per minute on 2 dedicated core
 from it (CPU seconds spread over 2 cores).
 
 Other families plug in through their descriptor: a family whose ``Family.validation`` names a
-``validate_suite(tasks=None, *, adversaries=True)`` is timed the same way on ``tasks`` of its
-shipped tasks (:func:`descriptor_run`). Families register a faster or more specific runner in
+validation plan is timed the same way, by the validation service, on ``tasks`` of its plan's
+candidates (:func:`descriptor_run`). Families register a faster or more specific runner in
 :data:`RUNNERS`.
 
 Adversary search (:mod:`palaestra.verifiers.search`) has its own measurement,
@@ -104,19 +104,15 @@ def synth_run(family: str, domains: list[str] | None = None, variants: int = 1) 
 
 
 def descriptor_run(family: str) -> Runner:
-    """Any family through ``Family.validation`` on its first ``tasks`` shipped tasks."""
+    """Any family through its validation plan (``Family.validation``) on its first ``tasks``
+    candidates."""
 
     def run(adversaries: bool, tasks: int) -> dict[str, Any]:
-        from palaestra.family import family as family_of
-        from palaestra.resolve import resolve
+        from palaestra.validation import plan_of, validate_suite
 
-        validate_suite = resolve(family_of(family).validation)
-        chosen = None
-        shipped = getattr(validate_suite, "default_tasks", None)
-        if callable(shipped):
-            chosen = list(shipped())[:tasks]
+        chosen = plan_of(family).candidates()[:tasks]
         started = time.perf_counter()
-        report = validate_suite(chosen, adversaries=adversaries)
+        report = validate_suite(chosen, family=family, adversaries=adversaries)
         return {
             "tasks": int(report.get("validated", 0)),
             "seconds": round(time.perf_counter() - started, 2),
@@ -222,7 +218,7 @@ def _tau2(domain: str) -> SearchRunner:
 
 def _phone(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
     from palaestra.envs.mobile import suites
-    from palaestra.synth_apps.pipeline import validate_suite
+    from palaestra.validation import validate_suite
 
     chosen = suites.suite().tasks[::3][:tasks]
     return validate_suite(chosen, parallel=1, search=budget)["tasks"]
@@ -231,19 +227,19 @@ def _phone(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
 def _computer(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
     from palaestra.envs.computer.env import ComputerEnv
     from palaestra.envs.computer.suites import all_tasks
-    from palaestra.envs.computer.validation import validate_task
+    from palaestra.validation import validate_task
 
     env = ComputerEnv()
     try:
         chosen = all_tasks()[::5][:tasks]
-        return {t.id: validate_task(env, t, search=budget).to_json() for t in chosen}
+        return {t.id: validate_task(t, env=env, search=budget).to_json() for t in chosen}
     finally:
         env.close()
 
 
 def _cad(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
     from palaestra.envs.cad.suites import all_tasks
-    from palaestra.envs.cad.validation import validate_task
+    from palaestra.validation import validate_task
 
     chosen = all_tasks()[::16][:tasks]
     return {t.id: validate_task(t, search=budget).to_json() for t in chosen}

@@ -2,8 +2,8 @@
 
 A family is discovered, never imported by name: its package exposes one ``FAMILY`` object and
 names it in the ``palaestra.envs`` entry-point group (``web = "palaestra.envs.web:FAMILY"``).
-The registry, the CLI, ``/v1/suites``, ``make bench`` and execution validation all read the
-same descriptor, so adding a family touches its folder, its verifier module and one
+The registry, the CLI, ``/v1/suites`` and execution validation all read the same
+descriptor, so adding a family touches its folder, its verifier module and one
 entry-point line. Everything is named by ``"module:attr"`` strings, so describing a family
 imports no browser, CAD kernel or X server, and a family whose optional extra is missing is
 listed as unavailable (with the reason) instead of failing wherever it is first touched.
@@ -41,18 +41,17 @@ class Family:
     #: module whose ``POLICIES`` maps names to policy factories (``envs/<family>/policies.py``);
     #: its optional ``ADVERSARIES`` maps the names of cheap reward-hacking strategies to
     #: factories the same way: execution validation runs every one, and a task ships only if
-    #: each of them fails it (see :func:`palaestra.verifiers.validation.validate`)
+    #: each of them fails it (see :func:`palaestra.validation.runner.validate`)
     policies: str = ""
     #: modules that define the family's check kinds (``verifiers/<family>.py``)
     checks: tuple[str, ...] = ()
     #: importable modules the family needs, and the pip extra that brings them
     requires: tuple[str, ...] = ()
     extra: str = ""
-    #: ``"module:function"`` run by ``palaestra bench <name>``
-    bench: str = ""
-    #: ``"module:validate_suite"``: ``validate_suite(tasks=None, *, adversaries=True) -> dict``
-    #: execution-validates tasks (a suite's, all shipped ones by default) and returns the
-    #: report ``ValidationRecord.run`` builds; ``palaestra validate SUITE`` calls it
+    #: ``"module:PLAN"``: how the family's tasks are validated, a
+    #: ``palaestra.verifiers.validation.ValidationPlan`` (its env, end states, mutants,
+    #: strategy space) that the one runner of ``palaestra.validation`` plays
+    #: (``palaestra validate SUITE``)
     validation: str = ""
     #: ``"module:Model"``: the options a client may set, a ``palaestra.options.EnvOptions``
     #: subclass with bounds (empty: only the common ones); see ``palaestra.options``

@@ -1,16 +1,15 @@
-"""Execution validation, for every family: a task counts only if running it proves its verifier.
+"""Execution validation's low half: what a run and a report are, how a family declares its
+validation, and the records a slow suite keeps.
 
-:func:`validate` runs, for real, the task's oracle ``repeats`` times (each must pass, and the
-runs must agree check for check), a do-nothing policy (must fail), re-verifies the oracle's
-end state under each mutation (a near miss, e.g. another seat class or a second booking: each
-must fail), and plays each of the family's adversaries (cheap general strategies a reward
-hacker would try: enumerate answers, claim success, refuse with stuffed reasons, spoof a
-window, submit an envelope): each must fail, with success false and its episode's rewards
-summed at most :data:`ADVERSARY_CEILING`. With a ``search`` (:mod:`palaestra.verifiers.search`),
-it then searches the task's strategy space within a budget of episodes, and the best strategy
-found must fail the same way. A family supplies how to run a policy and how to
-mutate its end state; the report says what happened (every adversary's result, and the
-trajectory of one that won) and, when the task is rejected, the first reason.
+A task counts only if running it proves its verifier. The one runner that proves it (the
+oracle ``repeats`` times, a do-nothing policy, the mutants of the oracle's end state, every
+adversary of the family, then the adversary search of :mod:`palaestra.verifiers.search`) is
+the validation service above the families, :mod:`palaestra.validation`. A family only
+declares how its tasks are validated, with a :class:`ValidationPlan` (``Family.validation``
+names it): which env its episodes run in, what of an end state to read, its mutants and its
+strategy space. What stays here is what families and the record format need:
+:class:`Run`, :class:`ValidationReport`, :class:`ValidationRecord` (a suite's last run, with
+the digest of the code that decided it: :func:`code_digest`), keys and :func:`play`.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,8 +32,6 @@ if TYPE_CHECKING:
 
 #: the most an adversary's episode may earn (rewards summed) and still count as failing
 ADVERSARY_CEILING = 0.1
-#: how much of a winning adversary's trajectory the report keeps
-_KEPT_ACTIONS, _KEPT_CHARS = 100, 300
 
 
 @dataclass
@@ -70,6 +67,92 @@ class StaticProbe:
         return self.state
 
 
+#: the roles an episode plays in validation: the reference solution, doing nothing, a named
+#: adversary, a strategy of the adversary search
+ROLES = ("oracle", "noop", "adversary", "search")
+
+
+class ValidationPlan:
+    """How a family's tasks are validated: what the one runner (:mod:`palaestra.validation`)
+    must know of the family, as data and small hooks, never a loop of its own.
+
+    ``Family.validation`` names an instance (``"palaestra.envs.cad.validation:PLAN"``). The
+    runner plays every episode itself (the family's ``oracle``, ``noop`` and adversary
+    policies, the search's strategies) with :func:`palaestra.policies.run_episode`, in the env
+    :meth:`env` gives, and asks the plan what to read of the end state, how to mutate it and
+    which strategy space to search. The defaults fit a family whose episodes share one env and
+    whose end states are not mutated."""
+
+    #: oracle runs per task (each must pass, all agreeing check for check)
+    repeats: int = 2
+    #: adversary-search episodes per task (0: no search)
+    budget: int = 0
+    #: tasks validated at once, each thread with its own env (:meth:`open`)
+    parallel: int = 1
+    #: roles whose refused action is a broken run (a reference plan the env refuses raises);
+    #: the others' mistakes are scored
+    strict: tuple[str, ...] = ("oracle", "noop")
+    #: each named episode on its own seed (0, 1, 2, ..., also given to the policy); else seed 0
+    seeded: bool = False
+    #: roles whose successful episode ending where the oracle ends (:meth:`end_digest`) did
+    #: the task rather than game the verifier: an error in the report, never a win
+    abstains: tuple[str, ...] = ()
+
+    def candidates(self) -> list[Any]:
+        """The tasks validated when none are given (all of the family's, dropped ones too)."""
+        raise NotImplementedError
+
+    def check(self, tasks: list[Any]) -> None:
+        """Raise ValueError naming the tasks this plan does not validate."""
+
+    def record(self, tasks: list[Any]) -> ValidationRecord:
+        """The record whose suite name and task key a run over ``tasks`` reports under."""
+        raise NotImplementedError
+
+    def open(self) -> Any:
+        """The env a thread's episodes share (None: :meth:`env` makes one per episode)."""
+        return None
+
+    def env(self, shared: Any, task: Any, name: str) -> AbstractContextManager[Any]:
+        """The env the episode of policy ``name`` (``"search"`` for a strategy) plays in."""
+        return nullcontext(shared)
+
+    def max_steps(self, task: Any, role: str) -> int | None:
+        """A bound on the episode below the task's own (None: the task's)."""
+        return None
+
+    def end_state(self, env: Any, task: Any, role: str, scratch: Path) -> Mapping[str, Any]:
+        """What of an episode's end state to keep (the oracle's is what mutants start from);
+        ``scratch`` is a folder the task's validation owns (removed after it)."""
+        return {}
+
+    def end_digest(self, env: Any, task: Any, state: Mapping[str, Any]) -> str | None:
+        """What an end state is, for :attr:`abstains` (None: never compared)."""
+        return None
+
+    def plays_as_noop(self, task: Any, adversary: str) -> bool:
+        """True when the adversary has nothing to try on ``task``: its episode is the
+        do-nothing one, not played again."""
+        return False
+
+    def mutations(self, task: Any) -> list[Mapping[str, Any]]:
+        """Near misses of the oracle's end state, each of which the verifier must reject."""
+        return []
+
+    def mutate(self, task: Any) -> Mutator:
+        """How a mutation is applied to the oracle's end state."""
+        return lambda state, mutation: nullcontext(state)
+
+    def prepare(self, task: Any) -> Any:
+        """The task as its episodes play it (e.g. without a previous validation report)."""
+        return task
+
+    def search(self, task: Any, play: Callable[[Policy], Run], budget: int) -> Search | None:
+        """The adversary search over the family's strategy space; ``play(policy)`` plays a
+        strategy as the runner plays adversaries. None: the family has no search."""
+        return None
+
+
 @dataclass
 class ValidationReport:
     validated: bool
@@ -87,6 +170,288 @@ class ValidationReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+class ValidationRecord:
+    """A suite's last full validation run, kept as JSON beside the suite's code.
+
+    For families whose validation is too slow to run at every load (a desktop, a B-rep kernel),
+    the run is recorded once (:meth:`write`) and the suite lists only the tasks recorded as
+    validated *with the same key*: a task whose data changed since the run (its key, a digest
+    of what it is, differs), or that has no record, is left out until the next run, so an
+    unvalidated task is never emitted.
+
+    A verdict depends on code as much as on data, so a shipped record (one that names its
+    ``family`` and ``candidates``) also keeps :func:`code_digest` of the code that decided it.
+    Loading does not recompute that digest (a suite must load in milliseconds, in every
+    worker): :meth:`stale` does, in the tests, and fails them with the command that records a
+    new run, and CI re-validates every candidate against the record (:meth:`disagreements`).
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        suite: str,
+        key: Callable[[Any], str],
+        *,
+        family: str = "",
+        candidates: str = "",
+    ) -> None:
+        self.path = path
+        self.suite = suite
+        self.key = key
+        #: the family whose code decides the verdicts, and ``"module:function"`` giving every
+        #: task the run validates (dropped ones included): set for shipped records only
+        self.family = family
+        self.candidates = candidates
+        if family and candidates:
+            RECORDS[suite] = self
+
+    @property
+    def command(self) -> str:
+        """What records a new run of this suite."""
+        return f"palaestra validate {self.suite} --record"
+
+    def tasks(self) -> list[Any]:
+        from palaestra.resolve import resolve
+
+        return list(resolve(self.candidates)())
+
+    def stale(self) -> list[str]:
+        """Why the record no longer stands for today's tasks and code (empty: it does)."""
+        data = self.load()
+        reports = data.get("tasks", {})
+        problems = []
+        if data.get("code") != code_digest(self.family):
+            problems.append(f"the code that decides {self.family} verdicts changed")
+        tasks = self.tasks()
+        changed = [t.id for t in tasks if reports.get(t.id, {}).get("key") != self.key(t)]
+        if changed:
+            problems.append(f"{len(changed)} tasks changed or unrecorded: {changed[:5]}")
+        gone = sorted(set(reports) - {t.id for t in tasks})
+        if gone:
+            problems.append(f"{len(gone)} recorded tasks no longer exist: {gone[:5]}")
+        return problems
+
+    def disagreements(self, report: Mapping[str, Any]) -> list[str]:
+        """Where a new run's verdicts differ from the recorded ones."""
+        recorded = self.load().get("tasks", {})
+        out = []
+        for tid, now in sorted(report.get("tasks", {}).items()):
+            was = recorded.get(tid, {})
+            if bool(now.get("validated")) != bool(was.get("validated")):
+                out.append(
+                    f"{tid}: recorded validated={was.get('validated')} "
+                    f"({was.get('reason')}), now {now.get('validated')} ({now.get('reason')})"
+                )
+        return out
+
+    def load(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self.path.read_text()))
+        except (OSError, ValueError):
+            return {}
+
+    def validated(self, tasks: list[Any]) -> list[Any]:
+        """The tasks the record validates, each carrying its report."""
+        reports = self.load().get("tasks", {})
+        out = []
+        for task in tasks:
+            report = reports.get(task.id)
+            if report and report.get("validated") and report.get("key") == self.key(task):
+                out.append(task.model_copy(update={"validation": report}))
+        return out
+
+    def run(self, tasks: list[Any], check: Callable[[Any], ValidationReport]) -> dict[str, Any]:
+        """Validate ``tasks`` with ``check``; the report :meth:`write` records. (Legacy: for
+        the families not yet validated by :mod:`palaestra.validation`.)"""
+        started = time.perf_counter()
+        reports = {t.id: {**check(t).to_json(), "key": self.key(t)} for t in tasks}
+        ok = sum(1 for r in reports.values() if r["validated"])
+        return {
+            "suite": self.suite,
+            "total": len(tasks),
+            "validated": ok,
+            "dropped": len(tasks) - ok,
+            "seconds": round(time.perf_counter() - started, 1),
+            "tasks": reports,
+        }
+
+    def write(self, report: dict[str, Any]) -> dict[str, Any]:
+        if self.family and "code" not in report:
+            report = {**report, "code": code_digest(self.family)}
+        self.path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        return report
+
+
+#: the shipped records, by suite (each registers itself when its suite module is imported)
+RECORDS: dict[str, ValidationRecord] = {}
+#: files beside the code that decide behaviour too (scripts injected in pages, templates, app
+#: specs); data files (.json) are task data, which task keys cover
+_ASSET_SUFFIXES = (".js", ".html", ".yaml", ".yml", ".j2")
+#: where imports are followed: the layers that play and score an episode
+_FOLLOWED = (
+    "palaestra.envs.",
+    "palaestra.verifiers.",
+    "palaestra.synth_apps.",
+    "palaestra.validation.",
+)
+#: the validation service's runner (above the families, so named here, never imported): its
+#: package, and what it imports from the layers above (followed from there)
+_RUNNER = ("palaestra.validation",)
+
+
+def code_sources(family: str) -> dict[str, Path]:
+    """The files whose code decides ``family``'s verdicts, by installed name: every module its
+    descriptor names (envs, suites, policies and adversaries, check kinds, validation), what
+    they import from the families, runtimes, verifiers and app-synthesis layers (static
+    imports, followed transitively; families never import each other, so no other family's
+    code is in), the episode loop and the validation service's runner (:data:`_RUNNER`),
+    plus the non-Python files beside those modules (page scripts, templates, app specs).
+    Found on disk, never imported: a worker must not pay for a B-rep kernel to know what its
+    code is."""
+    import ast
+    import importlib.util
+
+    from palaestra.family import family as family_of
+
+    fam = family_of(family)
+    roots = [
+        *(spec.entry_point for spec in fam.envs),
+        *(s.source for s in fam.suites if isinstance(s.source, str)),
+        fam.policies,
+        *fam.checks,
+        fam.validation,
+        "palaestra.policies",
+        "palaestra.verifiers.validation",
+        *_RUNNER,
+    ]
+    folders: dict[str, Path] = {}  # top-level packages -> their folder (setup.py maps them)
+    for top in ("palaestra", *(f.rstrip(".") for f in _FOLLOWED)):
+        spec = importlib.util.find_spec(top)
+        assert spec is not None and spec.origin, top
+        folders[top] = Path(spec.origin).parent
+
+    def locate(name: str) -> Path | None:
+        top = max((t for t in folders if name == t or name.startswith(t + ".")), key=len)
+        base = (
+            folders[top].joinpath(*name[len(top) + 1 :].split(".")) if name != top else folders[top]
+        )
+        for path in (base / "__init__.py", base.with_suffix(".py")):
+            if path.is_file():
+                return path
+        return None
+
+    seen: dict[str, Path] = {}
+    todo = [r.partition(":")[0] for r in roots if r]
+    while todo:
+        name = todo.pop()
+        path = None if name in seen else locate(name)
+        if path is None:
+            continue
+        seen[name] = path
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_bytes())):
+            found: list[str] = []
+            if isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                found = [base, *(f"{base}.{a.name}" for a in node.names)]
+            todo += [m for m in found if m.startswith(_FOLLOWED) and m not in seen]
+    files = {
+        name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py"): path
+        for name, path in seen.items()
+    }
+    packages = {n if p.name == "__init__.py" else n.rpartition(".")[0] for n, p in seen.items()}
+    for package in packages:
+        init = locate(package)
+        if init is None or init.name != "__init__.py":
+            continue
+        folder, prefix = init.parent, package.replace(".", "/")
+        files[f"{prefix}/__init__.py"] = init
+        assets = [p for p in folder.iterdir() if p.is_file() and p.suffix in _ASSET_SUFFIXES]
+        for sub in folder.iterdir():  # data folders (templates, app specs) are not packages
+            if sub.is_dir() and not (sub / "__init__.py").exists():
+                assets += [p for p in sub.rglob("*") if p.suffix in _ASSET_SUFFIXES]
+        files.update({f"{prefix}/{p.relative_to(folder)}": p for p in assets})
+    return dict(sorted(files.items()))
+
+
+def code_digest(family: str) -> str:
+    """A digest of :func:`code_sources`: each file's name (as installed, so the same in a
+    checkout and a wheel) and content."""
+    key = hashlib.sha256()
+    for name, path in code_sources(family).items():
+        key.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return key.hexdigest()[:20]
+
+
+def digest(data: Any) -> str:
+    """A stable key for JSON-able data (what a task is, for :class:`ValidationRecord`)."""
+    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def play(
+    env: Any, task: Any, policy: Policy | Sequence[Any], *, strict: bool = True, seed: int = 0
+) -> Run:
+    """Reset ``env`` onto ``task`` and let a scripted policy (or a fixed action list: an
+    oracle's, a do-nothing's, a mutant's) play to its end; the episode, end state not read.
+    With ``strict`` (reference plans), an action the env refuses is a broken plan, so it
+    raises rather than being scored; adversaries play with ``strict=False``."""
+    if not isinstance(policy, Policy):
+        policy = ReplayPolicy(policy)
+    episode = run_episode(env, policy, task, seed=seed, strict=strict)
+    result = env.last_verification or env.verify()
+    return Run(result, {}, episode.total_reward, episode.actions)
+
+
+def cached_reports(
+    name: str,
+    tasks: list[Any],
+    salt: Any,
+    sources: list[Path],
+    check: Callable[[Any], ValidationReport],
+) -> dict[str, dict[str, Any]]:
+    """Every task's validation report by id, from ``PALAESTRA_HOME/cache`` when neither the
+    tasks, ``salt`` (e.g. the adversary set) nor the ``sources`` (the code that plays and
+    scores them) changed since they were made; a read-only home only costs the next load."""
+    from palaestra.paths import cache_dir
+
+    key = hashlib.sha256(json.dumps(salt, sort_keys=True).encode())
+    for task in tasks:
+        key.update(task.model_dump_json().encode())
+    for source in sorted(set(sources)):
+        key.update(source.read_bytes())
+    cached = cache_dir() / f"{name}-validation-{key.hexdigest()[:20]}.json"
+    try:
+        return dict(json.loads(cached.read_text()))
+    except (OSError, ValueError):
+        pass
+    reports = {t.id: check(t).to_json() for t in tasks}
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")  # one writer per process
+        partial.write_text(json.dumps(reports))
+        partial.replace(cached)
+    except OSError:
+        pass
+    return reports
+
+
+def task_key(task: Any) -> str:
+    """What a task is, as a :class:`ValidationRecord` key: a digest of all of it."""
+    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:20]
+
+
+# ----- legacy, until usersim, tau2 and the synthesis pipeline are validated by the service ------
+# (issue 29: these run validation below the families; palaestra.validation.runner replaces them)
+
+#: how much of a winning adversary's trajectory the report keeps
+_KEPT_ACTIONS, _KEPT_CHARS = 100, 300
 
 
 def _signature(result: VerifierResult) -> list[tuple[str, bool, str]]:
@@ -192,275 +557,6 @@ def _play_adversaries(run: Runner, names: Sequence[str], report: ValidationRepor
     return reason
 
 
-class ValidationRecord:
-    """A suite's last full validation run, kept as JSON beside the suite's code.
-
-    For families whose validation is too slow to run at every load (a desktop, a B-rep kernel),
-    the run is recorded once (:meth:`write`) and the suite lists only the tasks recorded as
-    validated *with the same key*: a task whose data changed since the run (its key, a digest
-    of what it is, differs), or that has no record, is left out until the next run, so an
-    unvalidated task is never emitted.
-
-    A verdict depends on code as much as on data, so a shipped record (one that names its
-    ``family`` and ``candidates``) also keeps :func:`code_digest` of the code that decided it.
-    Loading does not recompute that digest (a suite must load in milliseconds, in every
-    worker): :meth:`stale` does, in the tests, and fails them with the command that records a
-    new run, and CI re-validates every candidate against the record (:meth:`disagreements`).
-    """
-
-    def __init__(
-        self,
-        path: Path,
-        suite: str,
-        key: Callable[[Any], str],
-        *,
-        family: str = "",
-        candidates: str = "",
-    ) -> None:
-        self.path = path
-        self.suite = suite
-        self.key = key
-        #: the family whose code decides the verdicts, and ``"module:function"`` giving every
-        #: task the run validates (dropped ones included): set for shipped records only
-        self.family = family
-        self.candidates = candidates
-        if family and candidates:
-            RECORDS[suite] = self
-
-    @property
-    def command(self) -> str:
-        """What records a new run of this suite."""
-        return f"palaestra validate {self.suite} --record"
-
-    def tasks(self) -> list[Any]:
-        from palaestra.resolve import resolve
-
-        return list(resolve(self.candidates)())
-
-    def stale(self) -> list[str]:
-        """Why the record no longer stands for today's tasks and code (empty: it does)."""
-        data = self.load()
-        reports = data.get("tasks", {})
-        problems = []
-        if data.get("code") != code_digest(self.family):
-            problems.append(f"the code that decides {self.family} verdicts changed")
-        tasks = self.tasks()
-        changed = [t.id for t in tasks if reports.get(t.id, {}).get("key") != self.key(t)]
-        if changed:
-            problems.append(f"{len(changed)} tasks changed or unrecorded: {changed[:5]}")
-        gone = sorted(set(reports) - {t.id for t in tasks})
-        if gone:
-            problems.append(f"{len(gone)} recorded tasks no longer exist: {gone[:5]}")
-        return problems
-
-    def revalidate(self) -> dict[str, Any]:
-        """Every candidate validated again with today's code (the family's validation)."""
-        from palaestra.family import family
-        from palaestra.resolve import resolve
-
-        started = time.perf_counter()
-        code = code_digest(self.family)  # before the run: an edit during it is not validated
-        reports = resolve(family(self.family).validation)(self.tasks())["tasks"]
-        ok = sum(1 for r in reports.values() if r["validated"])
-        return {
-            "suite": self.suite,
-            "total": len(reports),
-            "validated": ok,
-            "dropped": len(reports) - ok,
-            "seconds": round(time.perf_counter() - started, 1),
-            "tasks": reports,
-            "code": code,
-        }
-
-    def record(self) -> dict[str, Any]:
-        """Validate every candidate and write the run (what :attr:`command` does)."""
-        return self.write(self.revalidate())
-
-    def disagreements(self, report: Mapping[str, Any]) -> list[str]:
-        """Where a new run's verdicts differ from the recorded ones."""
-        recorded = self.load().get("tasks", {})
-        out = []
-        for tid, now in sorted(report.get("tasks", {}).items()):
-            was = recorded.get(tid, {})
-            if bool(now.get("validated")) != bool(was.get("validated")):
-                out.append(
-                    f"{tid}: recorded validated={was.get('validated')} "
-                    f"({was.get('reason')}), now {now.get('validated')} ({now.get('reason')})"
-                )
-        return out
-
-    def load(self) -> dict[str, Any]:
-        try:
-            return dict(json.loads(self.path.read_text()))
-        except (OSError, ValueError):
-            return {}
-
-    def validated(self, tasks: list[Any]) -> list[Any]:
-        """The tasks the record validates, each carrying its report."""
-        reports = self.load().get("tasks", {})
-        out = []
-        for task in tasks:
-            report = reports.get(task.id)
-            if report and report.get("validated") and report.get("key") == self.key(task):
-                out.append(task.model_copy(update={"validation": report}))
-        return out
-
-    def run(self, tasks: list[Any], check: Callable[[Any], ValidationReport]) -> dict[str, Any]:
-        """Validate ``tasks`` with ``check``; the report :meth:`write` records."""
-        started = time.perf_counter()
-        reports = {t.id: {**check(t).to_json(), "key": self.key(t)} for t in tasks}
-        ok = sum(1 for r in reports.values() if r["validated"])
-        return {
-            "suite": self.suite,
-            "total": len(tasks),
-            "validated": ok,
-            "dropped": len(tasks) - ok,
-            "seconds": round(time.perf_counter() - started, 1),
-            "tasks": reports,
-        }
-
-    def write(self, report: dict[str, Any]) -> dict[str, Any]:
-        if self.family and "code" not in report:
-            report = {**report, "code": code_digest(self.family)}
-        self.path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-        return report
-
-
-def revalidate_committed(tasks: list[Any]) -> list[str]:
-    """A committed suite's tasks (each carrying its report) validated again with today's code:
-    where one no longer validates."""
-    from palaestra.family import family
-    from palaestra.resolve import resolve
-
-    by_family: dict[str, list[Any]] = {}
-    for task in tasks:
-        by_family.setdefault(task.family, []).append(task)
-    problems = []
-    for name, group in by_family.items():
-        reports = resolve(family(name).validation)(group)["tasks"]
-        problems += [
-            f"{tid}: no longer validates ({r.get('reason')})"
-            for tid, r in sorted(reports.items())
-            if not r["validated"]
-        ]
-    return problems
-
-
-#: the shipped records, by suite (each registers itself when its suite module is imported)
-RECORDS: dict[str, ValidationRecord] = {}
-#: files beside the code that decide behaviour too (scripts injected in pages, templates, app
-#: specs); data files (.json) are task data, which task keys cover
-_ASSET_SUFFIXES = (".js", ".html", ".yaml", ".yml", ".j2")
-#: where imports are followed: the layers that play and score an episode
-_FOLLOWED = ("palaestra.envs.", "palaestra.verifiers.", "palaestra.synth_apps.")
-
-
-def code_sources(family: str) -> dict[str, Path]:
-    """The files whose code decides ``family``'s verdicts, by installed name: every module its
-    descriptor names (envs, suites, policies and adversaries, check kinds, validation), what
-    they import from the families, runtimes, verifiers and app-synthesis layers (static
-    imports, followed transitively; families never import each other, so no other family's
-    code is in), the episode loop and the validation runner, plus the non-Python files beside
-    those modules (page scripts, templates, app specs). Found on disk, never imported: a
-    worker must not pay for a B-rep kernel to know what its code is."""
-    import ast
-    import importlib.util
-
-    from palaestra.family import family as family_of
-
-    fam = family_of(family)
-    roots = [
-        *(spec.entry_point for spec in fam.envs),
-        *(s.source for s in fam.suites if isinstance(s.source, str)),
-        fam.policies,
-        *fam.checks,
-        fam.validation,
-        "palaestra.policies",
-        "palaestra.verifiers.validation",
-    ]
-    folders: dict[str, Path] = {}  # top-level packages -> their folder (setup.py maps them)
-    for top in ("palaestra", *(f.rstrip(".") for f in _FOLLOWED)):
-        spec = importlib.util.find_spec(top)
-        assert spec is not None and spec.origin, top
-        folders[top] = Path(spec.origin).parent
-
-    def locate(name: str) -> Path | None:
-        top = max((t for t in folders if name == t or name.startswith(t + ".")), key=len)
-        base = (
-            folders[top].joinpath(*name[len(top) + 1 :].split(".")) if name != top else folders[top]
-        )
-        for path in (base / "__init__.py", base.with_suffix(".py")):
-            if path.is_file():
-                return path
-        return None
-
-    seen: dict[str, Path] = {}
-    todo = [r.partition(":")[0] for r in roots if r]
-    while todo:
-        name = todo.pop()
-        path = None if name in seen else locate(name)
-        if path is None:
-            continue
-        seen[name] = path
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_bytes())):
-            found: list[str] = []
-            if isinstance(node, ast.Import):
-                found = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*parts, base] if base else parts)
-                found = [base, *(f"{base}.{a.name}" for a in node.names)]
-            todo += [m for m in found if m.startswith(_FOLLOWED) and m not in seen]
-    files = {
-        name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py"): path
-        for name, path in seen.items()
-    }
-    packages = {n if p.name == "__init__.py" else n.rpartition(".")[0] for n, p in seen.items()}
-    for package in packages:
-        init = locate(package)
-        if init is None or init.name != "__init__.py":
-            continue
-        folder, prefix = init.parent, package.replace(".", "/")
-        files[f"{prefix}/__init__.py"] = init
-        assets = [p for p in folder.iterdir() if p.is_file() and p.suffix in _ASSET_SUFFIXES]
-        for sub in folder.iterdir():  # data folders (templates, app specs) are not packages
-            if sub.is_dir() and not (sub / "__init__.py").exists():
-                assets += [p for p in sub.rglob("*") if p.suffix in _ASSET_SUFFIXES]
-        files.update({f"{prefix}/{p.relative_to(folder)}": p for p in assets})
-    return dict(sorted(files.items()))
-
-
-def code_digest(family: str) -> str:
-    """A digest of :func:`code_sources`: each file's name (as installed, so the same in a
-    checkout and a wheel) and content."""
-    key = hashlib.sha256()
-    for name, path in code_sources(family).items():
-        key.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return key.hexdigest()[:20]
-
-
-def digest(data: Any) -> str:
-    """A stable key for JSON-able data (what a task is, for :class:`ValidationRecord`)."""
-    return hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest()
-
-
-def play(
-    env: Any, task: Any, policy: Policy | Sequence[Any], *, strict: bool = True, seed: int = 0
-) -> Run:
-    """Reset ``env`` onto ``task`` and let a scripted policy (or a fixed action list: an
-    oracle's, a do-nothing's, a mutant's) play to its end; the episode, end state not read.
-    With ``strict`` (reference plans), an action the env refuses is a broken plan, so it
-    raises rather than being scored; adversaries play with ``strict=False``."""
-    if not isinstance(policy, Policy):
-        policy = ReplayPolicy(policy)
-    episode = run_episode(env, policy, task, seed=seed, strict=strict)
-    result = env.last_verification or env.verify()
-    return Run(result, {}, episode.total_reward, episode.actions)
-
-
 def family_runner(env: Any, task: Any, family: Any) -> Runner:
     """A :data:`Runner` playing ``family``'s policies (the oracle, ``noop``, adversaries) on
     ``task`` in ``env``, each episode on its own seed; only the oracle's end state is read
@@ -475,41 +571,3 @@ def family_runner(env: Any, task: Any, family: Any) -> Runner:
         return Run(result, state, episode.total_reward, episode.actions)
 
     return runner
-
-
-def cached_reports(
-    name: str,
-    tasks: list[Any],
-    salt: Any,
-    sources: list[Path],
-    check: Callable[[Any], ValidationReport],
-) -> dict[str, dict[str, Any]]:
-    """Every task's validation report by id, from ``PALAESTRA_HOME/cache`` when neither the
-    tasks, ``salt`` (e.g. the adversary set) nor the ``sources`` (the code that plays and
-    scores them) changed since they were made; a read-only home only costs the next load."""
-    from palaestra.paths import cache_dir
-
-    key = hashlib.sha256(json.dumps(salt, sort_keys=True).encode())
-    for task in tasks:
-        key.update(task.model_dump_json().encode())
-    for source in sorted(set(sources)):
-        key.update(source.read_bytes())
-    cached = cache_dir() / f"{name}-validation-{key.hexdigest()[:20]}.json"
-    try:
-        return dict(json.loads(cached.read_text()))
-    except (OSError, ValueError):
-        pass
-    reports = {t.id: check(t).to_json() for t in tasks}
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")  # one writer per process
-        partial.write_text(json.dumps(reports))
-        partial.replace(cached)
-    except OSError:
-        pass
-    return reports
-
-
-def task_key(task: Any) -> str:
-    """What a task is, as a :class:`ValidationRecord` key: a digest of all of it."""
-    return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:20]

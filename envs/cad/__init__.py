@@ -28,8 +28,7 @@ FAMILY = Family(
     checks=("palaestra.verifiers.cad",),
     requires=("build123d",),
     extra="cad",
-    bench="palaestra.bench.cad:main",
-    validation="palaestra.envs.cad.validation:validate_suite",
+    validation="palaestra.envs.cad.validation:PLAN",
     options="palaestra.envs.cad.options:CadOptions",
     description="Parametric part modeling on OpenCascade (build123d).",
 )

@@ -31,8 +31,7 @@ FAMILY = Family(
     ),
     policies="palaestra.envs.computer.policies",
     checks=("palaestra.verifiers.computer",),
-    bench="palaestra.bench.computer:main",
-    validation="palaestra.envs.computer.validation:validate_suite",
+    validation="palaestra.envs.computer.validation:PLAN",
     options="palaestra.envs.computer.options:ComputerOptions",
     description="A sandboxed Linux desktop: GUI actions and shell/Python code.",
 )

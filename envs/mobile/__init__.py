@@ -27,11 +27,10 @@ FAMILY = Family(
     ),
     policies="palaestra.envs.mobile.policies",
     #: synthesized suites are validated again (adversaries included) from their task files
-    validation="palaestra.synth_apps.pipeline:validate_mobile",
+    validation="palaestra.envs.mobile.validation:PLAN",
     checks=("palaestra.verifiers.app_state",),
     requires=("playwright",),
     extra="web",
-    bench="palaestra.bench.mobile:main",
     options="palaestra.envs.mobile.options:MobileOptions",
     description="A phone: synthesized apps under touch emulation, or a device through Appium.",
 )

@@ -25,11 +25,10 @@ FAMILY = Family(
     ),
     policies="palaestra.envs.web.policies",
     #: synthesized suites are validated again (adversaries included) from their task files
-    validation="palaestra.synth_apps.pipeline:validate_web",
+    validation="palaestra.envs.web.validation:PLAN",
     checks=("palaestra.verifiers.web", "palaestra.verifiers.app_state"),
     requires=("playwright", "miniwob"),
     extra="web",
-    bench="palaestra.bench.web:main",
     options="palaestra.envs.web.options:WebOptions",
     description="Real Chromium: MiniWoB++ and synthesized web apps.",
 )

@@ -42,11 +42,11 @@ def validate(
         ),
     ] = False,
 ) -> None:
-    """Execution-validate a suite with its family's ``validate_suite`` (oracle, do-nothing,
-    mutants, adversaries): print a table, drop the tasks that fail, write the report."""
+    """Execution-validate a suite as its family's plan says (oracle, do-nothing, mutants,
+    adversaries, adversary search): print a table, drop the tasks that fail, write the report."""
     from palaestra import tasks as task_mod
     from palaestra.family import family as family_of
-    from palaestra.resolve import resolve
+    from palaestra.validation import validate_suite
 
     chosen = task_mod.get_suite(suite).tasks
     if record or against_record:
@@ -62,7 +62,7 @@ def validate(
             err_console.print(f"[red]family {name!r} has no validation (Family.validation)[/]")
             raise typer.Exit(2)
         try:
-            results.update(resolve(fam.validation)(group, adversaries=adversaries)["tasks"])
+            results.update(validate_suite(group, family=name, adversaries=adversaries)["tasks"])
         except ValueError as exc:  # tasks this family's validation does not cover
             err_console.print(f"[red]{name}: {exc}[/]")
             raise typer.Exit(2) from None
@@ -108,18 +108,17 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
     """A shipped suite's recorded validation, written anew or checked against a new run.
     A committed suite (its tasks carry their reports, as ``phone`` does) is checked by
     re-validating what it ships; it is re-made by its own module."""
-    from palaestra.family import family as family_of
-    from palaestra.resolve import resolve
-    from palaestra.verifiers.validation import RECORDS, revalidate_committed
+    from palaestra import validation
+    from palaestra.verifiers.validation import RECORDS
 
     rec = RECORDS.get(suite)
     if rec is None and not write and shipped and all(t.validation for t in shipped):
         with console.status(f"validating every task of {suite} ..."):
-            problems = revalidate_committed(shipped)
+            problems = validation.revalidate_committed(shipped)
         if problems:  # a second look: a moved verdict fails twice, a browser hiccup does not
             again = {p.split(":", 1)[0] for p in problems}
             console.print(f"{suite}: validating {sorted(again)} once more")
-            problems = revalidate_committed([t for t in shipped if t.id in again])
+            problems = validation.revalidate_committed([t for t in shipped if t.id in again])
         for problem in problems:
             console.print(f"[red]{suite}: {problem}[/]")
         console.print(f"{suite}: {len(shipped) - len(problems)}/{len(shipped)} still validate")
@@ -132,7 +131,7 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
         )
         raise typer.Exit(2)
     with console.status(f"validating every candidate of {suite} ..."):
-        run = rec.revalidate()
+        run = validation.revalidate(rec)
     if write:
         rec.write(run)
         console.print(
@@ -144,9 +143,10 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
     if moved:  # a second look: a moved verdict moves twice, a browser or desktop hiccup does not
         again = {m.split(":", 1)[0] for m in moved}
         console.print(f"{suite}: validating {sorted(again)} once more")
-        family = resolve(family_of(rec.family).validation)
         tasks = [t for t in rec.tasks() if t.id in again]
-        run["tasks"].update(family(tasks)["tasks"])
+        run["tasks"].update(
+            validation.validate_suite(tasks, family=rec.family, record=rec)["tasks"]
+        )
         moved = rec.disagreements(run)
     problems = [*rec.stale(), *moved]
     for problem in problems:

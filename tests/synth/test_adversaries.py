@@ -14,11 +14,17 @@ from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.synth_apps.adversaries import STRATEGIES
 from palaestra.synth_apps.generate import TaskGenerator
-from palaestra.synth_apps.pipeline import ENVS, drop_entry, validate_task
+from palaestra.synth_apps.pipeline import ENVS, drop_entry
 from palaestra.synth_apps.spec import load_spec
+from palaestra.validation import validate_task
 from palaestra.verifiers.validation import ADVERSARY_CEILING
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+
+def validate_made(env, made, **options):
+    """A generated task validated with its mutants, as the synthesis pipeline does."""
+    return validate_task(made.task, env=env, mutations=made.mutations, **options)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +65,7 @@ def test_the_issue_strategies_score_zero_and_the_oracle_still_passes(env, made):
 
 
 def test_every_adversary_fails_a_validated_task(env, made):
-    report = validate_task(env, made["booking"], repeats=1)
+    report = validate_made(env, made["booking"], repeats=1)
     assert report.validated, report.reason
     assert set(report.adversaries) == set(STRATEGIES)
     assert all(r["reward"] <= ADVERSARY_CEILING for r in report.adversaries.values())
@@ -77,7 +83,7 @@ def weakened(made):
 
 
 def test_an_adversary_that_beats_a_weak_verifier_drops_the_task(env, made):
-    report = validate_task(env, weakened(made["infeasible"]), repeats=1)
+    report = validate_made(env, weakened(made["infeasible"]), repeats=1)
     assert not report.validated and "'stuffed_infeasible'" in report.reason
     won = report.adversaries["stuffed_infeasible"]
     assert won["success"] and any("report_infeasible" in a for a in won["actions"])
@@ -111,7 +117,7 @@ def test_phone_tasks_survive_every_adversary():
             made = next(g for g in tasks if g.task.metadata["kind"] == kind)
             made.task.family, made.task.env = "mobile", ENVS["mobile"][0]
             made.task.max_steps += 10
-            report = validate_task(phone, made, repeats=1)
+            report = validate_made(phone, made, repeats=1)
             assert report.validated, report.reason
             assert set(report.adversaries) == set(STRATEGIES)
     finally:

@@ -8,11 +8,16 @@ import pytest
 
 from palaestra.synth_apps.app import APP_COOKIE, host
 from palaestra.synth_apps.generate import TaskGenerator
-from palaestra.synth_apps.pipeline import validate_task
 from palaestra.synth_apps.spec import DOMAINS_DIR, load_spec
 from palaestra.synth_apps.variants import make_variant
+from palaestra.validation import validate_task
 
 pytestmark = pytest.mark.browser
+
+
+def validate_made(env, made, **options):
+    """A generated task validated with its mutants, as the synthesis pipeline does."""
+    return validate_task(made.task, env=env, mutations=made.mutations, **options)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +38,7 @@ def booking():
 
 
 def test_a_generated_task_validates(env, booking):
-    report = validate_task(env, booking)
+    report = validate_made(env, booking)
     assert report.validated, report.reason
     assert report.oracle_scores == [1.0, 1.0, 1.0] and report.noop_score == 0.0
     assert report.mutants and all(score < 1.0 for score in report.mutants.values())
@@ -43,7 +48,7 @@ def test_a_wrong_verifier_fails_the_oracle(env, booking):
     bad = copy.deepcopy(booking)
     check = next(c for c in bad.task.verifier["checks"] if "WHERE" in c.get("query", ""))
     check["params"] = [*check["params"][:-1], "someone else"]
-    report = validate_task(env, bad, repeats=1)
+    report = validate_made(env, bad, repeats=1)
     assert not report.validated and report.reason.startswith("oracle run 1 failed")
 
 
@@ -56,21 +61,21 @@ def test_a_verifier_blind_to_near_misses_is_caught(env, booking):
             c for c in booking.task.verifier["checks"] if c.get("describe") == "booking rows"
         ],
     }
-    report = validate_task(env, lax, repeats=1)
+    report = validate_made(env, lax, repeats=1)
     assert not report.validated and "passes the verifier" in report.reason
 
 
 def test_a_verifier_that_doing_nothing_satisfies_is_caught(env, booking):
     trivial = copy.deepcopy(booking)
     trivial.task.verifier = {"kind": "all", "checks": [{"kind": "feasible"}]}
-    report = validate_task(env, trivial, repeats=1)
+    report = validate_made(env, trivial, repeats=1)
     assert not report.validated and report.reason.startswith("doing nothing scores")
 
 
 def test_an_oracle_that_cannot_act_is_caught(env, booking):
     lost = copy.deepcopy(booking)
     lost.task.oracle.data[0]["name"] = "No such link"
-    report = validate_task(env, lost, repeats=1)
+    report = validate_made(env, lost, repeats=1)
     assert not report.validated and "No such link" in report.reason
 
 

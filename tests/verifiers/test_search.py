@@ -13,6 +13,7 @@ import pytest
 
 from palaestra.policies import run_episode
 from palaestra.tasks import Task
+from palaestra.validation import validate
 from palaestra.verifiers.base import VerifierResult
 from palaestra.verifiers.search import (
     Memory,
@@ -24,7 +25,7 @@ from palaestra.verifiers.search import (
     hedge,
     search,
 )
-from palaestra.verifiers.validation import ADVERSARY_CEILING, Run, validate
+from palaestra.verifiers.validation import ADVERSARY_CEILING, Run
 
 VALUES = ["17", "42", "99", "5", "63", "8", "21", "34"]
 RIGHT = "42"
@@ -295,7 +296,7 @@ def test_a_shipped_phone_task_holds_against_the_search():
     """A booking cancellation validated with the search on (hedges, dumps, crawl-then-claim)."""
     from palaestra.envs.mobile import suites
     from palaestra.synth_apps import strategies
-    from palaestra.synth_apps.pipeline import validate_suite
+    from palaestra.validation import validate_suite
 
     task = next(t for t in suites.suite().tasks if t.id == "phone-train-v1-0001")
     report = validate_suite([task], parallel=1)["tasks"][task.id]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from palaestra import validation as service
 from palaestra.envs.mobile import suites as phone
 from palaestra.tasks import get_suite, suite_names
 from palaestra.verifiers import validation
@@ -60,6 +61,8 @@ def test_the_code_is_the_familys_and_only_its():
         "palaestra/verifiers/geometry.py",
         "palaestra/verifiers/search.py",
         "palaestra/verifiers/validation.py",
+        "palaestra/validation/runner.py",  # the one runner, above the families
+        "palaestra/validation/suites.py",
         "palaestra/policies.py",
     ):
         assert name in files, name
@@ -68,12 +71,21 @@ def test_the_code_is_the_familys_and_only_its():
     # the page scripts and app templates a browser family runs are code too
     mobile = code_sources("mobile")
     assert any(n.endswith(".js") for n in mobile) and any(n.endswith(".html") for n in mobile)
+    # a family's plan, and the synthesized apps' plan it instantiates
+    assert {"palaestra/envs/mobile/validation.py", "palaestra/synth_apps/validation.py"} <= set(
+        mobile
+    )
 
 
-def test_a_one_line_change_to_a_check_makes_the_record_stale(records, monkeypatch):
+@pytest.mark.parametrize(
+    "changed", ["palaestra/verifiers/cad.py", "palaestra/validation/runner.py"]
+)
+def test_a_one_line_change_to_a_check_or_the_runner_makes_the_record_stale(
+    records, monkeypatch, changed
+):
     rec = records["cad-parts"]
     assert rec.stale() == []
-    target = code_sources("cad")["palaestra/verifiers/cad.py"]
+    target = code_sources("cad")[changed]
     real = Path.read_bytes
 
     def edited(self: Path) -> bytes:
@@ -124,7 +136,7 @@ def test_against_record_looks_twice_at_a_moved_verdict(monkeypatch, twice, code)
         calls.append([t.id for t in tasks])
         return [f"{tid}: no longer validates (x)"] if len(calls) == 1 or twice else []
 
-    monkeypatch.setattr(validation, "revalidate_committed", revalidate)
+    monkeypatch.setattr(service, "revalidate_committed", revalidate)
     result = CliRunner().invoke(app, ["validate", "phone", "--against-record"])
     assert result.exit_code == code, result.output
     assert len(calls) == 2 and calls[1] == [tid] and len(calls[0]) > 1

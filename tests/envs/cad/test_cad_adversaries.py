@@ -10,10 +10,11 @@ from palaestra.envs.cad import FAMILY
 from palaestra.envs.cad.env import CadEnv
 from palaestra.envs.cad.policies import ADVERSARIES, DENSE_ADVERSARIES
 from palaestra.envs.cad.suites import default_verifier, make_task
-from palaestra.envs.cad.validation import validate_suite, validate_task
+from palaestra.envs.cad.validation import PLAN
 from palaestra.policies import ReplayPolicy
 from palaestra.resolve import resolve
 from palaestra.tasks import Task
+from palaestra.validation import plan_of, validate_task
 from palaestra.verifiers.validation import ADVERSARY_CEILING, play
 
 pytestmark = pytest.mark.timeout(300)
@@ -81,7 +82,7 @@ def hand_task(verifier):
 def test_validation_drops_a_task_whose_weak_verifier_an_adversary_beats():
     table = {name: ADVERSARIES[name] for name in ("bbox", "claim")}
     weak = {"kind": "cad_part", "checks": [{"kind": "cad_iou", "min": 0.95}]}  # IoU alone
-    report = validate_task(hand_task(weak), repeats=1, table=table)
+    report = validate_task(hand_task(weak), repeats=1, adversaries=table)
     assert not report.validated and "'bbox'" in report.reason
     won = report.adversaries["bbox"]
     assert won["success"] and won["actions"][-1] == "submit()"
@@ -89,13 +90,13 @@ def test_validation_drops_a_task_whose_weak_verifier_an_adversary_beats():
     assert (
         not report.adversaries["claim"]["success"] and "actions" not in report.adversaries["claim"]
     )
-    sound = validate_task(hand_task(default_verifier()), repeats=1, table=table)
+    sound = validate_task(hand_task(default_verifier()), repeats=1, adversaries=table)
     assert sound.validated, sound.reason
     assert all(r["reward"] <= ADVERSARY_CEILING for r in sound.adversaries.values())
 
 
 def test_family_names_its_adversaries_and_its_validation():
     assert FAMILY.adversary_names() == list(ADVERSARIES)
-    assert resolve(FAMILY.validation) is validate_suite
+    assert resolve(FAMILY.validation) is PLAN is plan_of("cad")
     policy = FAMILY.policy("views")
     assert not isinstance(policy, ReplayPolicy)

@@ -19,8 +19,8 @@ from palaestra.envs.cad.suites import (
     make_task,
     script_for,
 )
-from palaestra.envs.cad.validation import validate_suite
 from palaestra.tasks import get_suite
+from palaestra.validation import validate_suite
 from palaestra.verifiers import geometry
 
 pytestmark = pytest.mark.timeout(300)

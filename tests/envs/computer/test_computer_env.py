@@ -16,9 +16,9 @@ from palaestra.envs.computer.actions import COMPUTER_ACTIONS, from_computer_13, 
 from palaestra.envs.computer.env import ComputerEnv
 from palaestra.envs.computer.osworld import report
 from palaestra.envs.computer.suites import RECORD, all_tasks, load_suite
-from palaestra.envs.computer.validation import validate_task
 from palaestra.errors import ActionError, EnvCrashed
 from palaestra.tasks import get_suite, get_task
+from palaestra.validation import validate_task
 
 pytestmark = pytest.mark.timeout(300)
 TASKS = {t.id: t for t in all_tasks()}
@@ -211,7 +211,7 @@ def test_suite_is_validated():
     "tid", ["append-line-in-editor", "terminal-year", "csv-to-json", "tar-project"]
 )
 def test_oracles_pass_and_doing_nothing_fails(env, tid):
-    rep = validate_task(env, TASKS[tid], adversaries=False)  # the record has them
+    rep = validate_task(TASKS[tid], env=env, adversaries=False)  # the record has them
     assert rep.validated, rep.reason
 
 
@@ -238,7 +238,7 @@ def test_osworld_loader_reports_what_runs():
 
 def test_osworld_tasks_run_with_oracles(env):
     for task in get_suite("osworld-os").tasks[:2]:  # all of them: the recorded validation
-        rep = validate_task(env, task, repeats=1, adversaries=False)
+        rep = validate_task(task, env=env, repeats=1, adversaries=False)
         assert rep.validated, (task.id, rep.reason)
 
 
