@@ -11,8 +11,8 @@ A task's oracle is ``{"policy": "replay", "data": [...calls, "submit()"]}``: the
 semantic action list, played by the ``replay`` policy of :mod:`palaestra.envs.cad.policies`.
 
 Only tasks that passed execution validation are emitted (``validation.json`` next to this
-file records the last full run, written by :func:`palaestra.envs.cad.validation.write_validation`;
-see :class:`~palaestra.verifiers.validation.ValidationRecord`).
+file records the last full run, written by ``palaestra validate cad-parts --record``; see
+:class:`~palaestra.verifiers.validation.ValidationRecord`).
 """
 
 from __future__ import annotations

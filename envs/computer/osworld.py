@@ -63,7 +63,7 @@ CAUSES = "_refusal_causes"
 #: checks of ours added to OSWorld's where its checker reads that an output exists, not what
 #: it is (a move leaves no source behind): stricter than OSWorld, never looser
 STRICT = "_strict_checks"
-#: the last validation run of the converted tasks (``validation.write_osworld_validation``)
+#: the last validation run of the converted tasks (``palaestra validate osworld-os --record``)
 RECORD = ValidationRecord(
     Path(__file__).with_name("osworld_validation.json"),
     "osworld-os",

@@ -20,7 +20,7 @@ Decisions:
   ``code_only`` adversary then plays it through code.
 - Only tasks that passed execution validation (oracle twice, agreeing; doing nothing fails) are
   emitted: ``validation.json`` beside this file records the last run
-  (:func:`palaestra.envs.computer.validation.write_validation`), keyed by a hash of each task
+  (``palaestra validate computer-basic --record``), keyed by a hash of each task
   so an edited task is held back until validated again.
 """
 
@@ -871,7 +871,7 @@ def task_key(task: Task) -> str:
     return digest(data)
 
 
-#: the last full validation run (``palaestra.envs.computer.validation.write_validation``)
+#: the last full validation run (``palaestra validate computer-basic --record``)
 RECORD = ValidationRecord(
     Path(__file__).with_name("validation.json"),
     SUITE,
