@@ -114,8 +114,8 @@ class Scope:
             if f.type == "ref":
                 ref_id = raw.get(f"{fname}_id")
                 out[f"{fname}_id"] = ref_id
-                ref = self.row(f.to, ref_id, depth - 1) if ref_id is not None else None  # type: ignore[arg-type]
-                out[fname] = self.display(f.to, ref) if ref else ""  # type: ignore[arg-type]
+                ref = self.row(f.ref_entity, ref_id, depth - 1) if ref_id is not None else None
+                out[fname] = self.display(f.ref_entity, ref) if ref else ""
                 if depth > 0:
                     out[f"{fname}_row"] = ref or {}
             else:
@@ -199,7 +199,7 @@ class Generator:
             case "text":
                 return self.fake.sentence(nb_words=10)
             case "ref":
-                return rng.choice(ids[f.to]) if ids.get(f.to) else None  # type: ignore[index]
+                return rng.choice(ids[f.ref_entity]) if ids.get(f.ref_entity) else None
         return self.fake.word()
 
     def row(
@@ -220,7 +220,7 @@ class Generator:
                     value = given[col]
                 elif f.differs_from and f.type == "ref":
                     other = stored.get(column(f.differs_from, e.fields[f.differs_from]))
-                    value = self.rng.choice([i for i in ids[f.to] if i != other])  # type: ignore[index]
+                    value = self.rng.choice([i for i in ids[f.ref_entity] if i != other])
                 else:
                     value = to_db(f, self.value(f, shown, ids))
                 if col in given or not f.unique or not _taken(scope.conn, entity, col, value):
@@ -229,8 +229,8 @@ class Generator:
                 raise ValueError(f"entities.{entity}.fields.{fname}: ran out of unique values")
             stored[col] = value
             if f.type == "ref":
-                ref = scope.row(f.to, value, 0) if value is not None else None  # type: ignore[arg-type]
-                shown[fname] = scope.display(f.to, ref) if ref else ""  # type: ignore[arg-type]
+                ref = scope.row(f.ref_entity, value, 0) if value is not None else None
+                shown[fname] = scope.display(f.ref_entity, ref) if ref else ""
                 shown[f"{fname}_id"], shown[f"{fname}_row"] = value, ref or {}
             else:
                 shown[fname] = to_py(f, value)
@@ -279,7 +279,7 @@ def _resolve_fixed(spec: AppSpec, entity: str, fixed: Mapping[str, Any], conn: A
             raise ValueError(f"entities.{entity}.seed.rows: {key!r} is not a field")
         f = e.fields[key]
         if f.type == "ref":
-            target = spec.entities[f.to]  # type: ignore[index]
+            target = spec.entities[f.ref_entity]
             hit = conn.execute(
                 f"SELECT id FROM {f.to} WHERE {target.display} = ?", (value,)
             ).fetchone()

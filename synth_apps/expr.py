@@ -162,10 +162,10 @@ def _eval(node: ast.AST, scope: Mapping[str, Any], fns: Mapping[str, Callable[..
     if isinstance(node, ast.BinOp):
         return _BIN[type(node.op)](_eval(node.left, scope, fns), _eval(node.right, scope, fns))
     if isinstance(node, ast.UnaryOp):
-        value = _eval(node.operand, scope, fns)
+        operand = _eval(node.operand, scope, fns)
         if isinstance(node.op, ast.Not):
-            return not value
-        return -value if isinstance(node.op, ast.USub) else +value
+            return not operand
+        return -operand if isinstance(node.op, ast.USub) else +operand
     if isinstance(node, ast.BoolOp):
         is_and = isinstance(node.op, ast.And)
         value: Any = is_and
@@ -187,8 +187,8 @@ def _eval(node: ast.AST, scope: Mapping[str, Any], fns: Mapping[str, Callable[..
         return _eval(branch, scope, fns)
     if isinstance(node, ast.List | ast.Tuple):
         return [_eval(e, scope, fns) for e in node.elts]
-    if isinstance(node, ast.Call):
-        name = node.func.id  # type: ignore[attr-defined]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):  # parse() allows no other
+        name = node.func.id
         if name not in fns:
             raise ExprError(f"unknown function {name}(); known: {sorted(fns)}")
         args = [_eval(a, scope, fns) for a in node.args]
@@ -209,7 +209,8 @@ def _get(value: Any, key: Any) -> Any:
 
 def _holes(template: str) -> list[tuple[str, str | None]]:
     """A template as (literal text, hole expression or None) pairs."""
-    parts, i = [], 0
+    parts: list[tuple[str, str | None]] = []
+    i = 0
     while i < len(template):
         start = template.find("{", i)
         if start < 0:

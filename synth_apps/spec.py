@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -54,26 +54,37 @@ class FieldSpec(_Model):
     type: str
     label: str | None = None
     required: bool = True
-    min: float | None = Field(None, description="numbers: lowest; dates: days after today")
-    max: float | None = Field(None, description="numbers: highest; dates: days after today")
-    choices: list[str] | None = Field(None, description="enum values")
-    to: str | None = Field(None, description="ref: the entity referenced")
-    where: str | None = Field(None, description="ref inputs: which rows to offer (expression)")
-    differs_from: str | None = Field(None, description="seed: never equal to this field")
-    faker: str | None = Field(None, description="seed: a Faker provider, e.g. 'city'")
-    pattern: str | None = Field(None, description="seed: '#' digit, '?' letter, e.g. 'IC ###'")
-    values: list[Any] | None = Field(None, description="seed: pick from these")
-    expr: str | None = Field(None, description="seed: computed from the row so far")
+    min: float | None = Field(default=None, description="numbers: lowest; dates: days after today")
+    max: float | None = Field(default=None, description="numbers: highest; dates: days after today")
+    choices: list[str] | None = Field(default=None, description="enum values")
+    to: str | None = Field(default=None, description="ref: the entity referenced")
+    where: str | None = Field(
+        default=None, description="ref inputs: which rows to offer (expression)"
+    )
+    differs_from: str | None = Field(default=None, description="seed: never equal to this field")
+    faker: str | None = Field(default=None, description="seed: a Faker provider, e.g. 'city'")
+    pattern: str | None = Field(
+        default=None, description="seed: '#' digit, '?' letter, e.g. 'IC ###'"
+    )
+    values: list[Any] | None = Field(default=None, description="seed: pick from these")
+    expr: str | None = Field(default=None, description="seed: computed from the row so far")
     unique: bool = False
     default: Any = None
-    hidden: bool = Field(False, description="never shown in pages (internal bookkeeping)")
+    hidden: bool = Field(default=False, description="never shown in pages (internal bookkeeping)")
 
     def title(self, name: str) -> str:
         return self.label or name.replace("_", " ").capitalize()
 
+    @property
+    def ref_entity(self) -> str:
+        """A ref field's entity: ``to``, which the spec check requires of every ref."""
+        if self.to is None:
+            raise SpecError("a ref field needs 'to' (the entity it references)")
+        return self.to
+
 
 class SeedSpec(_Model):
-    count: int = Field(0, ge=0, le=100_000)
+    count: int = Field(default=0, ge=0, le=100_000)
     rows: list[dict[str, Any]] = Field(
         default_factory=list, description="fixed rows; a ref is given by its display text"
     )
@@ -85,7 +96,7 @@ class EntitySpec(_Model):
     display: str = Field(description="the field that names a row (link text, ref text)")
     fields: dict[str, FieldSpec]
     seed: SeedSpec = Field(default_factory=SeedSpec)
-    order: str | None = Field(None, description="default sort, e.g. 'date, departs'")
+    order: str | None = Field(default=None, description="default sort, e.g. 'date, departs'")
 
     @property
     def plural_label(self) -> str:
@@ -99,7 +110,7 @@ class PageSpec(_Model):
     label: str
     filters: list[str] = Field(default_factory=list)
     columns: list[str] = Field(default_factory=list)
-    where: str | None = Field(None, description="only rows for which this holds")
+    where: str | None = Field(default=None, description="only rows for which this holds")
 
 
 class StepSpec(_Model):
@@ -134,11 +145,16 @@ class EffectSpec(_Model):
             raise ValueError("an effect is exactly one of create, update, delete, clear")
         return self
 
+    @property
+    def names(self) -> str:
+        """The entity it writes, or ``record`` (the one of create/update/delete/clear given)."""
+        return next(k for k in (self.create, self.clear, self.update, self.delete) if k is not None)
+
 
 class OperationSpec(_Model):
     label: str
-    entity: str | None = Field(None, description="the row it starts from (a detail page)")
-    when: str | None = Field(None, description="offered only when this holds")
+    entity: str | None = Field(default=None, description="the row it starts from (a detail page)")
+    when: str | None = Field(default=None, description="offered only when this holds")
     steps: list[StepSpec] = Field(default_factory=list)
     let: dict[str, str] = Field(default_factory=dict)
     rules: list[RuleSpec] = Field(default_factory=list)
@@ -157,10 +173,14 @@ class TaskTemplate(_Model):
     instruction: str
     operation: str | None = None
     entity: str | None = None
-    field: str | None = Field(None, description="info: the field whose value is asked")
-    pick: str | None = Field(None, description="which rows qualify (expression over record)")
+    field: str | None = Field(default=None, description="info: the field whose value is asked")
+    pick: str | None = Field(
+        default=None, description="which rows qualify (expression over record)"
+    )
     inputs: dict[str, str] = Field(default_factory=dict, description="input -> generator expr")
-    violate: str | None = Field(None, description="infeasible: a rule's require, or 'missing'")
+    violate: str | None = Field(
+        default=None, description="infeasible: a rule's require, or 'missing'"
+    )
     missing: dict[str, str] = Field(
         default_factory=dict, description="infeasible 'missing': filter -> an absent value expr"
     )
@@ -206,7 +226,7 @@ class AppSpec(_Model):
         return done
 
 
-def _fail(place: str, message: str) -> None:
+def _fail(place: str, message: str) -> NoReturn:
     raise ValueError(f"{place}: {message}")
 
 
@@ -347,9 +367,10 @@ def _check(spec: AppSpec) -> None:
             rows = {"target"} if effect.where else set()
             if effect.where:
                 _check_expr(f"{ep}.where", effect.where, scope | rows)
-            named = effect.create or effect.clear or effect.update or effect.delete
-            target = op.entity if named == "record" else named
-            columns = _columns(spec.entities[target])  # type: ignore[index]
+            target = op.entity if effect.names == "record" else effect.names
+            if target is None:
+                _fail(ep, "'record' needs the operation's entity")
+            columns = _columns(spec.entities[target])
             for key, source in effect.values.items():
                 if key not in columns:
                     _fail(f"{ep}.values.{key}", f"not a column of {target}")
@@ -374,8 +395,9 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
     for key in stray:
         if getattr(t, key):
             _fail(f"{place}.{key}", f"{t.kind} templates do not take {key!r}")
+    op = None
     if t.kind in ("operation", "infeasible"):
-        if t.operation not in spec.operations:
+        if t.operation is None or t.operation not in spec.operations:
             _fail(f"{place}.operation", f"unknown operation {t.operation!r}")
         op = spec.operations[t.operation]
         missing = set(op.inputs()) - set(t.inputs)
@@ -384,7 +406,7 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
         entity = op.entity
     else:
         entity = t.entity
-        if entity not in spec.entities:
+        if entity is None or entity not in spec.entities:
             _fail(f"{place}.entity", f"unknown entity {entity!r}")
         if t.field not in spec.entities[entity].fields:
             _fail(f"{place}.field", f"{t.field!r} is not a field of {entity}")
@@ -393,8 +415,7 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
     scope = {"record", "input", "today", "missing"}
     if t.pick:
         _check_expr(f"{place}.pick", t.pick, scope)
-    if t.kind == "infeasible":
-        op = spec.operations[t.operation]  # type: ignore[index]
+    if t.kind == "infeasible" and op is not None:  # op: read above for every infeasible kind
         requires = [r.require for r in op.rules]
         if t.violate != "missing" and t.violate not in requires:
             _fail(f"{place}.violate", f"must be 'missing' or one of the rules: {requires}")

@@ -162,7 +162,7 @@ class AppSpace(StrategySpace):
             steps += list(self.primitives[name].phase(memory, param))
         return steps if strategy.cut is None else steps[: strategy.cut]
 
-    def policy(self, strategy: Strategy) -> Any:  # type: ignore[override]
+    def policy(self, strategy: Strategy) -> Any:
         return self.play_plan(self.plan(strategy))
 
 
