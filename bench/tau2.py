@@ -25,7 +25,7 @@ from typing import Any
 from palaestra.bench import harness
 from palaestra.bench.harness import console
 from palaestra.bench.usersim import play_remote, play_tasks
-from palaestra.envs.usersim.tau2.env import Tau2Env
+from palaestra.envs.tau2.env import Tau2Env
 from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.server.runner import gateway_process
@@ -40,7 +40,7 @@ def gold_pass(env: Tau2Env, tasks: list[Any]) -> dict[str, Any]:
     started = time.perf_counter()
     solved = replies = user_calls = 0
     for task in tasks:
-        run_episode(env, family("usersim").policy("tau2_gold", seed=0), task, seed=0)
+        run_episode(env, family("tau2").policy("tau2_gold", seed=0), task, seed=0)
         solved += bool(env.last_verification and env.last_verification.success)
         assert env.episode is not None
         replies += sum(m["role"] == "user" for m in env.episode.messages) - 1  # not the opening

@@ -33,7 +33,7 @@ def play_tasks(
     """Each task played by ``policy_name`` in ``env``: reset, message and tool-call times."""
     out = harness.Timings("reset", "message", "tool")
     for task in tasks:
-        policy = family("usersim").policy(policy_name, seed=0)
+        policy = family(task.family).policy(policy_name, seed=0)
         with out.timed("reset"):
             obs, info = env.reset(seed=0) if remote else env.reset(seed=0, options={"task": task})
         policy.reset(task)

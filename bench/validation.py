@@ -206,8 +206,8 @@ def _usersim(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
 
 def _tau2(domain: str) -> SearchRunner:
     def run(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
-        from palaestra.envs.usersim.tau2 import suites
-        from palaestra.envs.usersim.tau2.env import Tau2Env
+        from palaestra.envs.tau2 import suites
+        from palaestra.envs.tau2.env import Tau2Env
 
         env = Tau2Env()
         chosen = suites.tasks(domain)[:tasks]
@@ -248,13 +248,14 @@ def _cad(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
 def _budgets() -> dict[str, int]:
     from palaestra.envs.cad import strategies as cad
     from palaestra.envs.computer import strategies as computer
-    from palaestra.envs.usersim import strategies as usersim
+    from palaestra.envs.runtimes.dialogue import search as usersim
+    from palaestra.envs.tau2.suites import SEARCH_BUDGET as TAU2_BUDGET
     from palaestra.synth_apps import strategies as synth
 
     return {
         "usersim": usersim.BUDGET,
-        "tau2-retail": usersim.TAU2_BUDGET,
-        "tau2-telecom": usersim.TAU2_BUDGET,
+        "tau2-retail": TAU2_BUDGET,
+        "tau2-telecom": TAU2_BUDGET,
         "phone": synth.BUDGET,
         "computer-basic": computer.BUDGET,
         "cad-parts": cad.BUDGET,

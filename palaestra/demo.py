@@ -163,14 +163,13 @@ def play_synth(url: str, progress: Progress) -> None:
 def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
     """Dialogues: on each usersim domain and each tau2-bench suite, the reference assistant (the
     competent scripted one; tau2's gold assistant) vs an assistant that leaves at once."""
-    usersim = get_family("usersim")
     groups: dict[str, tuple[str, list]] = {}
     for task in suites.get_suite("usersim").tasks:
         groups.setdefault(task.setup["domain"], ("usersim", []))[1].append(task)
     for name in ("tau2-retail", "tau2-telecom"):
         groups[name] = (name, suites.get_suite(name).tasks)
     job = progress.add_task("usersim dialogues", total=per_domain * len(groups))
-    table = Table(title="User-simulator family through the gateway (WebSocket)")
+    table = Table(title="The dialogue families (usersim, tau2) through the gateway (WebSocket)")
     for col in ("domain", "tasks", "reference assistant", "leaves at once", "turns (reference)"):
         table.add_column(col)
     for domain, (suite, tasks) in groups.items():
@@ -185,7 +184,8 @@ def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
             env = RemoteEnv(task=f"{suite}/{task.id}", base_url=url, transport="ws")
             for kind, policy in kinds.items():
                 # the session is on the task already: reset it with no options
-                episode = run_episode(env, usersim.policy(policy), task, seed=0, reset_options={})
+                family = get_family(task.family)
+                episode = run_episode(env, family.policy(policy), task, seed=0, reset_options={})
                 scores[kind].append(episode.reward)
                 if kind == "reference":
                     turns.append(episode.steps)

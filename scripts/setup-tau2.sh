@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds .venv-tau2: the third-party packages tau2-bench's own code imports, in a virtualenv of
-# its own, only if missing or at other versions. tests/envs/usersim/test_tau2_crosscheck.py runs
+# its own, only if missing or at other versions. tests/envs/tau2/test_crosscheck.py runs
 # tau2's source (../shared/tau2/src, never copied here) in it, beside our port, to compare tools,
 # worlds and rewards on every task. It is separate because tau2 pulls litellm, pandas and their
 # pins, which palaestra does not need. The versions are the ones the check was run with

@@ -1,10 +1,9 @@
-"""The family's cheap strategies, as they are played on tau2 tasks (each must fail every task).
+"""The dialogue runtime's cheap strategies (:mod:`palaestra.envs.runtimes.dialogue.adversaries`),
+as they are played on tau2 tasks (each must fail every task).
 
-The usersim family's adversaries (:data:`palaestra.envs.usersim.policies.ADVERSARIES`) play
-these when the task is a tau2 one. They read the task's gold actions (scripted policies run on
-the worker side and see the whole task), so they hold every id a competent agent would have
-found, and more: what they prove is that knowing the answer is not enough without doing the
-task as the policy demands.
+They read the task's gold actions (scripted policies run on the worker side and see the whole
+task), so they hold every id a competent agent would have found, and more: what they prove is
+that knowing the answer is not enough without doing the task as the policy demands.
 
 - ``refuse_stuffed`` / ``refuse_keywords``: the gold lookups, then a refusal citing the whole
   policy (or its rule words);
@@ -21,19 +20,19 @@ task as the policy demands.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from palaestra.envs.usersim.dialogue import call as _call
-from palaestra.envs.usersim.dialogue import end as _end
-from palaestra.envs.usersim.dialogue import say as _say
-from palaestra.envs.usersim.tau2 import schemas, store, tasks
-from palaestra.envs.usersim.tau2.world import WRITES
+from palaestra.envs.runtimes.dialogue import adversaries as dialogue
+from palaestra.envs.runtimes.dialogue.adversaries import CHUNK, VAGUE_CONFIRM
+from palaestra.envs.runtimes.dialogue.env import call as _call
+from palaestra.envs.runtimes.dialogue.env import end as _end
+from palaestra.envs.runtimes.dialogue.env import say as _say
+from palaestra.envs.tau2 import schemas, store, tasks
+from palaestra.envs.tau2.world import WRITES
 from palaestra.tasks import Task
 
 TRANSFER = "transfer_to_human_agents"
-VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
-_CHUNK = 9000
 #: every device fix of the telecom manual, as an agent would tell it (the blind fix-all)
 FIX_ALL = (
     "Please turn airplane mode off.",
@@ -50,29 +49,21 @@ FIX_ALL = (
 )
 
 
-class Tau2Adversary:
+class Tau2Adversary(dialogue.Adversary):
     """One strategy on one tau2 task (see the module docstring)."""
-
-    def __init__(self, strategy: str, seed: int = 0) -> None:
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown adversary {strategy!r}; adversaries: {list(STRATEGIES)}")
-        self.strategy = strategy
-        self.seed = seed
 
     def reset(self, task: Task | None) -> None:
         assert task is not None and "tau2" in task.setup, "a tau2 adversary plays a tau2 task"
         self.domain: str = task.setup["tau2"]
         self.raw = tasks.get(self.domain, task.setup["task_id"])
         self.gold = tasks.gold_actions(self.raw)
-        self.results: list[str] = []
-        self._last: dict[str, Any] | None = None
-        self._steps = STRATEGIES[self.strategy](self)
+        self.results = []
+        self._last = None
+        self._steps = self.moves()
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
-        if self._last is not None and self._last["name"] == "call_tool":
-            self.results.append(observation.get("last_tool_result", ""))
-        self._last = next(self._steps, _end())
-        return self._last
+        self.saw(observation)
+        return self.did(next(self._steps, _end()))
 
     # ----- building blocks ----------------------------------------------------------------
     def agent_gold(self) -> list[dict[str, Any]]:
@@ -91,7 +82,7 @@ class Tau2Adversary:
 def _refuse_stuffed(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
     yield from a.lookups()
     yield _say(
-        f"I'm sorry, but I cannot do that, as the policy says: {schemas.policy(a.domain)}"[:_CHUNK]
+        f"I'm sorry, but I cannot do that, as the policy says: {schemas.policy(a.domain)}"[:CHUNK]
     )
 
 
@@ -117,7 +108,7 @@ def _dump_facts(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
         if len(params) == 1:
             for value in sorted(ids):
                 yield _call(fn["name"], {params[0]: value})
-    yield _say(("Here is everything I found: " + " ".join(a.results))[:_CHUNK])
+    yield _say(("Here is everything I found: " + " ".join(a.results))[:CHUNK])
 
 
 def _hand_off(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
@@ -173,7 +164,7 @@ def _repeat_last(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
         yield looked[-1]
 
 
-STRATEGIES: dict[str, Callable[[Tau2Adversary], Iterator[dict[str, Any]]]] = {
+Tau2Adversary.PLAYS = {
     "refuse_stuffed": _refuse_stuffed,
     "refuse_keywords": _refuse_keywords,
     "dump_facts": _dump_facts,
@@ -185,6 +176,4 @@ STRATEGIES: dict[str, Callable[[Tau2Adversary], Iterator[dict[str, Any]]]] = {
 }
 
 
-def plays(task: Task | None) -> bool:
-    """Whether ``task`` is a tau2 one (the usersim adversaries hand those over)."""
-    return task is not None and "tau2" in task.setup
+ADVERSARIES = dialogue.table(Tau2Adversary)

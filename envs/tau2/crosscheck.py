@@ -22,8 +22,8 @@ the reward our verifier reports as tau2's (``tau2_reward``) equals the reward ta
 ``verifiers/tau2.py`` documents a difference: :data:`STRICTER` (ours may fail where tau2's
 passes) and :data:`LENIENT` (ours may pass where tau2's fails); any other is a difference.
 
-``python -m palaestra.envs.usersim.tau2.crosscheck [retail|telecom ...]`` prints the report;
-``run(...)`` is what ``tests/envs/usersim/test_tau2_crosscheck.py`` asserts on.
+``python -m palaestra.envs.tau2.crosscheck [retail|telecom ...]`` prints the report;
+``run(...)`` is what ``tests/envs/tau2/test_crosscheck.py`` asserts on.
 """
 
 from __future__ import annotations
@@ -41,16 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.usersim import FAMILY
-from palaestra.envs.usersim.tau2 import retail, store
-from palaestra.envs.usersim.tau2 import suites as tau2_suites
-from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
-from palaestra.envs.usersim.tau2 import world as worlds
-from palaestra.envs.usersim.tau2.crosscheck_tau2 import digest, masked
-from palaestra.envs.usersim.tau2.env import Tau2Env
-from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
-from palaestra.envs.usersim.tau2.telecom_eval import Result
-from palaestra.envs.usersim.tau2.telecom_world import tool_names
+from palaestra.envs.tau2 import FAMILY, retail, store
+from palaestra.envs.tau2 import suites as tau2_suites
+from palaestra.envs.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2 import world as worlds
+from palaestra.envs.tau2.crosscheck_tau2 import digest, masked
+from palaestra.envs.tau2.env import Tau2Env
+from palaestra.envs.tau2.telecom_device import DeviceTools
+from palaestra.envs.tau2.telecom_eval import Result
+from palaestra.envs.tau2.telecom_world import tool_names
 from palaestra.policies import run_episode
 from palaestra.verifiers.base import CheckResult, VerifierResult, evaluate
 from palaestra.verifiers.tau2 import differences

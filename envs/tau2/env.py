@@ -1,6 +1,6 @@
 """``palaestra/tau2-v0``: tau2-bench's retail and telecom tasks, the policy as the assistant.
 
-The moves and observations are the family's dialogue env's (:mod:`palaestra.envs.usersim.dialogue`:
+The moves and observations are the dialogue runtime's (:mod:`palaestra.envs.runtimes.dialogue.env`:
 ``send_message``, ``call_tool``, ``end_conversation``, OpenAI tool calls and assistant messages
 as they are). The world is tau2's (:mod:`.world`), one private copy per episode with the task's
 initialization actions applied at reset; the tools answer as tau2's do, so a call with a wrong
@@ -22,13 +22,13 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from palaestra.envs.usersim.dialogue import Dialogue, DialogueEnv
-from palaestra.envs.usersim.tau2 import schemas, tasks
-from palaestra.envs.usersim.tau2 import world as worlds
-from palaestra.envs.usersim.tau2.user import Tau2User, make_user
+from palaestra.envs.runtimes.dialogue.env import Dialogue, DialogueEnv
+from palaestra.envs.tau2 import schemas, tasks
+from palaestra.envs.tau2 import world as worlds
+from palaestra.envs.tau2.user import Tau2User, make_user
 from palaestra.errors import ActionError, InvalidRequest
+from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.tasks import Task
-from palaestra.verifiers import tau2 as _checks  # noqa: F401  (registers the check kind)
 
 ENV_ID = "palaestra/tau2-v0"
 
@@ -42,6 +42,8 @@ class Tau2Episode(Dialogue):
 
 
 class Tau2Env(DialogueEnv):
+    family = "tau2"
+    llm_client = LLMAuthor
     episode: Tau2Episode | None = None
 
     def _setup(self, task: Task | None) -> None:

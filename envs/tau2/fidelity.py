@@ -9,7 +9,8 @@ by validation dropping its task):
 - **competent**: the gold assistant under seeds 0, 1, 2: success rate, whether the verdicts
   agree, whether the transcripts are the same, and whether a seed replays to the same transcript;
 - **reworded**: the gold assistant's decisions in other words (:class:`RewordedGold`, with the
-  frames of the family's :mod:`palaestra.envs.usersim.reworded` where they fit): a user that
+  frames of the dialogue runtime's :mod:`palaestra.envs.runtimes.dialogue.phrasing` where
+  they fit): a user that
   only reads the gold's own sentences would make every agent look worse than it is;
 - **wrong**: the gold assistant whose first write proposal names a wrong value, and which would
   make that write (:class:`WrongGold`): the user must decline, and the task must fail;
@@ -37,19 +38,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from palaestra.envs.runtimes.dialogue.env import end as _end
+from palaestra.envs.runtimes.dialogue.env import say as _say
+from palaestra.envs.runtimes.dialogue.fidelity import ratio
+from palaestra.envs.runtimes.dialogue.phrasing import ASK, CONFIRM, cap, reformat
 from palaestra.envs.runtimes.simuser.acts import user_agrees
-from palaestra.envs.usersim import FAMILY
-from palaestra.envs.usersim.dialogue import end as _end
-from palaestra.envs.usersim.dialogue import say as _say
-from palaestra.envs.usersim.fidelity import _ratio
-from palaestra.envs.usersim.reworded import ASK, CONFIRM, _cap, reformat
-from palaestra.envs.usersim.tau2 import retail, store, suites
-from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
-from palaestra.envs.usersim.tau2.adversaries import Tau2Adversary
-from palaestra.envs.usersim.tau2.env import Tau2Env
-from palaestra.envs.usersim.tau2.retail_gold import proposal as retail_proposal
-from palaestra.envs.usersim.tau2.user import Tau2User, UserTurn
-from palaestra.envs.usersim.tau2.world import Tau2World
+from palaestra.envs.tau2 import FAMILY, retail, store, suites
+from palaestra.envs.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2.adversaries import Tau2Adversary
+from palaestra.envs.tau2.env import Tau2Env
+from palaestra.envs.tau2.retail_gold import proposal as retail_proposal
+from palaestra.envs.tau2.user import Tau2User, UserTurn
+from palaestra.envs.tau2.world import Tau2World
 from palaestra.policies import run_episode
 from palaestra.tasks import Task
 
@@ -268,13 +268,13 @@ class RewordedGold(_Wrapped):
                 if style == "terse" and m["pre"].startswith(("I can help", "Hello"))
                 else m["pre"]
             )
-            return _join(pre, self._pick(frames).format(name=m["name"], Name=_cap(m["name"])))
+            return _join(pre, self._pick(frames).format(name=m["name"], Name=cap(m["name"])))
         if m := _HOW_MUCH.match(text):
             return m["pre"] + self._pick(HOW_MUCH[style])
         if m := _INSTRUCTION.match(text) or _CHECK.match(text):
             vp = m["vp"]
             if style == "terse":
-                return _cap(vp.replace(" on your phone", "")) + "."
+                return cap(vp.replace(" on your phone", "")) + "."
             return self._pick(POLITE_DO if style == "polite" else INSTRUCT_DO).format(vp=vp)
         if m := _INFO.match(text):
             return self._pick(INFO[style]).format(info=m["info"])
@@ -286,7 +286,7 @@ class RewordedGold(_Wrapped):
 
     def _confirm(self, vp: str, pre: str, style: str) -> str:
         frames = CONFIRM[self.bank][style]
-        return _join(pre, self._pick(frames).format(vp=vp, Vp=_cap(vp)))
+        return _join(pre, self._pick(frames).format(vp=vp, Vp=cap(vp)))
 
 
 def _join(pre: str, text: str) -> str:
@@ -807,23 +807,23 @@ def measure_domain(
     return DomainFidelity(
         domain=domain,
         tasks=tasks_n,
-        competent=_ratio(n["won"], n["runs"], 0.0),
-        agree=_ratio(n["agree"], tasks_n, 0.0),
-        same_transcript=_ratio(n["same"], tasks_n, 0.0),
-        deterministic=_ratio(n["det"], tasks_n, 0.0),
-        reworded={s: _ratio(v[0], v[1], 0.0) for s, v in styled.items()},
+        competent=ratio(n["won"], n["runs"], 0.0),
+        agree=ratio(n["agree"], tasks_n, 0.0),
+        same_transcript=ratio(n["same"], tasks_n, 0.0),
+        deterministic=ratio(n["det"], tasks_n, 0.0),
+        reworded={s: ratio(v[0], v[1], 0.0) for s, v in styled.items()},
         wrong_tasks=wrong[0],
-        wrong_declined=_ratio(wrong[1], wrong[0]),
-        wrong_failed=_ratio(wrong[2], wrong[0]),
+        wrong_declined=ratio(wrong[1], wrong[0]),
+        wrong_failed=ratio(wrong[2], wrong[0]),
         wrong_by_field=by_field,
-        early_closed=_ratio(early[0], tasks_n, 0.0),
-        early_premature=_ratio(early[1], tasks_n, 0.0),
-        early_failed=_ratio(early[2], tasks_n, 0.0),
+        early_closed=ratio(early[0], tasks_n, 0.0),
+        early_premature=ratio(early[1], tasks_n, 0.0),
+        early_failed=ratio(early[2], tasks_n, 0.0),
         irrelevant_replies=irr[0],
-        irrelevant_invented=_ratio(irr[1], irr[0], 0.0),
-        irrelevant_other=_ratio(irr[2], irr[0], 0.0),
-        unread_rate=_ratio(n["unread"], n["replies"], 0.0),
-        reworded_unread={s: _ratio(v[2], v[3], 0.0) for s, v in styled.items()},
+        irrelevant_invented=ratio(irr[1], irr[0], 0.0),
+        irrelevant_other=ratio(irr[2], irr[0], 0.0),
+        unread_rate=ratio(n["unread"], n["replies"], 0.0),
+        reworded_unread={s: ratio(v[2], v[3], 0.0) for s, v in styled.items()},
         grounding=asdict(g) if domain == "telecom" else {},
         failures=fails,
     )

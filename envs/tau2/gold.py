@@ -17,11 +17,11 @@ from palaestra.tasks import Task
 def _script(task: Task | None) -> Any:
     domain = task.setup.get("tau2") if task is not None else None
     if domain == "retail":
-        from palaestra.envs.usersim.tau2 import retail_gold
+        from palaestra.envs.tau2 import retail_gold
 
         return retail_gold.play(task)
     if domain == "telecom":
-        from palaestra.envs.usersim.tau2 import telecom_gold
+        from palaestra.envs.tau2 import telecom_gold
 
         return telecom_gold.play(task)
     raise ValueError("the tau2 gold assistant plays a tau2 task (setup['tau2'])")

@@ -25,9 +25,9 @@ import httpx
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
 from palaestra.envs.runtimes.simuser.user import UserSimError
-from palaestra.envs.usersim.tau2 import schemas
-from palaestra.envs.usersim.tau2.user import UserTurn
-from palaestra.envs.usersim.tau2.world import Tau2World
+from palaestra.envs.tau2 import schemas
+from palaestra.envs.tau2.user import UserTurn
+from palaestra.envs.tau2.world import Tau2World
 
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 MARKERS = (STOP, TRANSFER, OUT_OF_SCOPE)

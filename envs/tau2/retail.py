@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from palaestra.envs.usersim.tau2 import store
+from palaestra.envs.tau2 import store
 
 Doc = dict[str, Any]
 

@@ -18,10 +18,10 @@ import re
 from collections.abc import Generator
 from typing import Any
 
+from palaestra.envs.runtimes.dialogue.env import call, say
 from palaestra.envs.runtimes.simuser.acts import user_agrees
-from palaestra.envs.usersim.dialogue import call, say
-from palaestra.envs.usersim.tau2 import retail, store
-from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2 import retail, store
+from palaestra.envs.tau2 import tasks as tau2_tasks
 from palaestra.tasks import Task
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
@@ -95,7 +95,7 @@ def proposal(name: str, args: dict[str, Any]) -> str:
 
 def play(task: Task | None) -> Plan:
     """The gold assistant's script for a tau2 retail task; ``CoroutinePolicy(play)`` is the
-    policy (:func:`palaestra.envs.usersim.tau2.gold.GoldAssistant`)."""
+    policy (:func:`palaestra.envs.tau2.gold.GoldAssistant`)."""
     if task is None:
         raise ValueError("the tau2 gold assistant needs its task")
     return _play(tau2_tasks.get("retail", task.setup["task_id"]))

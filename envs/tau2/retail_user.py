@@ -40,10 +40,10 @@ from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.runtimes.simuser.domain import Domain, Slot, by_name
-from palaestra.envs.usersim.tau2 import retail, store
-from palaestra.envs.usersim.tau2.tasks import gold_actions
-from palaestra.envs.usersim.tau2.user import UserTurn
-from palaestra.envs.usersim.tau2.world import Tau2World
+from palaestra.envs.tau2 import retail, store
+from palaestra.envs.tau2.tasks import gold_actions
+from palaestra.envs.tau2.user import UserTurn
+from palaestra.envs.tau2.world import Tau2World
 
 ORDER_ID = r"(?<![\w#])#?W\d{7}\b"
 ITEM_ID = r"(?<![\w.$])\d{10}\b"

@@ -22,11 +22,11 @@ import typing
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from palaestra.envs.usersim.tau2 import retail, telecom_world
-from palaestra.envs.usersim.tau2.store import DATA
-from palaestra.envs.usersim.tau2.telecom_device import NETWORK_MODES, DeviceTools, default_apn
-from palaestra.envs.usersim.tau2.telecom_world import AgentTools
-from palaestra.envs.usersim.tau2.world import AGENT_TOOLS, USER_TOOLS, WRITES
+from palaestra.envs.tau2 import retail, telecom_world
+from palaestra.envs.tau2.store import DATA
+from palaestra.envs.tau2.telecom_device import NETWORK_MODES, DeviceTools, default_apn
+from palaestra.envs.tau2.telecom_world import AgentTools
+from palaestra.envs.tau2.world import AGENT_TOOLS, USER_TOOLS, WRITES
 
 
 class Doc(NamedTuple):

@@ -7,7 +7,7 @@ payment methods) stays as tau2 has it, and two worlds compare row by row. Option
 tau2's ``Order`` model that ``db.json`` leaves out are filled with ``null`` at load, as the
 model's dump would show them.
 
-As in :mod:`palaestra.envs.usersim.world`, the JSON is parsed once per process into an
+As in the usersim family's world module, the JSON is parsed once per process into an
 in-memory template and each episode gets a copy through SQLite's online backup.
 
 Left for the next session: telecom's TOML databases (agent side and the user's device).

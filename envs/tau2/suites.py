@@ -21,13 +21,15 @@ import copy
 import functools
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.usersim import FAMILY, strategies
-from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
-from palaestra.envs.usersim.tau2.env import ENV_ID, Tau2Env
+from palaestra.envs.runtimes.dialogue.search import search_for
+from palaestra.envs.tau2 import FAMILY
+from palaestra.envs.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2.adversaries import FIX_ALL
+from palaestra.envs.tau2.env import ENV_ID, Tau2Env
 from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
 from palaestra.verifiers.validation import (
     ValidationRecord,
@@ -41,6 +43,9 @@ from palaestra.verifiers.validation import (
 #: assistant moves per episode (tau2 stops a simulation at 200 messages of either side)
 MAX_STEPS = 100
 MUTATIONS = [{"name": "world_changed"}, {"name": "unconfirmed_write"}, {"name": "said_nothing"}]
+#: episodes of the adversary search per task (a tau2 episode of the search is longer than a
+#: named adversary's: the budget keeps validation's growth near 50%, docs/verifiers.md)
+SEARCH_BUDGET = 6
 TITLES = {"retail": "online retail store", "telecom": "telecom operator's technical support"}
 
 
@@ -59,7 +64,7 @@ def make_task(domain: str, raw: dict[str, Any]) -> Task:
     crit = raw["evaluation_criteria"]
     return Task(
         id=task_id(domain, raw["id"]),
-        family="usersim",
+        family="tau2",
         env=ENV_ID,
         instruction=f"You are the customer-service agent of an {TITLES[domain]}. Help the user "
         "with their request, following the policy. Use the tools; ask the user for what you "
@@ -109,15 +114,16 @@ def validate_task(
     task: Task, env: Tau2Env | None = None, *, adversaries: bool = True, search: int | None = None
 ) -> ValidationReport:
     """One task's report: the oracle, doing nothing, the mutants, the adversaries and (with
-    them) the adversary search of :mod:`palaestra.envs.usersim.strategies` (``search``
-    episodes, the family's budget by default; 0: none)."""
+    them) the adversary search of :mod:`palaestra.envs.runtimes.dialogue.search` (``search``
+    episodes, :data:`SEARCH_BUDGET` by default; 0: none), with telecom's device fixes."""
     env = env or Tau2Env()
     runner = family_runner(env, task, FAMILY)
     against = FAMILY.adversary_names() if adversaries else ()
-    budget = strategies.TAU2_BUDGET if search is None else search
+    budget = SEARCH_BUDGET if search is None else search
+    fixes = FIX_ALL if task.setup.get("tau2") == "telecom" else ()
     searched = None
     if adversaries and budget:
-        searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), budget)
+        searched = search_for(task, lambda p: play(env, task, p, strict=False), budget, fixes)
     return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against, search=searched)
 
 
@@ -159,12 +165,12 @@ def record(domain: str) -> ValidationRecord:
         Path(__file__).with_name(f"validation-{domain}.json"),
         f"tau2-{domain}",
         task_key,
-        family="usersim",
-        candidates=f"palaestra.envs.usersim.tau2.suites:{domain}_tasks",
+        family="tau2",
+        candidates=f"palaestra.envs.tau2.suites:{domain}_tasks",
     )
 
 
-def validate_suite(
+def validate_domain(
     domain: str, tasks_: list[Task] | None = None, *, adversaries: bool = True
 ) -> dict[str, Any]:
     """Execution-validate a domain's tasks (all by default): the report ``palaestra validate
@@ -177,12 +183,38 @@ def validate_suite(
         env.close()
 
 
+def validate_suite(tasks_: list[Task] | None = None, *, adversaries: bool = True) -> dict[str, Any]:
+    """The family's validation (``Family.validation``): ``tasks_`` (every task of every domain
+    by default) validated domain by domain, the reports merged."""
+    if tasks_ is None:
+        domains: Iterable[str] = tau2_tasks.DOMAINS
+    else:
+        domains = sorted({t.setup["tau2"] for t in tasks_})
+    reports = [
+        validate_domain(
+            d,
+            None if tasks_ is None else [t for t in tasks_ if t.setup["tau2"] == d],
+            adversaries=adversaries,
+        )
+        for d in domains
+    ]
+    if len(reports) == 1:
+        return reports[0]
+    merged = {key: sum(r[key] for r in reports) for key in ("total", "validated", "dropped")}
+    return {
+        "suite": "tau2",
+        **merged,
+        "seconds": round(sum(r["seconds"] for r in reports), 1),
+        "tasks": {tid: rep for r in reports for tid, rep in r["tasks"].items()},
+    }
+
+
 def write_validation(domain: str) -> dict[str, Any]:
     """Validate every task of ``domain`` and record the run (about 10 s a domain): run it after
     changing the users, the gold assistants, the adversaries or the check
-    (``python -m palaestra.envs.usersim.tau2.suites``); the tests re-validate a sample against
+    (``palaestra validate tau2-<domain> --record``); the tests re-validate a sample against
     the record, so a stale one fails them."""
-    return record(domain).write(validate_suite(domain))
+    return record(domain).write(validate_domain(domain))
 
 
 def suite(domain: str) -> Suite:

@@ -11,7 +11,7 @@ import functools
 import json
 from typing import Any
 
-from palaestra.envs.usersim.tau2.store import DATA
+from palaestra.envs.tau2.store import DATA
 from palaestra.verifiers.tau2 import REWARD_TYPES
 
 DOMAINS = ("retail", "telecom")

@@ -19,7 +19,7 @@ import functools
 import tomllib
 from typing import Any
 
-from palaestra.envs.usersim.tau2.telecom_world import ToolError, telecom_dir, tool
+from palaestra.envs.tau2.telecom_world import ToolError, telecom_dir, tool
 
 NETWORK_MODES = ("4g_5g_preferred", "4g_only", "3g_only", "2g_only")
 _SIGNAL_ICON = {

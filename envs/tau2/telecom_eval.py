@@ -2,7 +2,7 @@
 
 Mirrors tau2-bench ``TelecomEnvironment`` (``environment.py``: ``sync_tools`` after every call,
 ``set_state`` running the task's ``initialization_actions`` on either side) and its
-``env_assertions``. The gold world (:func:`palaestra.envs.usersim.tau2.world.gold_state`) and the
+``env_assertions``. The gold world (:func:`palaestra.envs.tau2.world.gold_state`) and the
 scoring (:mod:`palaestra.verifiers.tau2`) serve both domains.
 
 One difference: tau2 replays gold actions without syncing the two sides between them (its live
@@ -16,8 +16,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from palaestra.envs.usersim.tau2.telecom_device import DeviceTools, user_db
-from palaestra.envs.usersim.tau2.telecom_world import (
+from palaestra.envs.tau2.telecom_device import DeviceTools, user_db
+from palaestra.envs.tau2.telecom_world import (
     ACTIVE,
     AgentTools,
     ToolError,

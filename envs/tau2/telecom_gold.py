@@ -19,10 +19,10 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from palaestra.envs.usersim.dialogue import call, end, say
-from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
-from palaestra.envs.usersim.tau2.telecom_eval import reset as reset_world
-from palaestra.envs.usersim.tau2.telecom_user import PHONE
+from palaestra.envs.runtimes.dialogue.env import call, end, say
+from palaestra.envs.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2.telecom_eval import reset as reset_world
+from palaestra.envs.tau2.telecom_user import PHONE
 from palaestra.tasks import Task
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
@@ -104,7 +104,7 @@ Plan = Generator[dict[str, Any], dict[str, Any], None]
 
 def play(task: Task | None) -> Plan:
     """The gold assistant's script for a tau2 telecom task; ``CoroutinePolicy(play)`` is the
-    policy (:func:`palaestra.envs.usersim.tau2.gold.GoldAssistant`)."""
+    policy (:func:`palaestra.envs.tau2.gold.GoldAssistant`)."""
     if task is None:
         raise ValueError("the tau2 gold assistant needs its task")
     return _play(tau2_tasks.get("telecom", task.setup["task_id"]))

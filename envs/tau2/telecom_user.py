@@ -38,9 +38,9 @@ from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts
 from palaestra.envs.runtimes.simuser.domain import Domain, Slot, by_name
-from palaestra.envs.usersim.tau2.tasks import gold_actions
-from palaestra.envs.usersim.tau2.user import UserTurn
-from palaestra.envs.usersim.tau2.world import Tau2World
+from palaestra.envs.tau2.tasks import gold_actions
+from palaestra.envs.tau2.user import UserTurn
+from palaestra.envs.tau2.world import Tau2World
 
 PHONE = r"(?<!\d)(\(?\d{3}\)?[ .-]?\d{3}[ .-]?\d{4})(?!\d)"
 

@@ -33,7 +33,7 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.usersim.tau2.store import DATA
+from palaestra.envs.tau2.store import DATA
 
 #: tau2's telecom clock (``utils.get_today``)
 TODAY = date(2025, 2, 25)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from palaestra.envs.usersim.tau2.world import Tau2World
+from palaestra.envs.tau2.world import Tau2World
 
 
 @dataclass
@@ -45,15 +45,15 @@ def make_user(domain: str, task: dict[str, Any], seed: int = 0, llm: Any = None)
     """The user for ``task``: symbolic, or the LLM user when ``llm`` (an
     :class:`palaestra.synth_apps.llm.LLMAuthor`) is given."""
     if llm is not None:
-        from palaestra.envs.usersim.tau2.llm_user import LLMUser
+        from palaestra.envs.tau2.llm_user import LLMUser
 
         return LLMUser(domain, task, llm, seed)
     if domain == "retail":
-        from palaestra.envs.usersim.tau2.retail_user import RetailUser
+        from palaestra.envs.tau2.retail_user import RetailUser
 
         return RetailUser(task, seed)
     if domain == "telecom":
-        from palaestra.envs.usersim.tau2.telecom_user import TelecomUser
+        from palaestra.envs.tau2.telecom_user import TelecomUser
 
         return TelecomUser(task, seed)
     raise ValueError(f"unknown tau2 domain {domain!r}")

@@ -18,11 +18,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from palaestra.envs.usersim.tau2 import retail, store, telecom_eval
-from palaestra.envs.usersim.tau2.tasks import get, gold_actions
-from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
-from palaestra.envs.usersim.tau2.telecom_eval import Result, TelecomWorld
-from palaestra.envs.usersim.tau2.telecom_world import AgentTools, tool_names
+from palaestra.envs.tau2 import retail, store, telecom_eval
+from palaestra.envs.tau2.tasks import get, gold_actions
+from palaestra.envs.tau2.telecom_device import DeviceTools
+from palaestra.envs.tau2.telecom_eval import Result, TelecomWorld
+from palaestra.envs.tau2.telecom_world import AgentTools, tool_names
 
 #: the agent's tools that may change the world (tau2's ``ToolType.WRITE``): a call of one needs
 #: the user's explicit yes to the assistant's previous message, as both policies require

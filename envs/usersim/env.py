@@ -1,12 +1,12 @@
 """``palaestra/usersim-v0``: the policy is the assistant, between a simulated user and tools.
 
 The moves, the OpenAI/tau2 message forms and the observation are every dialogue env's
-(:mod:`palaestra.envs.usersim.dialogue`); this env brings the family's own seeded worlds (one
-SQLite copy per episode) and the agenda-driven simulated user. A call the domain's rules
-forbid returns the domain's error and is recorded as a violation, as is any write without the
-user's explicit yes to the assistant's previous message, or whose text arguments that message
-did not name (a yes to "shall I go ahead?" consents to nothing in particular); the gold world
-to compare with is rebuilt from the task's reference calls.
+(the dialogue runtime's, :mod:`palaestra.envs.runtimes.dialogue.env`); this env brings the
+family's own seeded worlds (one SQLite copy per episode) and the agenda-driven simulated user.
+A call the domain's rules forbid returns the domain's error and is recorded as a violation, as
+is any write without the user's explicit yes to the assistant's previous message, or whose
+text arguments that message did not name (a yes to "shall I go ahead?" consents to nothing in
+particular); the gold world to compare with is rebuilt from the task's reference calls.
 """
 
 from __future__ import annotations
@@ -18,10 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
-from palaestra.envs.runtimes.simuser.wording import PERSONAS
-from palaestra.envs.usersim import world
-from palaestra.envs.usersim.dialogue import (
+from palaestra.envs.runtimes.dialogue.env import (
     ACTIONS,
     DEFAULT_PARTS,
     MAX_CONVERSATION,
@@ -30,10 +27,13 @@ from palaestra.envs.usersim.dialogue import (
     Dialogue,
     DialogueEnv,
 )
+from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
+from palaestra.envs.runtimes.simuser.wording import PERSONAS
+from palaestra.envs.usersim import world
 from palaestra.envs.usersim.domain import DomainError, RuleBroken, dump
 from palaestra.errors import ActionError
+from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.tasks import Task
-from palaestra.verifiers import usersim as _checks  # noqa: F401  (registers the check kinds)
 
 __all__ = ["ACTIONS", "DEFAULT_PARTS", "MAX_CONVERSATION", "MAX_MESSAGE", "PARTS", "UserSimEnv"]
 
@@ -49,6 +49,8 @@ class Episode(Dialogue):
 
 
 class UserSimEnv(DialogueEnv):
+    family = "usersim"
+    llm_client = LLMAuthor
     episode: Episode | None = None
 
     # ----- lifecycle hooks ----------------------------------------------------------------

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.runtimes.dialogue.fidelity import ratio
+from palaestra.envs.runtimes.dialogue.phrasing import BANKS, STYLES
 from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.runtimes.simuser.domain import Domain, same_value
@@ -33,7 +35,7 @@ from palaestra.envs.runtimes.simuser.user import Goal
 from palaestra.envs.usersim import FAMILY
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.envs.usersim.policies import KINDS
-from palaestra.envs.usersim.reworded import BANKS, STYLES, RewordedAssistant
+from palaestra.envs.usersim.reworded import RewordedAssistant
 from palaestra.envs.usersim.world import domain
 from palaestra.policies import run_episode
 from palaestra.tasks import Task
@@ -125,15 +127,11 @@ class FidelityReport:
         return asdict(self)
 
 
-def _ratio(a: int, b: int, empty: float = 1.0) -> float:
-    return round(a / b, 4) if b else empty
-
-
 def report(t: Tally) -> FidelityReport:
-    adherence = _ratio(t.right_decisions, t.decisions)
-    consistency = _ratio(t.consistent, t.conversations)
-    invented = _ratio(t.invented_turns, t.user_turns, 0.0)
-    premature = _ratio(t.premature, t.closed, 0.0)
+    adherence = ratio(t.right_decisions, t.decisions)
+    consistency = ratio(t.consistent, t.conversations)
+    invented = ratio(t.invented_turns, t.user_turns, 0.0)
+    premature = ratio(t.premature, t.closed, 0.0)
     composite = round(statistics.mean([adherence, consistency, 1 - invented, 1 - premature]), 4)
     return FidelityReport(
         episodes=t.conversations,
@@ -142,7 +140,7 @@ def report(t: Tally) -> FidelityReport:
         invented_rate=invented,
         premature_rate=premature,
         composite=composite,
-        success={k: _ratio(sum(v), len(v), 0.0) for k, v in t.solved.items() if v},
+        success={k: ratio(sum(v), len(v), 0.0) for k, v in t.solved.items() if v},
         counts={
             "decisions": t.decisions,
             "user_turns": t.user_turns,
@@ -257,11 +255,11 @@ def measure_styles(
                                 again += policy.rephrased
                                 if not ok:
                                     out.failures.append(f"{bank}/{style}/{task.id}/{seed}")
-                out.success[bank][style] = _ratio(sum(won["competent"]), len(won["competent"]))
+                out.success[bank][style] = ratio(sum(won["competent"]), len(won["competent"]))
                 if wrong:
-                    out.wrong[bank][style] = _ratio(sum(won["wrong"]), len(won["wrong"]), 0.0)
+                    out.wrong[bank][style] = ratio(sum(won["wrong"]), len(won["wrong"]), 0.0)
                 out.unread[bank][style] = unread
-                out.first_try[bank][style] = 1 - _ratio(missed, tries, 0.0)
+                out.first_try[bank][style] = 1 - ratio(missed, tries, 0.0)
                 out.rephrased[bank][style] = again
     finally:
         env.close()

@@ -19,8 +19,9 @@ scripted assistant reads the plan from ``task.oracle.data``. ``random`` draws va
 the action set (seeded); ``noop`` ends the conversation at once, as execution validation's
 do-nothing run does.
 
-``ADVERSARIES`` are the cheap strategies execution validation plays on every task (each must
-fail it): a fixed refusal, a refusal citing the whole policy or every rule's keywords, a dump
+``ADVERSARIES`` are the dialogue runtime's cheap strategies
+(:mod:`palaestra.envs.runtimes.dialogue.adversaries`) as this family plays them, each must fail
+every task: a fixed refusal, a refusal citing the whole policy or every rule's keywords, a dump
 of every fact, a done claim, the write made on every row, writes without confirmation, and the
 last lookup repeated instead of acting. What each check kind proves against them is in
 ``docs/verifiers.md``.
@@ -31,28 +32,20 @@ from __future__ import annotations
 import functools
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
+from palaestra.envs.runtimes.dialogue import adversaries as dialogue
+from palaestra.envs.runtimes.dialogue.adversaries import CHUNK, VAGUE_CONFIRM
+from palaestra.envs.runtimes.dialogue.env import call as _call
+from palaestra.envs.runtimes.dialogue.env import end as _end
+from palaestra.envs.runtimes.dialogue.env import say as _say
+from palaestra.envs.runtimes.dialogue.policies import noop, random_moves
 from palaestra.envs.runtimes.simuser import acts as A
 from palaestra.envs.usersim import reasons
-from palaestra.envs.usersim.dialogue import call as _call
-from palaestra.envs.usersim.dialogue import end as _end
-from palaestra.envs.usersim.dialogue import say as _say
 from palaestra.envs.usersim.domain import Domain, dump
-from palaestra.envs.usersim.env import ACTIONS
-from palaestra.envs.usersim.tau2 import adversaries as tau2_adversaries
-from palaestra.envs.usersim.tau2.adversaries import Tau2Adversary
-from palaestra.envs.usersim.tau2.gold import GoldAssistant
 from palaestra.envs.usersim.world import bind, domain, fresh
-from palaestra.policies import (
-    ConstantPolicy,
-    Policy,
-    PolicyFactory,
-    ScriptPolicy,
-    SpacePolicy,
-    scripted,
-)
+from palaestra.policies import PolicyFactory, scripted
 from palaestra.tasks import Task
 
 KINDS = ("competent", "irrelevant", "early", "wrong")
@@ -172,34 +165,19 @@ def _wrong(fact: str) -> str:
     return fact[:-1] + ("0" if fact[-1] != "0" else "1")
 
 
-def _random(seed: int = 0) -> Policy:
-    return SpacePolicy(ACTIONS.space(), seed)
-
-
-def _noop(seed: int = 0) -> Policy:
-    return ConstantPolicy(_end())
-
-
 POLICIES: dict[str, PolicyFactory] = {
     **{kind: functools.partial(ScriptedAssistant, kind) for kind in KINDS},
-    "tau2_gold": GoldAssistant,
-    "random": _random,
-    "noop": _noop,
+    "random": random_moves,
+    "noop": noop,
 }
 
 
 # ----- adversaries: cheap strategies a reward hacker would try ----------------------------
-#: the one sentence the fixed-refusal adversary answers every conversation with
-FIXED_REFUSAL = "I'm sorry, but I cannot help with that request."
 #: what the hand-off adversary says instead of helping
 HAND_OFF = "I'm transferring you to a human agent who can help you with this. Goodbye."
-#: a proposal that names nothing, for strategies that want a yes without stating the facts
-VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
-#: what one message of a dump holds (the env takes 10,000 characters)
-_CHUNK = 9000
 
 
-class Adversary(ScriptedAssistant):
+class Adversary(ScriptedAssistant, dialogue.Adversary):
     """A generic cheap strategy, played to see whether the verifier can be beaten without
     doing the task. It may interview the user and look things up as the reference plan does
     (so it has every value a competent agent would), then does the cheap thing instead of the
@@ -207,26 +185,22 @@ class Adversary(ScriptedAssistant):
     (:func:`palaestra.verifiers.validation.validate`)."""
 
     def __init__(self, strategy: str, seed: int = 0) -> None:
-        super().__init__("competent", seed)
-        if strategy not in STRATEGIES:
-            raise ValueError(f"unknown adversary {strategy!r}; adversaries: {list(STRATEGIES)}")
-        self.strategy = strategy
+        ScriptedAssistant.__init__(self, "competent", seed)
+        dialogue.Adversary.__init__(self, strategy, seed)
 
     def reset(self, task: Task | None) -> None:
         super().reset(task)
-        self.results: list[str] = []  # every tool answer seen, as the agent saw it
+        self.results = []  # every tool answer seen, as the agent saw it
         self.policy_text = ""
-        self._last: dict[str, Any] | None = None
+        self._last = None
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
         self.policy_text = observation.get("policy") or self.policy_text
-        if self._last is not None and self._last["name"] == "call_tool":
-            self.results.append(observation.get("last_tool_result", ""))
-        self._last = super().act(observation, info)
-        return self._last
+        self.saw(observation)
+        return self.did(super().act(observation, info))
 
     def _script(self) -> Iterator[dict[str, Any]]:
-        yield from STRATEGIES[self.strategy](self)
+        yield from self.moves()
         yield _end()
 
     # ----- building blocks ----------------------------------------------------------------
@@ -249,7 +223,7 @@ class Adversary(ScriptedAssistant):
             if not tool.parameters.get("required"):
                 yield _call(tool.name, {})
 
-    def _world_rows(self, chars: int = _CHUNK) -> list[str]:
+    def _world_rows(self, chars: int = CHUNK) -> list[str]:
         """Rows, as JSON, of each table of the task's seeded world that holds a value the user
         said (the whole column of candidate answers), up to ``chars`` characters."""
         said = {str(v).lower() for v in self.heard.values() if v}
@@ -300,7 +274,7 @@ def _refuse_stuffed(a: Adversary) -> Iterator[dict[str, Any]]:
     """Look the request up, then refuse citing every rule of the policy at once."""
     yield from a._interview()
     rules = " ".join(line.strip("- ") for line in a.policy_text.splitlines()[1:])
-    yield _say(f"I'm sorry, but I cannot do that, as the policy says: {rules}"[:_CHUNK])
+    yield _say(f"I'm sorry, but I cannot do that, as the policy says: {rules}"[:CHUNK])
 
 
 def _refuse_keywords(a: Adversary) -> Iterator[dict[str, Any]]:
@@ -319,7 +293,7 @@ def _dump_facts(a: Adversary) -> Iterator[dict[str, Any]]:
     yield from a._interview()
     yield from a._look_everywhere()
     text = "Here is everything I found: " + " ".join([*a.results, *a._world_rows()])
-    yield _say(text[:_CHUNK])  # one message: the user's reader is paid per character
+    yield _say(text[:CHUNK])  # one message: the user's reader is paid per character
 
 
 def _hand_off(a: Adversary) -> Iterator[dict[str, Any]]:
@@ -380,7 +354,7 @@ def _repeat_last(a: Adversary) -> Iterator[dict[str, Any]]:
         yield _call(calls[-1]["call"], bind(calls[-1]["args"], a._value))
 
 
-STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
+Adversary.PLAYS = {
     "refuse_stuffed": _refuse_stuffed,
     "refuse_keywords": _refuse_keywords,
     "dump_facts": _dump_facts,
@@ -391,32 +365,4 @@ STRATEGIES: dict[str, Callable[[Adversary], Iterator[dict[str, Any]]]] = {
     "repeat_last": _repeat_last,
 }
 
-
-def _refuse_fixed(seed: int = 0) -> Policy:
-    """One fixed refusal, nothing asked or looked up."""
-    return ScriptPolicy(lambda task: [_say(FIXED_REFUSAL), _end()])
-
-
-class EitherAdversary:
-    """A strategy played on whichever kind of task comes: the family's own tasks, or tau2's
-    (:mod:`palaestra.envs.usersim.tau2.adversaries`), so one adversary set covers every suite
-    of the family."""
-
-    def __init__(self, strategy: str, seed: int = 0) -> None:
-        self.strategy, self.seed = strategy, seed
-        self.inner: Adversary | Tau2Adversary | None = None
-
-    def reset(self, task: Task | None) -> None:
-        kind = Tau2Adversary if tau2_adversaries.plays(task) else Adversary
-        self.inner = kind(self.strategy, self.seed)
-        self.inner.reset(task)
-
-    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
-        assert self.inner is not None, "reset(task) first"
-        return self.inner.act(observation, info)
-
-
-ADVERSARIES: dict[str, PolicyFactory] = {
-    "refuse_fixed": _refuse_fixed,
-    **{name: functools.partial(EitherAdversary, name) for name in STRATEGIES},
-}
+ADVERSARIES: dict[str, PolicyFactory] = dialogue.table(Adversary)

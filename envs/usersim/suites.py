@@ -10,7 +10,7 @@ is kept only if that oracle passes three times under three personas, ending at o
 zero, the verifier rejects three mutated end states (a rule broken, nothing said, a database
 off by one row; for a refusal, the same words with no lookup logged), every adversary of the
 family fails it (``policies.ADVERSARIES``), and so does the best strategy the adversary search
-finds in :mod:`palaestra.envs.usersim.strategies` within its budget.
+finds in :mod:`palaestra.envs.runtimes.dialogue.search` within its budget.
 
 The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
 loaded (about 8 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.envs import runtimes
+from palaestra.envs.runtimes.dialogue import search as strategies
 from palaestra.envs.runtimes.simuser.domain import same_value
-from palaestra.envs.usersim import FAMILY, reasons, strategies, world
+from palaestra.envs.usersim import FAMILY, reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.paths import cache_dir
@@ -164,7 +165,7 @@ def validate_task(
 ) -> ValidationReport:
     """Execution-validate one task: its oracle, doing nothing, the mutants, and (unless
     ``adversaries`` is False) every adversary of the family, each of which must fail, then
-    the adversary search (``search`` episodes of :mod:`~palaestra.envs.usersim.strategies`;
+    the adversary search (``search`` episodes of :mod:`~palaestra.envs.runtimes.dialogue.search`;
     0: none), whose best strategy must fail too."""
     env = env or UserSimEnv()
     runner = family_runner(env, task, FAMILY)
@@ -216,18 +217,6 @@ def validate_suite(tasks: list[Task] | None = None, *, adversaries: bool = True)
     """Execution-validate ``tasks`` (every generated task by default, dropped ones included)
     with or without the adversaries: the report ``palaestra validate usersim`` prints, each
     task's report (a dropped one's reason, each adversary's result) under ``tasks``."""
-    if tasks is not None and any("tau2" in t.setup for t in tasks):
-        from palaestra.envs.usersim.tau2 import suites as tau2
-
-        report = validate_suite(
-            [t for t in tasks if "tau2" not in t.setup], adversaries=adversaries
-        )
-        for domain in sorted({t.setup["tau2"] for t in tasks if "tau2" in t.setup}):
-            chosen = [t for t in tasks if t.setup.get("tau2") == domain]
-            report["tasks"].update(
-                tau2.validate_suite(domain, chosen, adversaries=adversaries)["tasks"]
-            )
-        return report
     chosen = tasks if tasks is not None else _generated()
     env = UserSimEnv()
     record = ValidationRecord(cache_dir() / "usersim-validation.json", "usersim", task_key)
@@ -243,10 +232,14 @@ def _generated() -> list[Task]:
 
 def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
     """Validation reports, cached by the tasks, the adversaries and the code that plays and
-    scores them (this package without tau2, the simulated user, the usersim checks)."""
+    scores them (this package, the simulated user and dialogue runtimes, the usersim checks)."""
     here = Path(__file__).parent
-    simuser = Path(runtimes.__file__).parent / "simuser"
-    sources = [*here.glob("*.py"), *(here / "domains").rglob("*.py"), *simuser.rglob("*.py")]
+    shared = [Path(runtimes.__file__).parent / name for name in ("simuser", "dialogue")]
+    sources = [
+        *here.glob("*.py"),
+        *(here / "domains").rglob("*.py"),
+        *(p for folder in shared for p in folder.rglob("*.py")),
+    ]
     env = UserSimEnv()
     try:
         return cached_reports(

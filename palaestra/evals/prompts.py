@@ -30,6 +30,14 @@ COMMON = (
     "or do not apply come back as last_action_error and change nothing; read it and try again."
 )
 
+#: the dialogue families' (usersim, tau2): the same moves and observation (the dialogue runtime)
+DIALOGUE = Template(
+    "You are a customer-service agent. Talk to the customer with send_message, use the "
+    "domain's tools with call_tool(name, args) and follow the policy; end the conversation "
+    "when the customer's request is resolved.",
+    ("policy", "tools", "conversation", "user_message", "last_tool_result"),
+    hide=("goal", "policy", "tools"),
+)
 TEMPLATES: dict[str, Template] = {
     "web": Template(
         "You operate a web browser to complete the user's task. Elements of the page are named "
@@ -51,13 +59,8 @@ TEMPLATES: dict[str, Template] = {
         "task. Sketch, extrude, cut and refine; submit when the part matches.",
         ("feedback", "features", "properties", "topology", "history"),
     ),
-    "usersim": Template(
-        "You are a customer-service agent. Talk to the customer with send_message, use the "
-        "domain's tools with call_tool(name, args) and follow the policy; end the conversation "
-        "when the customer's request is resolved.",
-        ("policy", "tools", "conversation", "user_message", "last_tool_result"),
-        hide=("goal", "policy", "tools"),
-    ),
+    "usersim": DIALOGUE,
+    "tau2": DIALOGUE,
 }
 GENERIC = Template("You act in an environment to complete the task.")
 
@@ -80,10 +83,10 @@ def system_prompt(family: str, actions_text: str, view: dict[str, Any]) -> str:
 
 
 def first_message(family: str, view: dict[str, Any], observation: dict[str, Any]) -> str:
-    """The task, plus the parts the family shows once (usersim's policy and tool list)."""
+    """The task, plus the parts the family shows once (a dialogue's policy and tool list)."""
     goal = observation.get("goal") or view.get("instruction", "")
     parts = [f"Task: {goal}"]
-    if family == "usersim":
+    if template(family) is DIALOGUE:
         for key in ("policy", "tools"):
             if observation.get(key):
                 parts.append(f"{key}:\n{observation[key]}")

@@ -242,7 +242,7 @@ def usersim_env():
 
 
 def test_usersim_shipped_tasks_hold_against_the_search(usersim_env):
-    from palaestra.envs.usersim import strategies
+    from palaestra.envs.runtimes.dialogue import search as strategies
     from palaestra.envs.usersim.suites import suite
 
     tasks = suite().tasks
@@ -259,7 +259,7 @@ def test_usersim_shipped_tasks_hold_against_the_search(usersim_env):
 def test_the_usersim_search_finds_a_blind_write_a_weakened_verifier_pays_for(usersim_env):
     """Control: with only the database compared (no rules, nothing told), asking for every
     parameter and then making every write on what was heard wins: the space can win."""
-    from palaestra.envs.usersim import strategies
+    from palaestra.envs.runtimes.dialogue import search as strategies
     from palaestra.envs.usersim.suites import _generated
 
     task = next(t for t in _generated() if t.id == "hotel-15f87d")  # cancel one booking
@@ -270,16 +270,18 @@ def test_the_usersim_search_finds_a_blind_write_a_weakened_verifier_pays_for(use
 
 
 def test_tau2_shipped_tasks_hold_against_the_search():
-    from palaestra.envs.usersim import strategies
-    from palaestra.envs.usersim.tau2 import suites
-    from palaestra.envs.usersim.tau2.env import Tau2Env
+    from palaestra.envs.runtimes.dialogue import search as strategies
+    from palaestra.envs.tau2 import suites
+    from palaestra.envs.tau2.adversaries import FIX_ALL
+    from palaestra.envs.tau2.env import Tau2Env
 
     env = Tau2Env()
     try:
-        for task in [suites.retail().tasks[3], suites.telecom().tasks[0]]:
+        for task, fixes in [(suites.retail().tasks[3], ()), (suites.telecom().tasks[0], FIX_ALL)]:
             play, trails = _recording(lambda p, t=task: play_on(env, t, p))
-            budget = strategies.TAU2_BUDGET
-            _holds(strategies.search_for(task, play, budget).run(ADVERSARY_CEILING), budget)
+            budget = suites.SEARCH_BUDGET
+            found = strategies.search_for(task, play, budget, fixes)
+            _holds(found.run(ADVERSARY_CEILING), budget)
             assert any("call_tool" in a for trail in trails for a in trail)
     finally:
         env.close()
@@ -334,7 +336,7 @@ def test_a_shipped_cad_task_holds_against_the_search():
 
 
 def test_every_shipped_usersim_task_was_searched_and_held():
-    from palaestra.envs.usersim import strategies
+    from palaestra.envs.runtimes.dialogue import search as strategies
     from palaestra.envs.usersim.suites import suite
 
     for task in suite().tasks:

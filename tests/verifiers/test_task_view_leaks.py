@@ -28,7 +28,7 @@ def tasks_of(suite: str) -> tuple[Task, ...]:
     if suite == "synth-web":
         return tuple(leak_labels.synth_candidates())
     if suite.startswith("tau2-"):
-        from palaestra.envs.usersim.tau2 import suites as tau2
+        from palaestra.envs.tau2 import suites as tau2
 
         return tuple(tau2.tasks(suite.removeprefix("tau2-")))
     if suite == "computer-basic":

@@ -1,4 +1,4 @@
-"""What every dialogue env of the family shares: the assistant's moves and how they are read.
+"""What every dialogue env shares (usersim's, tau2's): the assistant's moves and how they are read.
 
 One step is one assistant move: a message to the user (who answers in the same step), a tool
 call (its result is in the next observation), or the end of the conversation. Any tool-calling
@@ -18,7 +18,7 @@ assistant's previous message is one), the assistant's messages.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -52,7 +52,7 @@ ACTIONS = ActionSet(
         ),
         primitive("end_conversation", "End the conversation (the episode ends)."),
     ],
-    name="usersim",
+    name="usersim",  # the name clients have listed since before tau2 was a family of its own
 )
 
 
@@ -75,8 +75,12 @@ class Dialogue:
 
 
 class DialogueEnv(PalaestraEnv):
-    family = "usersim"
+    """A tool-using dialogue: a family's subclass sets ``family`` and brings the world."""
+
     action_set = ACTIONS
+    #: the client of the operator's LLM a ``user: "llm"`` session speaks through (the family's
+    #: choice: this runtime sits below the module that provides one)
+    llm_client: ClassVar[Callable[..., Any] | None] = None
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
@@ -109,9 +113,9 @@ class DialogueEnv(PalaestraEnv):
         self.llm_fallback = llm_fallback
         self._llm = None
         if llm_url:
-            from palaestra.synth_apps.llm import LLMAuthor
-
-            self._llm = LLMAuthor(llm_url, llm_key, llm_model, timeout=llm_timeout)
+            if self.llm_client is None:
+                raise InvalidRequest(f"{type(self).__name__} has no LLM user", field="user")
+            self._llm = self.llm_client(llm_url, llm_key, llm_model, timeout=llm_timeout)
         space: dict[str, spaces.Space] = {
             "conversation": FreeText(MAX_CONVERSATION),
             "user_message": FreeText(MAX_MESSAGE),

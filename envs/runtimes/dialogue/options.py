@@ -1,4 +1,5 @@
-"""What an API client may set on a ``palaestra/usersim-v0`` session (see ``palaestra.options``).
+"""What an API client may set on a dialogue session (``palaestra/usersim-v0``,
+``palaestra/tau2-v0``; see ``palaestra.options``).
 
 The simulated user speaks from rules by default. ``user: "llm"`` asks for the operator's LLM
 endpoint (``PALAESTRA_LLM_URL``, its key ``PALAESTRA_LLM_KEY``, ``PALAESTRA_LLM_MODEL``, on the
@@ -17,7 +18,7 @@ from palaestra.options import EnvOptions, OperatorConfig
 Part = Literal["conversation", "user_message", "last_tool_result", "tools", "policy", "messages"]
 
 
-class UserSimOptions(EnvOptions):
+class DialogueOptions(EnvOptions):
     persona: Literal["terse", "chatty", "confused", "impatient"] | None = Field(
         default=None, description="How the simulated user words things"
     )

@@ -1,9 +1,9 @@
-"""The usersim family's strategy space for adversary search (usersim and tau2 tasks alike).
+"""The strategy space for adversary search on dialogue tasks (every dialogue family's).
 
 Everything here is built from what an assistant sees in a dialogue env: the task's view (its
 public domain), the tool schemas (names, parameters, which ones write), the policy text, the
 user's messages and the tool results. Nothing reads the task's setup, goal, plan or gold, as
-the named adversaries of :mod:`palaestra.envs.usersim.policies` may. The primitives:
+the named adversaries of :mod:`palaestra.envs.runtimes.dialogue.adversaries` may. The primitives:
 
 - exploring: ``listen`` (ask for the whole request), ``ask_all`` (ask the user for every
   parameter any tool takes), ``look_everywhere`` (call every read tool with every value heard
@@ -11,9 +11,10 @@ the named adversaries of :mod:`palaestra.envs.usersim.policies` may. The primiti
 - finishing, from :mod:`palaestra.verifiers.search`: hedges of two or three values seen, a
   record seen, everything seen, a refusal naming one to three policy sentences, a plain
   refusal, a done claim, a hand-off (the transfer tool where there is one);
-- finishing, this family's: ``do_all`` (a vague "shall I go ahead", then every write tool the
-  agent has, each on the values seen), ``fix_all`` and ``fix_each`` (telecom: every standard
-  device fix of the manual, in one message or one per message, with no diagnosis).
+- finishing, the dialogue's own: ``do_all`` (a vague "shall I go ahead", then every write tool
+  the agent has, each on the values seen), and where a family names them (tau2's telecom:
+  every standard device fix of the manual) ``fix_all`` and ``fix_each``: those instructions in
+  one message or one per message, with no diagnosis.
 
 :func:`search_for` gives validation the :class:`~palaestra.verifiers.search.Search` of a task.
 """
@@ -22,11 +23,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
+from functools import partial
 from typing import Any
 
-from palaestra.envs.usersim.dialogue import call, end, say
-from palaestra.envs.usersim.tau2.adversaries import FIX_ALL
+from palaestra.envs.runtimes.dialogue.env import call, end, say
 from palaestra.verifiers.search import (
     Memory,
     Primitive,
@@ -38,10 +39,9 @@ from palaestra.verifiers.search import (
     hedge,
 )
 
-#: episodes searched per task, usersim's and tau2's (a tau2 episode of the search is longer
-#: than a named adversary's: the budgets keep validation's growth near 50%, docs/verifiers.md)
+#: episodes searched per task unless a family says otherwise (tau2's episodes are longer: its
+#: budget is its own, docs/verifiers.md)
 BUDGET = 12
-TAU2_BUDGET = 6
 TRANSFER_WORDS = ("transfer", "human")
 VAGUE_CONFIRM = "Shall I go ahead and take care of that for you now?"
 #: tokens of a user's message that may be a value: they hold a digit or an @, or are a code
@@ -223,12 +223,12 @@ def _hand_off(memory: Memory, param: int) -> Steps:
         yield say("I'm transferring you to a human agent who can help you. Goodbye.")
 
 
-def _fix_all(memory: Memory, param: int) -> Steps:
-    yield say(" ".join(FIX_ALL))
+def _fix_all(fixes: Sequence[str], memory: Memory, param: int) -> Steps:
+    yield say(" ".join(fixes))
 
 
-def _fix_each(memory: Memory, param: int) -> Steps:
-    for fix in FIX_ALL:
+def _fix_each(fixes: Sequence[str], memory: Memory, param: int) -> Steps:
+    for fix in fixes:
         yield say(fix)
 
 
@@ -236,8 +236,9 @@ def _answer(text: str) -> list[Any]:
     return [say(text)]
 
 
-def space(view: dict[str, Any]) -> StrategySpace:
-    """The strategies searched on a task of this view (telecom adds the device fixes)."""
+def space(view: dict[str, Any], fixes: Sequence[str] = ()) -> StrategySpace:
+    """The strategies searched on a task of this view (``fixes``: the instructions a blind
+    fix-all tells the user, where the family's domain has them: tau2 telecom's device fixes)."""
     primitives = [
         Primitive("listen", _listen, doc="ask for the whole request"),
         Primitive("ask_all", _ask_all, doc="ask for every parameter a tool takes"),
@@ -257,14 +258,18 @@ def space(view: dict[str, Any]) -> StrategySpace:
         Primitive("hand_off", _hand_off, final=True, doc="hand the user to a human"),
         Primitive("do_all", _do_all, final=True, doc="every write tool on the values seen"),
     ]
-    if view.get("metadata", {}).get("domain") == "telecom":
+    if fixes:
         primitives += [
-            Primitive("fix_all", _fix_all, final=True, doc="every device fix in one message"),
-            Primitive("fix_each", _fix_each, final=True, doc="every device fix, one by one"),
+            Primitive(
+                "fix_all", partial(_fix_all, fixes), final=True, doc="every fix in one message"
+            ),
+            Primitive(
+                "fix_each", partial(_fix_each, fixes), final=True, doc="every fix, one by one"
+            ),
         ]
     return StrategySpace(primitives, see, end=[end()], longest=4)
 
 
-def search_for(task: Any, play: Any, budget: int = BUDGET) -> Search:
+def search_for(task: Any, play: Any, budget: int = BUDGET, fixes: Sequence[str] = ()) -> Search:
     """The search validation runs on ``task``: its view's space, played by ``play``."""
-    return Search.of(task, space(task.agent_view()), play, budget)
+    return Search.of(task, space(task.agent_view(), fixes), play, budget)

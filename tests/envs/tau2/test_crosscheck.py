@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from palaestra.envs.usersim.tau2 import crosscheck
-from palaestra.envs.usersim.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2 import crosscheck
+from palaestra.envs.tau2 import tasks as tau2_tasks
 
 #: about a minute on two idle cores (docs/tau2.md); the limit is for a shared, loaded machine
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]

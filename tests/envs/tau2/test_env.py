@@ -8,9 +8,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from palaestra.client import RemoteEnv
-from palaestra.envs.usersim import FAMILY
-from palaestra.envs.usersim.tau2 import suites, tasks
-from palaestra.envs.usersim.tau2.env import Tau2Env
+from palaestra.envs.tau2 import FAMILY, suites, tasks
+from palaestra.envs.tau2.env import Tau2Env
 from palaestra.policies import run_episode
 from palaestra.tasks import get_suite
 from palaestra.verifiers import tau2 as check

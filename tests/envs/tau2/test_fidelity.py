@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from palaestra.envs.usersim.tau2 import fidelity as F
-from palaestra.envs.usersim.tau2 import suites
+from palaestra.envs.tau2 import fidelity as F
+from palaestra.envs.tau2 import suites
 from palaestra.policies import run_episode
 
 

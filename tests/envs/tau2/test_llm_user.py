@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from palaestra.envs.runtimes.simuser.user import UserSimError
-from palaestra.envs.usersim.tau2 import tasks as tt
-from palaestra.envs.usersim.tau2.llm_user import GREETING, MAX_TOOL_ROUNDS, LLMUser
-from palaestra.envs.usersim.tau2.user import make_user
-from palaestra.envs.usersim.tau2.world import open_world
+from palaestra.envs.tau2 import tasks as tt
+from palaestra.envs.tau2.llm_user import GREETING, MAX_TOOL_ROUNDS, LLMUser
+from palaestra.envs.tau2.user import make_user
+from palaestra.envs.tau2.world import open_world
 from palaestra.synth_apps.llm import LLMAuthor
 
 MOBILE_DATA = "[mobile_data_issue]data_mode_off|data_usage_exceeded[PERSONA:None]"

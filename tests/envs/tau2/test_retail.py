@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from palaestra.envs.usersim.tau2 import retail, store
-from palaestra.envs.usersim.tau2 import tasks as tt
-from palaestra.envs.usersim.tau2 import world as worlds
+from palaestra.envs.tau2 import retail, store
+from palaestra.envs.tau2 import tasks as tt
+from palaestra.envs.tau2 import world as worlds
 from palaestra.verifiers.tau2 import differences
 
 PENDING = "#W6779827"  # ethan_lopez_6291, paid 4079.45 by gift_card_7219486 (balance 49.0)

@@ -11,13 +11,13 @@ import re
 import pytest
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
-from palaestra.envs.usersim.tau2 import fidelity as F
-from palaestra.envs.usersim.tau2 import retail, schemas, store, suites, world
-from palaestra.envs.usersim.tau2 import tasks as tt
-from palaestra.envs.usersim.tau2.env import Tau2Env
-from palaestra.envs.usersim.tau2.gold import GoldAssistant
-from palaestra.envs.usersim.tau2.retail_gold import TRANSFER_MESSAGE, identity, proposal
-from palaestra.envs.usersim.tau2.retail_user import RetailUser, request_text
+from palaestra.envs.tau2 import fidelity as F
+from palaestra.envs.tau2 import retail, schemas, store, suites, world
+from palaestra.envs.tau2 import tasks as tt
+from palaestra.envs.tau2.env import Tau2Env
+from palaestra.envs.tau2.gold import GoldAssistant
+from palaestra.envs.tau2.retail_gold import TRANSFER_MESSAGE, identity, proposal
+from palaestra.envs.tau2.retail_user import RetailUser, request_text
 from palaestra.policies import run_episode
 
 #: one task of each shape: two exchanges, a second email, a zip said wrong twice, a move, an

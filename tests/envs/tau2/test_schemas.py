@@ -6,13 +6,13 @@ import json
 import jsonschema
 import pytest
 
-from palaestra.envs.usersim.tau2 import schemas
-from palaestra.envs.usersim.tau2 import tasks as tt
-from palaestra.envs.usersim.tau2.retail import Retail
-from palaestra.envs.usersim.tau2.store import DATA
-from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
-from palaestra.envs.usersim.tau2.telecom_world import AgentTools
-from palaestra.envs.usersim.tau2.world import AGENT_TOOLS, USER_TOOLS, WRITES
+from palaestra.envs.tau2 import schemas
+from palaestra.envs.tau2 import tasks as tt
+from palaestra.envs.tau2.retail import Retail
+from palaestra.envs.tau2.store import DATA
+from palaestra.envs.tau2.telecom_device import DeviceTools
+from palaestra.envs.tau2.telecom_world import AgentTools
+from palaestra.envs.tau2.world import AGENT_TOOLS, USER_TOOLS, WRITES
 
 #: annotation text (annotations are postponed strings) -> the JSON Schema we expect for it
 EXPECTED = {

@@ -5,13 +5,12 @@ validates again to its recorded verdict and reason, and the gold assistant solve
 (one episode each). A change that moves the verdict of a task outside the sample is not caught
 here: the record's code digest (``ValidationRecord.stale``) and CI's full re-validation
 (``make revalidate``) are what catch it; agreement with tau2's own code is
-``test_tau2_crosscheck.py``."""
+``test_crosscheck.py``."""
 
 import pytest
 
-from palaestra.envs.usersim import FAMILY
-from palaestra.envs.usersim.tau2 import suites
-from palaestra.envs.usersim.tau2.env import Tau2Env
+from palaestra.envs.tau2 import FAMILY, suites
+from palaestra.envs.tau2.env import Tau2Env
 from palaestra.policies import run_episode
 from palaestra.tasks import get_suite
 

@@ -1,15 +1,15 @@
 """tau2-bench's telecom world: both sides' tools, initialization, gold replay, the DB comparison
-(the comparison with tau2's own code on every task is ``test_tau2_crosscheck.py``)."""
+(the comparison with tau2's own code on every task is ``test_crosscheck.py``)."""
 
 import json
 
 import pytest
 
-from palaestra.envs.usersim.tau2 import tasks as tt
-from palaestra.envs.usersim.tau2 import telecom_eval as te
-from palaestra.envs.usersim.tau2 import world as worlds
-from palaestra.envs.usersim.tau2.telecom_device import DeviceTools
-from palaestra.envs.usersim.tau2.telecom_world import AgentTools, policy, tool_names
+from palaestra.envs.tau2 import tasks as tt
+from palaestra.envs.tau2 import telecom_eval as te
+from palaestra.envs.tau2 import world as worlds
+from palaestra.envs.tau2.telecom_device import DeviceTools
+from palaestra.envs.tau2.telecom_world import AgentTools, policy, tool_names
 from palaestra.verifiers.tau2 import differences
 
 #: a task whose initialization touches both sides and whose gold actions do too

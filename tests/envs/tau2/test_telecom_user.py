@@ -8,12 +8,12 @@ import re
 import pytest
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
-from palaestra.envs.usersim.tau2 import suites, tasks
-from palaestra.envs.usersim.tau2.env import Tau2Env
-from palaestra.envs.usersim.tau2.gold import GoldAssistant
-from palaestra.envs.usersim.tau2.telecom_gold import instruction
-from palaestra.envs.usersim.tau2.telecom_user import Instruction, TelecomUser, Unclear, read_device
-from palaestra.envs.usersim.tau2.world import open_world
+from palaestra.envs.tau2 import suites, tasks
+from palaestra.envs.tau2.env import Tau2Env
+from palaestra.envs.tau2.gold import GoldAssistant
+from palaestra.envs.tau2.telecom_gold import instruction
+from palaestra.envs.tau2.telecom_user import Instruction, TelecomUser, Unclear, read_device
+from palaestra.envs.tau2.world import open_world
 from palaestra.policies import run_episode
 
 IDS = list(tasks.tasks("telecom"))
