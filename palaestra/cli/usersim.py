@@ -109,8 +109,8 @@ def usersim_tau2_fidelity(
     in telecom, whether what it reports about its phone comes from its own tool results."""
     from rich.progress import Progress
 
-    from palaestra.envs.usersim.tau2 import fidelity as tau2_fidelity
-    from palaestra.envs.usersim.tau2 import suites as tau2_suites
+    from palaestra.envs.tau2 import fidelity as tau2_fidelity
+    from palaestra.envs.tau2 import suites as tau2_suites
 
     names = domain or list(tau2_fidelity.DOMAINS)
     unknown = sorted(set(names) - set(tau2_fidelity.DOMAINS))
