@@ -1,4 +1,4 @@
-"""The gateway: HTTP API v1 (DESIGN.md section 4), assembled from one router per resource.
+"""The gateway: HTTP API v1 (docs/api.md), assembled from one router per resource.
 
 Routes stay thin: they authenticate, validate the body (pydantic, ``extra="forbid"``) and hand
 over to the session and pool managers, which they reach through the app's
@@ -19,6 +19,7 @@ from fastapi import FastAPI
 import palaestra
 from palaestra import registry, tasks
 from palaestra.redaction import install_log_redaction
+from palaestra.resolve import resolve
 from palaestra.server.http import JSON, BodyLimit, SecurityHeaders, install_error_handlers
 from palaestra.server.retention import run_retention, sweep
 from palaestra.server.routes import ROUTERS
@@ -27,39 +28,41 @@ from palaestra.server.settings import Settings
 from palaestra.server.state import Gateway
 from palaestra.workers.base import Backend
 
+#: each worker backend's class and the settings its constructor takes, in order (named by
+#: string: Docker's and Ray's client libraries are imported only by a gateway that uses them)
+BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "local": ("palaestra.workers.local:LocalBackend", ("worker_user", "worker_python")),
+    "docker": (
+        "palaestra.workers.docker:DockerBackend",
+        ("docker_image", "gateway_name", "docker_worker_cpus", "docker_worker_memory_mb",
+         "docker_worker_pids", "docker_host"),
+    ),
+    "ray": (
+        "palaestra.workers.ray:RayBackend",
+        ("ray_address", "ray_placement", "ray_worker_cpus", "ray_worker_memory_mb",
+         "ray_worker_resources", "ray_node_ip"),
+    ),
+}  # fmt: skip
+
 
 def make_backend(settings: Settings) -> Backend:
-    """The worker backend the settings name (Docker and Ray are imported only when asked for)."""
-    if settings.backend == "docker":
-        from palaestra.workers.docker import DockerBackend
-
-        return DockerBackend(
-            settings.docker_image,
-            settings.gateway_name,
-            settings.docker_worker_cpus,
-            settings.docker_worker_memory_mb,
-            settings.docker_worker_pids,
-            settings.docker_host,
-        )
-    if settings.backend == "ray":
-        from palaestra.workers.ray import RayBackend
-
-        return RayBackend(
-            settings.ray_address,
-            settings.ray_placement,
-            settings.ray_worker_cpus,
-            settings.ray_worker_memory_mb,
-            settings.ray_worker_resources,
-            settings.ray_node_ip,
-        )
-    from palaestra.workers.local import LocalBackend
-
-    return LocalBackend(settings.worker_user, settings.worker_python)
+    """The worker backend the settings name, built from the settings :data:`BACKENDS` lists."""
+    target, names = BACKENDS[settings.backend]
+    backend: Backend = resolve(target)(*(getattr(settings, name) for name in names))
+    return backend
 
 
 @contextlib.asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    gw: Gateway = app.state.gateway
+    async with running(app.state.gateway):
+        yield
+
+
+@contextlib.asynccontextmanager
+async def running(gw: Gateway) -> AsyncIterator[Gateway]:
+    """The gateway's life without its HTTP server: workers started, jobs recovered, runs
+    indexed, reaper and retention running; all stopped on the way out. The app's lifespan,
+    and ``palaestra eval``'s in-process gateway (server/runner.py: no HTTP to itself)."""
     registry.load_plugins()
     # uvicorn's handlers exist by now: the operator's secrets never reach a log line
     install_log_redaction(gw.settings.operator().secrets())
@@ -89,7 +92,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
             )
         )
     try:
-        yield
+        yield gw
     finally:
         reaper.cancel()
         if retention is not None:
@@ -102,12 +105,17 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         gw.sessions.episodes.close()
 
 
-def create_app(settings: Settings | None = None, backend: Backend | None = None) -> FastAPI:
-    settings = settings or Settings.from_env()
+def build_gateway(settings: Settings, backend: Backend | None = None) -> Gateway:
+    """The gateway's state on the backend the settings name (not started: see :func:`running`)."""
     if backend is None:
         backend = make_backend(settings)
         backend.heartbeat_s = settings.heartbeat_s
-    gw = Gateway.build(settings, backend)
+    return Gateway.build(settings, backend)
+
+
+def create_app(settings: Settings | None = None, backend: Backend | None = None) -> FastAPI:
+    settings = settings or Settings.from_env()
+    gw = build_gateway(settings, backend)
     # a keyed gateway shows its API's shape to no stranger unless the operator says so
     docs = settings.docs_public()
     app = FastAPI(
@@ -123,7 +131,7 @@ def create_app(settings: Settings | None = None, backend: Backend | None = None)
     # the pieces by name, for tests and operators poking at a live app
     app.state.settings = settings
     app.state.manager = gw.sessions
-    app.state.backend = backend
+    app.state.backend = gw.backend
     app.state.synth_jobs = gw.synth_jobs
     app.state.eval_jobs = gw.eval_jobs
     app.add_middleware(

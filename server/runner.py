@@ -1,5 +1,6 @@
 """Running the gateway: in the foreground (``palaestra serve``), in a background thread (the
-``check`` command, benchmarks, tests) or as a child process (tests that kill it)."""
+``check`` command, benchmarks, tests; or without its HTTP server, for ``palaestra eval``) or as
+a child process (tests that kill it)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ import httpx
 import uvicorn
 from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-from palaestra.server.app import create_app
+from palaestra.server.app import build_gateway, create_app, running
+from palaestra.server.evals import OwnSessions
 from palaestra.server.settings import Settings
+from palaestra.server.state import Gateway
 from palaestra.workers.host import raise_open_files_limit
 
 
@@ -132,6 +135,63 @@ def gateway_thread(settings: Settings | None = None, **overrides: Any) -> Iterat
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+@contextlib.contextmanager
+def gateway_in_thread(
+    settings: Settings | None = None,
+) -> Iterator[tuple[Gateway, asyncio.AbstractEventLoop]]:
+    """The gateway without its HTTP server, running in a background thread's event loop
+    (workers, sessions, recordings, jobs as ``palaestra serve`` has them); yields its state and
+    loop. ``palaestra eval`` plays on it through :class:`~palaestra.server.evals.OwnSessions`,
+    as the gateway's own eval jobs do: no HTTP round trip to itself."""
+    gw = build_gateway(settings or Settings())
+    loop = asyncio.new_event_loop()
+    up = threading.Event()
+    failed: list[BaseException] = []
+    stop: list[asyncio.Event] = []
+
+    async def live() -> None:
+        stop.append(asyncio.Event())
+        try:
+            async with running(gw):
+                up.set()
+                await stop[0].wait()
+        except BaseException as exc:  # said in the caller's thread
+            failed.append(exc)
+        finally:
+            up.set()
+
+    thread = threading.Thread(
+        target=loop.run_until_complete, args=(live(),), name="palaestra-gateway", daemon=True
+    )
+    thread.start()
+    up.wait()
+    try:
+        if failed:
+            raise failed[0]
+        yield gw, loop
+    finally:
+        if thread.is_alive():
+            loop.call_soon_threadsafe(stop[0].set)
+            thread.join(30)
+        if not thread.is_alive():
+            loop.close()
+
+
+@contextlib.contextmanager
+def local_sessions(
+    settings: Settings | None = None,
+    *,
+    api_key: str | None = None,
+    run: str | None = None,
+    tags: dict[str, str] | None = None,
+) -> Iterator[OwnSessions]:
+    """An evaluation's sessions (:class:`~palaestra.evals.sessions.SessionFactory`) on a
+    gateway in this process (:func:`gateway_in_thread`), owned as a client with ``api_key``
+    would own them, recorded in ``run`` with ``tags``."""
+    with gateway_in_thread(settings) as (gw, loop):
+        yield OwnSessions(gw.eval_jobs, gw.authenticate(api_key), loop, run, tags)
 
 
 @contextlib.contextmanager

@@ -140,19 +140,21 @@ def eval_(
         )
         shown = Runner(config)
         where = f" (recorded as run {shown.run_name()})" if record else ""
-        err_console.print(f"{agent} on {suite}: results in {shown._out()}{where}")
+        err_console.print(f"{agent} on {suite}: results in {shown.out()}{where}")
         with _stop_on_ctrl_c() as cancel:
             if url is None:
                 from palaestra.client import DEFAULT_URL
-                from palaestra.server.runner import gateway_thread
+                from palaestra.server.runner import local_sessions
                 from palaestra.server.settings import Settings
 
-                err_console.print(f"starting a local gateway with {workers} workers ...")
-                with gateway_thread(Settings(workers=workers)) as local:
+                err_console.print(f"starting a gateway in this process with {workers} workers ...")
+                tags, name = shown.tags(), shown.run_name()
+                with local_sessions(
+                    Settings(workers=workers), api_key=api_key, run=name, tags=tags
+                ) as sessions:
                     # it records where `palaestra serve` reads: the report links to that one
-                    serve = DEFAULT_URL
-                    config = config.model_copy(update={"url": local, "viewer_url": serve})
-                    summary = terminal.run_with_progress(config, err_console, cancel)
+                    config = config.model_copy(update={"viewer_url": DEFAULT_URL})
+                    summary = terminal.run_with_progress(config, err_console, cancel, sessions)
             else:
                 summary = terminal.run_with_progress(config, err_console, cancel)
     except (PalaestraError, ValidationError, ValueError) as exc:

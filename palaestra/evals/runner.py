@@ -244,16 +244,14 @@ class Runner:
     # ----- the run -----------------------------------------------------------------------------
     async def run(self) -> EvalSummary:
         c = self.config
-        # the results folder as a tag: the dashboard's viewer of an episode names its report
-        tags = {"agent": c.agent, "suite": c.suite, "results": str(self._out().resolve())}
         sessions = self._sessions or GatewaySessions(
-            c.url, c.api_key, run=self.run_name(), tags=tags
+            c.url, c.api_key, run=self.run_name(), tags=self.tags()
         )
         executor = ThreadPoolExecutor(max_workers=c.parallel, thread_name_prefix="eval-agent")
         spec: AgentSpec | None = None
         try:
             spec, full = await self._prepare(sessions)
-            self.store = ResultStore(self._out(), c)
+            self.store = ResultStore(self.out(), c)
             todo = deque(i for i in self.items if not self.store.done(i.key))
             for item in self.items:  # what an earlier run of this config finished
                 if item.key in self.store.results:
@@ -302,17 +300,23 @@ class Runner:
             self._tally(result, 1)
             self._emit(result)
 
+    def tags(self) -> dict[str, str]:
+        """The tags of the recorded run; the results folder among them, so the dashboard's
+        viewer of an episode names its report."""
+        c = self.config
+        return {"agent": c.agent, "suite": c.suite, "results": str(self.out().resolve())}
+
     def run_name(self) -> str:
         """The recorded run of this evaluation: named by the config, else after its results
         folder (so a resumed evaluation records into the same run)."""
         c = self.config
         if c.run:
             return c.run
-        digest = hashlib.sha256(str(self._out().resolve()).encode()).hexdigest()[:8]
+        digest = hashlib.sha256(str(self.out().resolve()).encode()).hexdigest()[:8]
         name = re.sub(r"[^A-Za-z0-9._-]", "-", f"{c.suite}-{c.agent}")[:50]
         return f"eval-{name}-{digest}"
 
-    def _out(self) -> Path:
+    def out(self) -> Path:
         c = self.config
         if c.out is not None:
             return Path(c.out)

@@ -20,6 +20,7 @@ from palaestra.errors import InvalidRequest
 from palaestra.evals import report, stats
 from palaestra.evals.config import EvalConfig, EvalSummary
 from palaestra.evals.runner import ProgressEvent, run_eval
+from palaestra.evals.sessions import SessionFactory
 from palaestra.evals.store import read_results
 
 
@@ -53,7 +54,10 @@ def parse_options(pairs: list[str]) -> dict[str, Any]:
 
 
 def run_with_progress(
-    config: EvalConfig, console: Console, cancel: threading.Event | None = None
+    config: EvalConfig,
+    console: Console,
+    cancel: threading.Event | None = None,
+    sessions: SessionFactory | None = None,
 ) -> EvalSummary:
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -73,7 +77,7 @@ def run_with_progress(
             )
             bar.update(tid, total=e.total, completed=e.done, figures=figures)
 
-        return run_eval(config, progress=show, cancel=cancel)
+        return run_eval(config, progress=show, cancel=cancel, sessions=sessions)
 
 
 def print_summary(summary: EvalSummary, console: Console) -> None:
