@@ -1,0 +1,149 @@
+"""The one validation runner, on a toy family that only declares how to validate (a plan):
+the runner plays its oracle, noop, mutants and adversaries, as the plan says, and decides.
+
+The family counts ``ok()`` actions (``tests.plugins:FaultyEnv``, checked by ``test_oks``): its
+oracle says ok three times, its adversaries give up at once or mimic the oracle exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palaestra import family as family_module
+from palaestra import registry
+from palaestra.family import Family, families
+from palaestra.policies import ConstantPolicy, ReplayPolicy
+from palaestra.registry import EnvSpec
+from palaestra.tasks import Task
+from palaestra.validation import plan_of, validate_suite, validate_task
+from palaestra.verifiers.validation import Mutator, ValidationPlan, ValidationRecord
+from tests.plugins import FaultyEnv
+
+
+class CountingEnv(FaultyEnv):
+    family = "counting"
+
+
+POLICIES = {"replay": ReplayPolicy, "noop": lambda: ConstantPolicy("finish()")}
+ADVERSARIES = {
+    "give_up": lambda: ConstantPolicy("finish()"),
+    "mimic": lambda: ReplayPolicy(["ok()", "ok()", "ok()", "finish()"]),
+}
+
+
+class CountPlan(ValidationPlan):
+    """Declares, and counts the episodes the runner plays (each opens an env here)."""
+
+    repeats = 2
+    abstains = ("adversary",)
+
+    def __init__(self) -> None:
+        self.episodes: list[str] = []
+
+    def candidates(self) -> list[Task]:
+        return [task(3)]
+
+    def record(self, tasks: list[Task]) -> ValidationRecord:
+        return ValidationRecord(Path("count.json"), "count", lambda t: t.id)
+
+    @contextlib.contextmanager
+    def env(self, shared: Any, task: Task, name: str) -> Iterator[CountingEnv]:
+        self.episodes.append(name)
+        env = CountingEnv(task)
+        try:
+            yield env
+        finally:
+            env.close()
+
+    def end_state(self, env: Any, task: Task, role: str, scratch: Path) -> Mapping[str, Any]:
+        return dict(env.state_probe().read())
+
+    def end_digest(self, env: Any, task: Task, state: Mapping[str, Any]) -> str:
+        return str(state["oks"])
+
+    def plays_as_noop(self, task: Task, adversary: str) -> bool:
+        return adversary == "give_up"
+
+    def mutations(self, task: Task) -> list[Mapping[str, Any]]:
+        return [{"name": "one_short"}]
+
+    def mutate(self, task: Task) -> Mutator:
+        return lambda state, mutation: contextlib.nullcontext({"oks": state["oks"] - 1})
+
+
+PLAN = CountPlan()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def toy_family() -> Iterator[Family]:
+    fam = Family(
+        name="counting",
+        envs=(
+            EnvSpec(
+                "palaestra-test/Counting-v0",
+                "tests.plugins:FaultyEnv",
+                family="counting",
+                fixture=True,
+            ),
+        ),
+        policies=__name__,
+        checks=("tests.plugin_checks",),
+        validation=f"{__name__}:PLAN",
+    )
+    families()  # the installed ones first, then this one beside them
+    fam.install()
+    yield fam
+    # gone again: other tests list every installed family and env
+    family_module._FAMILIES.pop(fam.name, None)
+    registry._REGISTRY.pop("palaestra-test/Counting-v0", None)
+
+
+def task(at_least: int) -> Task:
+    return Task(
+        id=f"count-{at_least}",
+        family="counting",
+        env="palaestra-test/Counting-v0",
+        instruction="Say ok three times, then finish.",
+        verifier={"kind": "test_oks", "at_least": at_least},
+        max_steps=10,
+        oracle={"policy": "replay", "data": ["ok()", "ok()", "ok()", "finish()"]},
+    )
+
+
+def test_the_runner_plays_what_the_plan_declares_and_the_task_validates():
+    PLAN.episodes.clear()
+    report = validate_task(task(3))
+    assert report.validated, report.reason
+    assert report.oracle_scores == [1.0, 1.0] and report.noop_score == 0.0
+    assert report.mutants == {"one_short": pytest.approx(2 / 3)}
+    # give_up has nothing to try beyond doing nothing: its result is the noop episode's
+    assert report.adversaries["give_up"] == {"success": False, "score": 0.0, "reward": 0.0}
+    # mimic did the task, ending where the oracle ends: an abstention, never a win
+    assert report.adversaries["mimic"]["error"].startswith("AdversaryAbstained")
+    assert PLAN.episodes == ["oracle", "oracle", "noop", "mimic"]
+
+
+def test_without_the_abstain_rule_a_mimic_wins_and_its_trajectory_is_kept(monkeypatch):
+    monkeypatch.setattr(CountPlan, "abstains", ())
+    report = validate_task(task(3))
+    assert not report.validated and "'mimic' beats the verifier" in (report.reason or "")
+    assert report.adversaries["mimic"]["actions"] == ["ok()", "ok()", "ok()", "finish()"]
+
+
+def test_a_verifier_blind_to_the_mutant_is_caught():
+    report = validate_task(task(2), adversaries=False)
+    assert not report.validated and report.reason == "mutant 'one_short' passes the verifier"
+
+
+def test_a_suite_is_reported_under_the_plans_record_with_each_tasks_key():
+    assert plan_of("counting") is PLAN
+    run = validate_suite(family="counting", adversaries=["give_up"])
+    assert (run["suite"], run["total"], run["validated"]) == ("count", 1, 1)
+    assert run["tasks"]["count-3"]["key"] == "count-3"
+    with pytest.raises(ValueError, match="one family's tasks at a time"):
+        validate_suite([task(3), task(3).model_copy(update={"family": "test"})])
