@@ -26,9 +26,9 @@ from palaestra.bench import harness
 from palaestra.bench.harness import console
 from palaestra.synth_apps import data
 from palaestra.synth_apps.app import APP_COOKIE, AppHost, host, new_key
-from palaestra.synth_apps.pipeline import synthesize
 from palaestra.synth_apps.spec import domain_names, load_spec
 from palaestra.synth_apps.variants import make_variant
+from palaestra.synthesis.pipeline import synthesize
 
 
 def measure_reset(domain: str = "train", rounds: int = 30) -> dict[str, list[float]]:

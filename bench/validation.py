@@ -74,8 +74,8 @@ def synth_run(family: str, domains: list[str] | None = None, variants: int = 1) 
     """A synthesized suite of ``family`` (web or mobile), made and validated by the pipeline."""
 
     def run(adversaries: bool, tasks: int) -> dict[str, Any]:
-        from palaestra.synth_apps.pipeline import synthesize
         from palaestra.synth_apps.spec import domain_names
+        from palaestra.synthesis.pipeline import synthesize
 
         with tempfile.TemporaryDirectory(prefix="palaestra-bench-validation-") as out:
             report = synthesize(

@@ -1,8 +1,11 @@
-"""Synthesis jobs: ``POST /v1/synth/jobs`` runs ``palaestra synth`` in a subprocess.
+"""Synthesis jobs: ``POST /v1/synth/jobs`` runs the synthesis pipeline in a process of its own.
 
-Synthesis drives browsers and validates tasks for minutes, so it runs as a child process (the
-gateway never runs env code in its event loop) and reports through ``--json-progress`` lines on
-its stdout. The suite is written to a hidden ``.<name>.<job>.partial`` folder beside its final
+Synthesis drives browsers and validates tasks for minutes, so a job runs
+:func:`~palaestra.synthesis.pipeline.synthesize` in a child process
+(:class:`~palaestra.synthesis.process.SynthesisProcess`: the gateway never runs env code in its
+event loop, a crash fails the job and never the gateway, a cancel stops the job's browsers with
+it) and follows the structured events it sends over a pipe: its progress, then its report or
+its error. The suite is written to a hidden ``.<name>.<job>.partial`` folder beside its final
 place and renamed in only when the job succeeds: suite discovery skips hidden folders, so no
 reader ever sees half a suite, and a failed job leaves nothing behind. Jobs are refused (429)
 rather than queued beyond ``synth_jobs``: a queue of hour-long jobs is a queue no one watches.
@@ -16,12 +19,9 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import secrets
 import shutil
-import signal
-import sys
-from collections import deque
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,15 @@ from palaestra.server.jobs import (
 )
 from palaestra.server.models import CreateSynthJob
 from palaestra.server.settings import Settings
+from palaestra.synthesis.events import Failed, Finished, Progress
+from palaestra.synthesis.process import SynthesisProcess
 
-_STDERR_TAIL_LINES = 40
 log = logging.getLogger("palaestra.server")
 
 
 class SynthJobManager(JobManager):
     """Synthesis jobs, kept in the gateway's job store (``server/jobs.py``). Resuming an
-    interrupted job runs the CLI again from the start: the seed is fixed, so the suite it
+    interrupted job runs the pipeline again from the start: the seed is fixed, so the suite it
     makes is the one the interrupted run would have made."""
 
     kind = "synth"
@@ -87,57 +88,43 @@ class SynthJobManager(JobManager):
         }
         return dict(scrub(shown, self.paths))
 
-    def command(self, job: Job, out: Path) -> list[str]:
+    def process(self, job: Job, out: Path) -> SynthesisProcess:
+        """The job's run of the pipeline (the command line's defaults for what a request does
+        not set: two tasks validated at once, no LLM author)."""
         req = CreateSynthJob.model_validate(job.request)
-        cmd = [sys.executable, "-m", "palaestra.cli", "synth"]
-        for domain in req.domains:
-            cmd += ["--domain", domain]
-        for layout in req.layouts:
-            cmd += ["--layout", layout]
-        cmd += ["--family", req.family]
-        cmd += ["--variants", str(req.variants), "--tasks", str(req.tasks)]
-        cmd += ["--seed", str(req.seed), "--name", job.meta["name"], "--out", str(out)]
-        return [*cmd, "--json-progress"]
+        return SynthesisProcess(
+            domains=list(req.domains),
+            variants=req.variants,
+            tasks=req.tasks,
+            out=out,
+            seed=req.seed,
+            layouts=tuple(req.layouts),
+            family=req.family,
+            name=job.meta["name"],
+        )
 
     async def work(self, job: Job) -> dict[str, Any] | None:
-        from palaestra.workers.local import _child_env  # the same import path as the workers
-
         name = job.meta["name"]
         self.suites_dir.mkdir(parents=True, exist_ok=True)
         staging = self.suites_dir / f".{name}.{job.id}.partial"
         final = self.suites_dir / name
-        stderr_tail: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
-        proc: asyncio.subprocess.Process | None = None
         job.result = None
+        run = self.process(job, staging)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *self.command(job, staging),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                env=_child_env(),
-                limit=1 << 20,
-                start_new_session=True,  # its browsers are stopped with it, as one group
-            )
-            assert proc.stdout is not None and proc.stderr is not None
-            _, error = await asyncio.gather(
-                _drain(proc.stderr, stderr_tail), self._follow(job, proc.stdout)
-            )
-            code = await proc.wait()
-            if code != 0:
-                # its stderr (a traceback, paths) stays in the gateway's log, under an id
-                tail = "\n".join(stderr_tail).strip()[-2000:]
-                cid = secrets.token_hex(8)
+            run.start()  # a few milliseconds; in a thread, a cancel could orphan the child
+            error = await self._follow(job, run)
+            code = await asyncio.to_thread(run.wait)
+            if error is not None or code != 0:
+                # its output (a traceback, paths) stays in the gateway's log, under an id
+                cid, tail = secrets.token_hex(8), run.output_tail()
                 log.error("[%s] synthesis job %s exited with %s:\n%s", cid, job.id, code, tail)
                 raise JobFailed(
                     error
-                    or f"palaestra synth exited with status {code}; "
+                    or f"the synthesis process exited with status {code}; "
                     f"its output is in the gateway's log (correlation_id {cid})"
                 )
-            if error:
-                raise JobFailed(error)
             if job.result is None:
-                raise JobFailed("palaestra synth finished without a report")
+                raise JobFailed("the synthesis process finished without a report")
             if not job.result.get("validated"):
                 raise JobFailed(f"no task passed validation (dropped: {job.result.get('dropped')})")
             error = await asyncio.to_thread(self._publish, job, staging, final)
@@ -145,31 +132,21 @@ class SynthJobManager(JobManager):
                 raise JobFailed(error)
             return job.result
         finally:
-            if proc is not None and proc.returncode is None:
-                await _stop(proc)
+            await asyncio.to_thread(run.close)  # a running child is stopped, browsers and all
             with contextlib.suppress(OSError):
                 shutil.rmtree(staging, ignore_errors=True)
 
-    async def _follow(self, job: Job, stdout: asyncio.StreamReader) -> str | None:
-        """Progress lines update the job; the report line is kept; an error line is returned.
-        Anything else on stdout (a library that prints) is ignored."""
-        error = None
-        async for raw in stdout:
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                continue
-            if not isinstance(record, dict):
-                continue
-            event = record.pop("event", None)
-            if event == "progress":
-                job.progress = record
+    async def _follow(self, job: Job, run: SynthesisProcess) -> str | None:
+        """Progress events update the job; the report is kept; an error is returned."""
+        while (event := await asyncio.to_thread(run.next_event)) is not None:
+            if isinstance(event, Progress):
+                job.progress = asdict(event)
                 self.store.save(job)
-            elif event == "report":
-                job.result = record
-            elif event == "error":
-                error = str(record.get("error"))
-        return error
+            elif isinstance(event, Finished):
+                job.result = event.report
+            elif isinstance(event, Failed):
+                return event.error
+        return None
 
     def _publish(self, job: Job, staging: Path, final: Path) -> str | None:
         """Rename the finished suite into place and load it once, so the first session on it
@@ -187,21 +164,3 @@ class SynthJobManager(JobManager):
             shutil.rmtree(final, ignore_errors=True)
             return f"the suite does not load: {type(exc).__name__}: {exc}"
         return None
-
-
-async def _drain(stream: asyncio.StreamReader, tail: deque[str]) -> None:
-    """Read stderr to the end (a full pipe would block the child), keeping the last lines."""
-    async for raw in stream:
-        tail.append(raw.decode(errors="replace").rstrip())
-
-
-async def _stop(proc: asyncio.subprocess.Process) -> None:
-    """Stop the job's process group (the CLI and the browsers it started)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(proc.wait(), 10)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()

@@ -1,11 +1,11 @@
-"""A stand-in for ``palaestra.synth_apps.pipeline`` with the same API, for fast tests.
+"""A stand-in for ``palaestra.synthesis.pipeline`` with the same API, for fast tests.
 
 It writes a suite folder as the real pipeline does (``suite.json``, ``tasks/*.json``,
 ``report.json``) whose tasks are counting tasks on the benchmark fixture, so sessions on them
 work without a browser. ``FAKE_SYNTH_DELAY`` (seconds per task) keeps a job running long enough
 to be seen; ``FAKE_SYNTH_FAIL=1`` makes it raise. :func:`install` puts it in
-``sys.modules`` so ``from palaestra.synth_apps import pipeline`` finds it; a
-``sitecustomize.py`` calling it reaches child processes too.
+``sys.modules`` so ``from palaestra.synthesis import pipeline`` finds it; a
+``sitecustomize.py`` calling it reaches child processes too (the gateway's synthesis jobs).
 """
 
 from __future__ import annotations
@@ -18,9 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# the real report and progress types, so the fake's output has exactly the real shape
-from palaestra.synth_apps.pipeline import Progress, SynthReport
 from palaestra.synth_apps.spec import SpecError, domain_names
+
+# the real report and progress types, so the fake's output has exactly the real shape
+from palaestra.synthesis.events import Progress
+from palaestra.synthesis.pipeline import SynthReport
 
 CALLS: list[dict[str, Any]] = []
 
@@ -100,8 +102,8 @@ def synthesize(
 
 def install() -> None:
     """Stand in for the pipeline: in ``sys.modules`` and as the package's attribute (which
-    ``from palaestra.synth_apps import pipeline`` reads once the real module was imported)."""
-    import palaestra.synth_apps
+    ``from palaestra.synthesis import pipeline`` reads once the real module was imported)."""
+    import palaestra.synthesis
 
-    sys.modules["palaestra.synth_apps.pipeline"] = sys.modules[__name__]
-    palaestra.synth_apps.pipeline = sys.modules[__name__]
+    sys.modules["palaestra.synthesis.pipeline"] = sys.modules[__name__]
+    palaestra.synthesis.pipeline = sys.modules[__name__]

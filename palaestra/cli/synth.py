@@ -1,12 +1,15 @@
 """``palaestra synth``: synthesize apps and execution-validated tasks into a suite folder, with
-progress as a bar or as JSON lines."""
+progress as a bar or as JSON lines.
+
+It calls the synthesis service's Python API (:func:`palaestra.synthesis.pipeline.synthesize`)
+in this process, its :class:`~palaestra.synthesis.events.Progress` events drawn as they come."""
 
 from __future__ import annotations
 
 import json
 import sys
 import threading
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -15,6 +18,7 @@ import typer
 from rich.table import Table
 
 from palaestra.cli._app import app, console, err_console
+from palaestra.synthesis.events import Progress as SynthProgress
 
 
 class Layout(StrEnum):
@@ -68,7 +72,7 @@ def synth(
         typer.Option(
             "--json-progress",
             help="Print progress as JSON lines on stdout, the report as the last line "
-            "(for programs, e.g. the gateway's synthesis jobs)",
+            "(for programs)",
         ),
     ] = False,
     llm_url: Annotated[
@@ -96,8 +100,8 @@ def synth(
     domains = _synth_domains(domain or [], json_progress)
     layouts = tuple(item.value for item in layout or [Layout.desktop])
     try:
-        from palaestra.synth_apps import pipeline
         from palaestra.synth_apps.spec import SpecError
+        from palaestra.synthesis import pipeline
     except ImportError as exc:
         _synth_fail(f"the synthesis pipeline is not available: {exc}", 1, json_progress)
     if family not in ("web", "mobile"):
@@ -195,15 +199,9 @@ def _synth_fail(message: str, code: int, json_progress: bool) -> Any:
     raise typer.Exit(code)
 
 
-def _progress_dict(progress: Any) -> dict[str, Any]:
-    if is_dataclass(progress) and not isinstance(progress, type):
-        return asdict(progress)
-    return dict(vars(progress))
-
-
 def _synth_json(pipeline: Any, domains: list[str], kwargs: dict[str, Any]) -> Any:
-    def on_progress(p: Any) -> None:
-        _emit({"event": "progress", **_progress_dict(p)})
+    def on_progress(p: SynthProgress) -> None:
+        _emit({"event": "progress", **asdict(p)})
 
     return pipeline.synthesize(domains, on_progress=on_progress, **kwargs)
 
@@ -227,15 +225,14 @@ def _synth_rich(pipeline: Any, domains: list[str], kwargs: dict[str, Any]) -> An
     with Progress(*columns, console=console) as bar:
         tid = bar.add_task("starting", total=None, validated=0, dropped=0)
 
-        def on_progress(p: Any) -> None:
-            d = _progress_dict(p)
+        def on_progress(p: SynthProgress) -> None:
             bar.update(
                 tid,
-                description=str(d.get("phase", "")),
-                completed=d.get("done", 0),
-                total=d.get("total") or None,
-                validated=d.get("validated", 0),
-                dropped=d.get("dropped", 0),
+                description=p.phase,
+                completed=p.done,
+                total=p.total or None,
+                validated=p.validated,
+                dropped=p.dropped,
             )
 
         return pipeline.synthesize(domains, on_progress=on_progress, **kwargs)

@@ -1,8 +1,10 @@
-"""Synthesis jobs (``POST /v1/synth/jobs``) and the ``palaestra synth`` command they run.
+"""Synthesis jobs (``POST /v1/synth/jobs``) and the ``palaestra synth`` command: both drive the
+pipeline's Python API (:func:`palaestra.synthesis.pipeline.synthesize`); a job runs it in a
+process of its own.
 
 The real pipeline drives browsers for minutes, so these tests put ``tests.fake_synth`` in its
-place, in this process (the CLI tests) and in the job's child process (a ``sitecustomize`` on the
-import path the gateway hands to its children). The real pipeline runs in
+place, in this process (the CLI tests) and in the job's child process (a ``sitecustomize`` on
+the import path the gateway hands to its children). The real pipeline runs in
 ``test_synth_pipeline.py``.
 """
 
@@ -33,12 +35,12 @@ KEY_A, KEY_B = "synth-key-a", "synth-key-b"
 # ----- the command line -------------------------------------------------------------------
 @pytest.fixture
 def fake_pipeline(monkeypatch):
-    monkeypatch.setitem(sys.modules, "palaestra.synth_apps.pipeline", fake_synth)
-    # once the real module was imported, ``from palaestra.synth_apps import pipeline`` reads
+    monkeypatch.setitem(sys.modules, "palaestra.synthesis.pipeline", fake_synth)
+    # once the real module was imported, ``from palaestra.synthesis import pipeline`` reads
     # the package's attribute, not sys.modules
-    import palaestra.synth_apps
+    import palaestra.synthesis
 
-    monkeypatch.setattr(palaestra.synth_apps, "pipeline", fake_synth, raising=False)
+    monkeypatch.setattr(palaestra.synthesis, "pipeline", fake_synth, raising=False)
     fake_synth.CALLS.clear()
     return fake_synth
 
@@ -139,7 +141,7 @@ def test_cli_bad_numbers(fake_pipeline, tmp_path):
 # ----- the gateway ------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def synth_gateway(tmp_path_factory, runs_dir):
-    """A gateway whose synthesis jobs run the CLI with the fake pipeline.
+    """A gateway whose synthesis jobs run the fake pipeline.
 
     The variable the gateway extends is restored afterwards, so later tests (and the shared
     gateway's workers) do not see this module's suites.

@@ -14,8 +14,9 @@ from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.synth_apps.adversaries import STRATEGIES
 from palaestra.synth_apps.generate import TaskGenerator
-from palaestra.synth_apps.pipeline import ENVS, drop_entry
+from palaestra.synth_apps.pipeline import ENVS
 from palaestra.synth_apps.spec import load_spec
+from palaestra.synthesis.pipeline import drop_entry
 from palaestra.validation import validate_task
 from palaestra.verifiers.validation import ADVERSARY_CEILING
 

@@ -10,7 +10,7 @@ from palaestra.client import RemoteEnv
 from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.server.settings import Settings
-from palaestra.synth_apps.pipeline import synthesize
+from palaestra.synthesis.pipeline import synthesize
 from palaestra.tasks import get_suite
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]

@@ -46,7 +46,7 @@ def test_the_phone_suite_was_validated_by_todays_code():
     made = json.loads(phone.FILE.read_text())
     assert made.get("code") == code_digest("mobile"), (
         "the code that validated the phone suite changed; re-make it: "
-        "python -m palaestra.envs.mobile.suites"
+        "python -m palaestra.synthesis.phone"
     )
 
 

@@ -1,6 +1,6 @@
-"""The shipped phone suite (``envs/mobile/suites.py``): it loads through the registry, it is what
-the generator makes from its fixed seeds (no drift since ``phone.json`` was written), and its
-oracle solves a task on the real embedded phone."""
+"""The shipped phone suite (``envs/mobile/suites.py``, made by ``palaestra.synthesis.phone``): it
+loads through the registry, it is what the generator makes from its maker's fixed seeds (no drift
+since ``phone.json`` was written), and its oracle solves a task on the real embedded phone."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from palaestra.envs.mobile import suites
 from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.synth_apps.generate import TaskGenerator
-from palaestra.synth_apps.pipeline import ENVS, OVERSHOOT
+from palaestra.synth_apps.pipeline import ENVS
 from palaestra.synth_apps.spec import domain_names, load_spec
+from palaestra.synthesis import phone
+from palaestra.synthesis.pipeline import OVERSHOOT
 from palaestra.tasks import get_suite, suite_names
 
 
@@ -35,12 +37,12 @@ def test_the_suite_is_registered_and_every_task_validated():
 def test_the_committed_tasks_are_what_the_seeds_make():
     """Regenerate the candidates (no browser): every shipped task is one of them, unchanged."""
     domains = domain_names()
-    groups = [(d, v) for d in domains for v in range(suites.VARIANTS)]
-    per_group = max(1, math.ceil(suites.TASKS * OVERSHOOT / len(groups)))
+    groups = [(d, v) for d in domains for v in range(phone.VARIANTS)]
+    per_group = max(1, math.ceil(phone.TASKS * OVERSHOOT / len(groups)))
     made = {}
     for domain, variant in groups:
         gen = TaskGenerator(load_spec(domain), variant=variant, layout="mobile", app_ref=domain)
-        for g in gen.generate(per_group, seed=suites.SEED, prefix="phone-"):
+        for g in gen.generate(per_group, seed=phone.SEED, prefix="phone-"):
             made[g.task.id] = g.task
     for task in get_suite("phone").tasks:
         fresh = made[task.id]
