@@ -40,11 +40,8 @@ app shows an error page and is logged, and never takes the server down.
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import logging
-import re
 import secrets
 import shutil
 import socket
@@ -64,7 +61,17 @@ from starlette.routing import Route
 
 from palaestra.envs.runtimes.lazy import process_wide
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.spec import AppSpec, EffectSpec, FieldSpec, OperationSpec
+from palaestra.synth_apps.operations import (
+    RuleViolation,
+    app_now,
+    apply,
+    input_scope,
+    matches,
+    options,
+    parse_field,
+    to_int,
+)
+from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec
 from palaestra.synth_apps.variants import Variant
 from palaestra.verifiers.app_state import visits_path
 
@@ -75,7 +82,6 @@ TEMPLATES = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 WIDGETS = {
     "int": "number",
     "float": "number",
@@ -115,10 +121,6 @@ class AppSession:
         infeasibility report needs (the agent looked at the record, tried the operation)."""
         with self.visits.open("a") as out:
             out.write(json.dumps(visit, separators=(",", ":")) + "\n")
-
-
-class RuleViolation(Exception):
-    pass
 
 
 #: the cookie that carries an env session's app key to the app host
@@ -485,7 +487,7 @@ class View:
     def _holds(self, source: str, record: dict[str, Any]) -> bool:
         return bool(
             expr.evaluate(
-                source, {"record": record, "today": self.spec.today, "now": _now(self.spec)}
+                source, {"record": record, "today": self.spec.today, "now": app_now(self.spec)}
             )
         )
 
@@ -498,7 +500,7 @@ class View:
         if record is not None and op.when and not self._holds(op.when, record):
             return self.message(self.v.label(op.label), "This action is not available.", error=True)
         values = {k: str(form.get(k, "")) for k in op.inputs()} if form is not None else {}
-        step = _int(form.get("_step")) if form is not None else None
+        step = to_int(form.get("_step")) if form is not None else None
         steps = len(op.steps)
         errors: dict[str, str] = {}
         if step is None:
@@ -597,7 +599,7 @@ class View:
         errors = {}
         for name, f in inputs.items():
             try:
-                _parse(f, values.get(name, ""), self.scope)
+                parse_field(f, values.get(name, ""), self.scope)
             except ValueError as exc:
                 errors[name] = str(exc)
         return errors
@@ -621,199 +623,10 @@ class View:
         return self.message(self.v.label(op.label), message)
 
 
-def options(ds: data.Scope, f: FieldSpec, where: str | None = None) -> list[tuple[Any, str]]:
-    """What a choice field offers: (submitted value, shown text) pairs."""
-    if f.type == "enum":
-        return [(c, c) for c in f.choices or []]
-    if f.type == "bool":
-        return [("1", "yes"), ("0", "no")]
-    if f.type == "ref":
-        rows = ds.rows(f.to, where, today=ds.spec.today)  # type: ignore[arg-type]
-        return [(r["id"], ds.display(f.to, r)) for r in rows]  # type: ignore[arg-type]
-    return []
-
-
-def input_scope(ds: data.Scope, op: OperationSpec, values: dict[str, str]) -> dict[str, Any]:
-    """Submitted form values, checked as the form checks them (ValueError names the problem),
-    as the ``input`` an operation's rules and effects read: one reading for the app and for
-    the task generator's simulation."""
-    scope: dict[str, Any] = {}
-    for name, f in op.inputs().items():
-        try:
-            value = _parse(f, values.get(name, ""), ds)
-        except ValueError as exc:
-            raise ValueError(f"{name}: {exc}") from None
-        if f.type == "ref":
-            row = ds.row(f.to, value) if value is not None else None  # type: ignore[arg-type]
-            scope[f"{name}_id"] = value
-            scope[name] = ds.display(f.to, row) if row else ""  # type: ignore[arg-type]
-            scope[f"{name}_row"] = row or {}
-        else:
-            scope[name] = data.to_py(f, data.to_db(f, value))
-    return scope
-
-
-def apply(
-    spec: AppSpec,
-    conn: Any,
-    op: OperationSpec,
-    record: dict[str, Any] | None,
-    inputs: dict[str, Any],
-) -> str:
-    """Check the rules and carry out the effects; one function for the app and the planner.
-
-    Raises RuleViolation (nothing changed) or returns the success message.
-    """
-    ds = data.Scope(spec, conn)
-    scope: dict[str, Any] = {"input": inputs, "today": spec.today, "now": _now(spec)}
-    if record is not None:
-        scope["record"] = record
-    fns = db_functions(ds, scope)
-    for key, source in op.let.items():
-        scope[key] = expr.evaluate(source, scope, fns)
-    for rule in op.rules:
-        if not expr.evaluate(rule.require, scope, fns):
-            raise RuleViolation(rule.message)
-    created: dict[str, Any] = {}
-    for effect in op.effects:
-        target = effect_target(effect, op.entity)
-        if effect.where is not None:  # update/clear of the rows where it holds, one by one
-            for row in ds.rows(target):
-                scope["target"] = row  # the functions read this scope too (count, total)
-                if expr.evaluate(effect.where, scope, fns):
-                    _write(spec, conn, effect, target, row["id"], scope, fns)
-            scope.pop("target", None)
-            continue
-        if effect.create:
-            given = _values(spec, effect, target, scope, fns)
-            count = conn.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
-            seed = int(hashlib.sha256(f"{target}:{count}".encode()).hexdigest()[:8], 16)
-            ids = {n: [r[0] for r in conn.execute(f"SELECT id FROM {n}")] for n in spec.entities}
-            row = data.Generator(spec, seed).row(target, given, ds, ids)
-            rid = data.insert(conn, target, row)
-            created = ds.row(target, rid) or {}
-            scope["created"] = created
-        elif effect.clear:
-            conn.execute(f"DELETE FROM {target}")
-        else:
-            _write(spec, conn, effect, target, record["id"], scope, fns)  # type: ignore[index]
-    return expr.render(op.success, scope, fns)
-
-
-def effect_target(effect: EffectSpec, entity: str | None) -> str:
-    """The table an effect writes: what it names, else the operation's own entity."""
-    named = effect.create or effect.clear or effect.update or effect.delete
-    return str(entity if named in (None, "record") else named)
-
-
-def _values(spec: AppSpec, effect: EffectSpec, target: str, scope: dict, fns: dict) -> dict:
-    e = spec.entities[target]
-    given = {}
-    for col, source in effect.values.items():
-        f = e.fields[col] if col in e.fields else FieldSpec(type="int")  # a ref's <name>_id
-        given[col] = data.to_db(f, expr.evaluate(source, scope, fns))
-    return given
-
-
-def _write(
-    spec: AppSpec, conn: Any, effect: EffectSpec, target: str, rid: int, scope: dict, fns: dict
-) -> None:
-    """Update (with the effect's values) or delete one row."""
-    if effect.update:
-        given = _values(spec, effect, target, scope, fns)
-        sets = ", ".join(f"{c} = ?" for c in given)
-        conn.execute(f"UPDATE {target} SET {sets} WHERE id = ?", (*given.values(), rid))
-    else:
-        conn.execute(f"DELETE FROM {target} WHERE id = ?", (rid,))
-
-
-def db_functions(ds: data.Scope, scope: dict[str, Any]) -> dict[str, Any]:
-    """``count(entity, where)`` and ``total(entity, value, where)`` over the session's rows;
-    ``where``/``value`` see the outer scope plus ``row``, e.g. a conflict check
-    ``count('event', "row.date == input.date and row.start < input.end") == 0``."""
-
-    def matching(entity: str, where: str) -> list[dict[str, Any]]:
-        return [r for r in ds.rows(entity) if expr.evaluate(where, {**scope, "row": r})]
-
-    def count(entity: str, where: str = "True") -> int:
-        return len(matching(entity, where))
-
-    def total(entity: str, value: str, where: str = "True") -> float:
-        return round(
-            sum(float(expr.evaluate(value, {**scope, "row": r})) for r in matching(entity, where)),
-            2,
-        )
-
-    return {**expr.FUNCTIONS, "count": count, "total": total}
-
-
-def _now(spec: AppSpec) -> dt.datetime:
-    return dt.datetime.combine(spec.today, dt.time(9, 0))
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _parse(f: FieldSpec, raw: str, ds: data.Scope) -> Any:
-    """A form value checked against its field; ValueError says what is wrong, for the user."""
-    raw = raw.strip()
-    if raw == "":
-        if f.type == "bool":
-            return False
-        if f.required:
-            raise ValueError("this field is required")
-        return None
-    try:
-        if f.type == "int":
-            value: Any = int(raw)
-        elif f.type in ("float", "money"):
-            value = float(raw)
-        elif f.type == "date":
-            value = dt.date.fromisoformat(raw)
-        elif f.type == "time":
-            value = dt.time.fromisoformat(raw).strftime("%H:%M")
-        elif f.type == "datetime":
-            value = dt.datetime.fromisoformat(raw)
-        elif f.type == "bool":
-            value = raw in ("on", "1", "true", "yes")
-        elif f.type == "ref":
-            value = int(raw)
-        else:
-            value = raw
-    except ValueError:
-        raise ValueError(f"{raw!r} is not a valid {f.type}") from None
-    if f.type in ("int", "float", "money"):
-        if f.min is not None and value < f.min:
-            raise ValueError(f"must be at least {f.min:g}")
-        if f.max is not None and value > f.max:
-            raise ValueError(f"must be at most {f.max:g}")
-    if f.type == "enum" and value not in (f.choices or []):
-        raise ValueError(f"choose one of {', '.join(f.choices or [])}")
-    if f.type == "email" and not _EMAIL.match(value):
-        raise ValueError("is not an email address")
-    if f.type == "ref" and value not in {v for v, _ in options(ds, f, f.where)}:
-        raise ValueError("choose one of the listed options")
-    return value
-
-
 def _shown_input(view: View, f: FieldSpec, raw: str) -> str:
     if f.type == "ref":
-        return dict(view.options(f, f.where)).get(_int(raw), raw)  # type: ignore[arg-type]
+        return dict(view.options(f, f.where)).get(to_int(raw), raw)  # type: ignore[arg-type]
     return raw
-
-
-def matches(f: FieldSpec, name: str, row: dict[str, Any], value: str) -> bool:
-    if f.type == "ref":
-        return str(row[f"{name}_id"]) == value
-    if f.type == "bool":
-        return str(int(bool(row[name]))) == value
-    if f.type in ("str", "text", "email"):
-        return value.casefold() in str(row[name] or "").casefold()
-    return expr.show(row[name]) == value
 
 
 @process_wide

@@ -1,7 +1,7 @@
 """Task generation: templates grounded in seeded rows, with verifiers and planned oracles.
 
 For each task the generator picks rows and inputs, then *simulates* the operation with the app's
-own :func:`~palaestra.synth_apps.app.apply` on an in-memory copy of the seeded database. The
+own :func:`~palaestra.synth_apps.operations.apply` on an in-memory copy of the seeded database. The
 difference between the seeded and the simulated database becomes the verifier (SQL checks on the
 final database: the created row with its values, exactly one of it, the updated columns), so a
 verifier is derived from what the app really does, not written by hand. The oracle is planned
@@ -24,7 +24,7 @@ from faker import Faker
 
 from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.synth_apps import data, expr, state_checks
-from palaestra.synth_apps.app import (
+from palaestra.synth_apps.operations import (
     RuleViolation,
     apply,
     db_functions,

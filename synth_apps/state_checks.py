@@ -13,7 +13,7 @@ import sqlite3
 from typing import Any
 
 from palaestra.synth_apps import data
-from palaestra.synth_apps.app import effect_target
+from palaestra.synth_apps.operations import effect_target
 from palaestra.synth_apps.spec import AppSpec, OperationSpec
 from palaestra.verifiers.app_state import table_digest
 

@@ -22,15 +22,8 @@ import pytest
 from faker import Faker
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.app import (
-    APP_COOKIE,
-    AppSession,
-    RuleViolation,
-    apply,
-    db_functions,
-    host,
-    new_key,
-)
+from palaestra.synth_apps.app import APP_COOKIE, AppSession, host, new_key
+from palaestra.synth_apps.operations import RuleViolation, apply, db_functions
 from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, domain_names, load_spec
 from palaestra.synth_apps.variants import make_variant
 

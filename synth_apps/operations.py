@@ -1,0 +1,212 @@
+"""What a synthesized app does, without HTTP: a form's values read and checked, an operation's
+rules checked and its effects carried out on the session's database.
+
+One reading for the app host (:mod:`palaestra.synth_apps.app`, which serves the forms) and for
+the task generator's simulation (:mod:`palaestra.synth_apps.generate`), so a generated verifier
+expects exactly what the app does.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from typing import Any
+
+from palaestra.synth_apps import data, expr
+from palaestra.synth_apps.spec import AppSpec, EffectSpec, FieldSpec, OperationSpec
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class RuleViolation(Exception):
+    """An operation's rule refused it; the message is the rule's, for the user."""
+
+
+def options(ds: data.Scope, f: FieldSpec, where: str | None = None) -> list[tuple[Any, str]]:
+    """What a choice field offers: (submitted value, shown text) pairs."""
+    if f.type == "enum":
+        return [(c, c) for c in f.choices or []]
+    if f.type == "bool":
+        return [("1", "yes"), ("0", "no")]
+    if f.type == "ref":
+        rows = ds.rows(f.to, where, today=ds.spec.today)  # type: ignore[arg-type]
+        return [(r["id"], ds.display(f.to, r)) for r in rows]  # type: ignore[arg-type]
+    return []
+
+
+def input_scope(ds: data.Scope, op: OperationSpec, values: dict[str, str]) -> dict[str, Any]:
+    """Submitted form values, checked as the form checks them (ValueError names the problem),
+    as the ``input`` an operation's rules and effects read: one reading for the app and for
+    the task generator's simulation."""
+    scope: dict[str, Any] = {}
+    for name, f in op.inputs().items():
+        try:
+            value = parse_field(f, values.get(name, ""), ds)
+        except ValueError as exc:
+            raise ValueError(f"{name}: {exc}") from None
+        if f.type == "ref":
+            row = ds.row(f.to, value) if value is not None else None  # type: ignore[arg-type]
+            scope[f"{name}_id"] = value
+            scope[name] = ds.display(f.to, row) if row else ""  # type: ignore[arg-type]
+            scope[f"{name}_row"] = row or {}
+        else:
+            scope[name] = data.to_py(f, data.to_db(f, value))
+    return scope
+
+
+def apply(
+    spec: AppSpec,
+    conn: Any,
+    op: OperationSpec,
+    record: dict[str, Any] | None,
+    inputs: dict[str, Any],
+) -> str:
+    """Check the rules and carry out the effects; one function for the app and the planner.
+
+    Raises RuleViolation (nothing changed) or returns the success message.
+    """
+    ds = data.Scope(spec, conn)
+    scope: dict[str, Any] = {"input": inputs, "today": spec.today, "now": app_now(spec)}
+    if record is not None:
+        scope["record"] = record
+    fns = db_functions(ds, scope)
+    for key, source in op.let.items():
+        scope[key] = expr.evaluate(source, scope, fns)
+    for rule in op.rules:
+        if not expr.evaluate(rule.require, scope, fns):
+            raise RuleViolation(rule.message)
+    created: dict[str, Any] = {}
+    for effect in op.effects:
+        target = effect_target(effect, op.entity)
+        if effect.where is not None:  # update/clear of the rows where it holds, one by one
+            for row in ds.rows(target):
+                scope["target"] = row  # the functions read this scope too (count, total)
+                if expr.evaluate(effect.where, scope, fns):
+                    _write(spec, conn, effect, target, row["id"], scope, fns)
+            scope.pop("target", None)
+            continue
+        if effect.create:
+            given = _values(spec, effect, target, scope, fns)
+            count = conn.execute(f"SELECT count(*) FROM {target}").fetchone()[0]
+            seed = int(hashlib.sha256(f"{target}:{count}".encode()).hexdigest()[:8], 16)
+            ids = {n: [r[0] for r in conn.execute(f"SELECT id FROM {n}")] for n in spec.entities}
+            row = data.Generator(spec, seed).row(target, given, ds, ids)
+            rid = data.insert(conn, target, row)
+            created = ds.row(target, rid) or {}
+            scope["created"] = created
+        elif effect.clear:
+            conn.execute(f"DELETE FROM {target}")
+        else:
+            _write(spec, conn, effect, target, record["id"], scope, fns)  # type: ignore[index]
+    return expr.render(op.success, scope, fns)
+
+
+def effect_target(effect: EffectSpec, entity: str | None) -> str:
+    """The table an effect writes: what it names, else the operation's own entity."""
+    named = effect.create or effect.clear or effect.update or effect.delete
+    return str(entity if named in (None, "record") else named)
+
+
+def _values(spec: AppSpec, effect: EffectSpec, target: str, scope: dict, fns: dict) -> dict:
+    e = spec.entities[target]
+    given = {}
+    for col, source in effect.values.items():
+        f = e.fields[col] if col in e.fields else FieldSpec(type="int")  # a ref's <name>_id
+        given[col] = data.to_db(f, expr.evaluate(source, scope, fns))
+    return given
+
+
+def _write(
+    spec: AppSpec, conn: Any, effect: EffectSpec, target: str, rid: int, scope: dict, fns: dict
+) -> None:
+    """Update (with the effect's values) or delete one row."""
+    if effect.update:
+        given = _values(spec, effect, target, scope, fns)
+        sets = ", ".join(f"{c} = ?" for c in given)
+        conn.execute(f"UPDATE {target} SET {sets} WHERE id = ?", (*given.values(), rid))
+    else:
+        conn.execute(f"DELETE FROM {target} WHERE id = ?", (rid,))
+
+
+def db_functions(ds: data.Scope, scope: dict[str, Any]) -> dict[str, Any]:
+    """``count(entity, where)`` and ``total(entity, value, where)`` over the session's rows;
+    ``where``/``value`` see the outer scope plus ``row``, e.g. a conflict check
+    ``count('event', "row.date == input.date and row.start < input.end") == 0``."""
+
+    def matching(entity: str, where: str) -> list[dict[str, Any]]:
+        return [r for r in ds.rows(entity) if expr.evaluate(where, {**scope, "row": r})]
+
+    def count(entity: str, where: str = "True") -> int:
+        return len(matching(entity, where))
+
+    def total(entity: str, value: str, where: str = "True") -> float:
+        return round(
+            sum(float(expr.evaluate(value, {**scope, "row": r})) for r in matching(entity, where)),
+            2,
+        )
+
+    return {**expr.FUNCTIONS, "count": count, "total": total}
+
+
+def app_now(spec: AppSpec) -> dt.datetime:
+    return dt.datetime.combine(spec.today, dt.time(9, 0))
+
+
+def to_int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def parse_field(f: FieldSpec, raw: str, ds: data.Scope) -> Any:
+    """A form value checked against its field; ValueError says what is wrong, for the user."""
+    raw = raw.strip()
+    if raw == "":
+        if f.type == "bool":
+            return False
+        if f.required:
+            raise ValueError("this field is required")
+        return None
+    try:
+        if f.type == "int":
+            value: Any = int(raw)
+        elif f.type in ("float", "money"):
+            value = float(raw)
+        elif f.type == "date":
+            value = dt.date.fromisoformat(raw)
+        elif f.type == "time":
+            value = dt.time.fromisoformat(raw).strftime("%H:%M")
+        elif f.type == "datetime":
+            value = dt.datetime.fromisoformat(raw)
+        elif f.type == "bool":
+            value = raw in ("on", "1", "true", "yes")
+        elif f.type == "ref":
+            value = int(raw)
+        else:
+            value = raw
+    except ValueError:
+        raise ValueError(f"{raw!r} is not a valid {f.type}") from None
+    if f.type in ("int", "float", "money"):
+        if f.min is not None and value < f.min:
+            raise ValueError(f"must be at least {f.min:g}")
+        if f.max is not None and value > f.max:
+            raise ValueError(f"must be at most {f.max:g}")
+    if f.type == "enum" and value not in (f.choices or []):
+        raise ValueError(f"choose one of {', '.join(f.choices or [])}")
+    if f.type == "email" and not _EMAIL.match(value):
+        raise ValueError("is not an email address")
+    if f.type == "ref" and value not in {v for v, _ in options(ds, f, f.where)}:
+        raise ValueError("choose one of the listed options")
+    return value
+
+
+def matches(f: FieldSpec, name: str, row: dict[str, Any], value: str) -> bool:
+    if f.type == "ref":
+        return str(row[f"{name}_id"]) == value
+    if f.type == "bool":
+        return str(int(bool(row[name]))) == value
+    if f.type in ("str", "text", "email"):
+        return value.casefold() in str(row[name] or "").casefold()
+    return expr.show(row[name]) == value
