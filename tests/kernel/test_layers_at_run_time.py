@@ -295,3 +295,24 @@ def test_lint_imports_from_the_root_sees_every_layer() -> None:
     ]
     assert not missing, f"the import graph from the root lacks {missing}"
     assert "palaestra.envs.web.env" in graph.modules
+
+
+def test_a_process_that_asks_for_no_fixtures_imports_no_bench_nor_client() -> None:
+    """What a worker does (every family installed, every spec listed, a suite loaded) imports
+    neither the bench layer (the fixtures come only through PALAESTRA_PLUGINS) nor the HTTP
+    client (the registry knows nothing of it)."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, palaestra; from palaestra import tasks; palaestra.specs();"
+        "tasks.get_suite('miniwob');"
+        "print(sorted({m for m in sys.modules if m.startswith(('palaestra.bench', "
+        "'palaestra.client', 'palaestra.cli', 'palaestra.server'))}))"
+    )
+    env = {**os.environ, "PALAESTRA_PLUGINS": ""}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]", out.stdout
