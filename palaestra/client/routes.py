@@ -74,31 +74,32 @@ class _route(Generic[P, T]):
 JOB_DONE = ("succeeded", "failed", "cancelled", "interrupted")
 
 
-class _JobWatch:
-    """One poll's verdict on a job: report new progress, say whether the job ended, raise once
-    the caller's timeout has passed."""
-
-    def __init__(
-        self,
-        on_progress: Callable[[dict[str, Any]], None] | None,
-        timeout: float | None,
-        noun: str = "synthesis",
-    ) -> None:
-        self.noun = noun
-        self.on_progress = on_progress
-        self.timeout = timeout
-        self.deadline = None if timeout is None else time.monotonic() + timeout
-        self.seen: Any = None
-
-    def finished(self, job: dict[str, Any]) -> bool:
-        if self.on_progress is not None and job["progress"] != self.seen:
-            self.seen = job["progress"]
-            self.on_progress(self.seen)
+def _job(
+    start: _Call,
+    path: Callable[[str], str],
+    noun: str,
+    wait: bool,
+    on_progress: Callable[[dict[str, Any]], None] | None,
+    poll_s: float,
+    timeout: float | None,
+) -> _Flow[dict[str, Any]]:
+    """Start a synthesis or evaluation job; with ``wait`` poll it (at ``path(job_id)``, every
+    ``poll_s``) until it ends, handing each new ``progress`` to ``on_progress``, and raise once
+    the caller's ``timeout`` has passed (the job keeps running on the gateway)."""
+    job = yield start
+    deadline = None if timeout is None else time.monotonic() + timeout
+    seen: Any = None
+    while wait:
+        if on_progress is not None and job["progress"] != seen:
+            seen = job["progress"]
+            on_progress(seen)
         if job["status"] in JOB_DONE:
-            return True
-        if self.deadline is not None and time.monotonic() > self.deadline:
-            raise _job_timed_out(job, float(self.timeout or 0), self.noun)
-        return False
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            raise _job_timed_out(job, float(timeout or 0), noun)
+        yield _Sleep(poll_s)
+        job = yield _Call("GET", path(job["job_id"]))
+    return job
 
 
 def _synth_body(
@@ -371,12 +372,8 @@ class _Core:
         ``on_progress`` gets the job's ``progress`` dict whenever it changes.
         """
         body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
-        job = yield _Call("POST", "/v1/synth/jobs", body)
-        watch = _JobWatch(on_progress, timeout)
-        while wait and not watch.finished(job):
-            yield _Sleep(poll_s)
-            job = yield _Call("GET", _job_path(job["job_id"]))
-        return job
+        start = _Call("POST", "/v1/synth/jobs", body)
+        return (yield from _job(start, _job_path, "synthesis", wait, on_progress, poll_s, timeout))
 
     @_route
     def synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
@@ -430,12 +427,10 @@ class _Core:
             body["max_steps"] = max_steps
         if limit is not None:
             body["limit"] = limit
-        job = yield _Call("POST", "/v1/evals", body)
-        watch = _JobWatch(on_progress, timeout, "evaluation")
-        while wait and not watch.finished(job):
-            yield _Sleep(poll_s)
-            job = yield _Call("GET", _eval_path(job["job_id"]))
-        return job
+        start = _Call("POST", "/v1/evals", body)
+        return (
+            yield from _job(start, _eval_path, "evaluation", wait, on_progress, poll_s, timeout)
+        )
 
     @_route
     def eval_job(self, job_id: str) -> _Flow[dict[str, Any]]:
