@@ -73,7 +73,7 @@ _PLUGINS_LOCK = threading.RLock()
 #: told of each spec as it is registered
 _SPEC_LISTENERS: list[Callable[[EnvSpec], None]] = []
 #: told of each suite's task ids as they become known: (suite, task ids)
-_TASK_LISTENERS: list[Callable[[str, list[str]], None]] = []
+_TASK_LISTENERS: list[Callable[[str, list[str]], object]] = []
 
 
 def register(spec: EnvSpec) -> EnvSpec:
@@ -83,7 +83,9 @@ def register(spec: EnvSpec) -> EnvSpec:
     return spec
 
 
-def listen(on_spec: Callable[[EnvSpec], None], on_tasks: Callable[[str, list[str]], None]) -> None:
+def listen(
+    on_spec: Callable[[EnvSpec], None], on_tasks: Callable[[str, list[str]], object]
+) -> None:
     """Tell ``on_spec`` of every spec (those registered so far at once) and ``on_tasks`` of
     every suite's task ids named to :func:`tasks_known` from now on. A layer above the
     registry (gymnasium's ids) keeps its own view this way, so the registry imports none of

@@ -34,7 +34,7 @@ from palaestra.envs.runtimes.simuser.bridge import asker, exchange
 from palaestra.envs.web import cdp, sites
 from palaestra.envs.web.drivers import TaskDriver, driver_for
 from palaestra.envs.web.options import Part
-from palaestra.errors import ActionError, EnvCrashed
+from palaestra.errors import ActionError, EnvCrashed, ResetNeeded
 from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
 
@@ -246,6 +246,13 @@ class WebEnv(PalaestraEnv):
                 ) from None
             raise
 
+    @property
+    def _open(self) -> Browsing:
+        """The open browsing session: acting or looking needs one, and reset opens it."""
+        if self._b is None:
+            raise ResetNeeded("no page is open: call reset() first")
+        return self._b
+
     def _context_dead(self) -> bool:
         return self._b is not None and self._b.generation != self.rt.generation
 
@@ -326,10 +333,11 @@ class WebEnv(PalaestraEnv):
     async def _async_setup(self, task: Task | None, seed: int) -> None:
         driver, allowed, start, setup = self._plan(task)
         old = self._b
-        if getattr(driver, "reuse_context", False) and await self._reuse(old, (allowed, start)):
+        reuse = getattr(driver, "reuse_context", False)
+        if reuse and old is not None and await self._reuse(old, (allowed, start)):
             self._driver = driver
             self._next_bid = 1
-            self._goal = await driver.begin(old.page, setup, seed) or (  # type: ignore[union-attr]
+            self._goal = await driver.begin(old.page, setup, seed) or (
                 task.instruction if task else ""
             )
             return
@@ -353,11 +361,11 @@ class WebEnv(PalaestraEnv):
         self._prefetch = None if getattr(driver, "reuse_context", False) else (allowed, start)
         self._plan_of_b = (allowed, start)
 
-    async def _reuse(self, old: Browsing | None, plan: tuple[Any, ...]) -> bool:
+    async def _reuse(self, old: Browsing, plan: tuple[Any, ...]) -> bool:
         """Start the next episode in the same context: for tasks whose state lives on a server
         (a synthesized app's database), a new context would only cost the CPU of a new renderer
         process. Extra tabs close, the chat clears, the start page loads again."""
-        if old is None or old.generation != self.rt.generation or self._plan_of_b != plan:
+        if old.generation != self.rt.generation or self._plan_of_b != plan:
             return False
         try:
             for extra in old.context.pages[1:]:
@@ -379,7 +387,7 @@ class WebEnv(PalaestraEnv):
         task.add_done_callback(self._tasks.discard)
 
     def _locator(self, bid: str) -> Any:
-        return self._b.page.locator(f'[data-bid="{_css(bid)}"]')
+        return self._open.page.locator(f'[data-bid="{_css(bid)}"]')
 
     async def _element(self, bid: str) -> Any:
         loc = self._locator(bid)
@@ -392,7 +400,7 @@ class WebEnv(PalaestraEnv):
         return loc.first
 
     async def _async_apply(self, action: Action) -> bool:
-        b = self._b
+        b = self._open
         a, page = action.args, b.page
         name = ALIASES.get(action.name, action.name)
         try:
@@ -489,7 +497,7 @@ class WebEnv(PalaestraEnv):
     async def _screenshot(self) -> np.ndarray:
         """The page as PNG; a page that keeps changing shows a blank frame and says so (a
         screenshot never fails the session)."""
-        page = self._b.page
+        page = self._open.page
         try:
             png = await when_loaded(
                 page,
@@ -500,12 +508,12 @@ class WebEnv(PalaestraEnv):
         except Exception as exc:
             if is_closed_error(exc):
                 raise
-        self._b.notes.append("the screenshot could not be taken (the page was changing)")
+        self._open.notes.append("the screenshot could not be taken (the page was changing)")
         w, h = self.viewport
         return np.zeros((h, w, 3), np.uint8)
 
     async def _async_observe(self) -> dict[str, Any]:
-        b = self._b
+        b = self._open
         page = b.page
         obs: dict[str, Any] = {}
         # an action that started a navigation leaves a document still loading: the agent sees
@@ -564,7 +572,8 @@ class WebEnv(PalaestraEnv):
     async def _browsergym_parts(self, b: Browsing) -> dict[str, Any]:
         """BrowserGym's observation keys that were asked for (JSON text for objects and
         lists: a client asking ``structured`` gets the values)."""
-        page, parts, out = b.page, self.parts, {}
+        page, parts = b.page, self.parts
+        out: dict[str, Any] = {}
         if any(p in parts for p in CDP_PARTS):
             try:
                 objects = await cdp.capture(page, self.viewport)
@@ -601,7 +610,7 @@ class WebEnv(PalaestraEnv):
         return out
 
     async def _privileged_state(self) -> dict[str, Any]:
-        b = self._b
+        b = self._open
         # the goal: an answer may repeat what the question named (verifiers/answers.py)
         state = {"url": b.page.url, "chat": list(b.chat), "goal": self._goal}
         if self._driver is not None:

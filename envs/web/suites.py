@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from palaestra.envs.web.policies import ORACLES
-from palaestra.tasks import PublicMetadata, Task
+from palaestra.tasks import Oracle, PublicMetadata, Task
 
 ENV_ID = "palaestra/web-v0"
 NO_CLOCK_MS = 10**9
@@ -69,7 +69,7 @@ def miniwob_tasks() -> list[Task]:
                 max_steps=30,
                 metadata={"source": "miniwob", "description": description},
                 public=PublicMetadata(domain="miniwob"),
-                oracle={"policy": "miniwob", "data": name} if name in ORACLES else None,
+                oracle=Oracle(policy="miniwob", data=name) if name in ORACLES else None,
             )
         )
     return tasks

@@ -155,7 +155,8 @@ def parse_agent(
     options as keyword arguments; ``spec`` then only names it in the results."""
     options = dict(options or {})
     if factory is not None:
-        return AgentSpec(spec, "class", False, lambda ctx: factory(**options), threaded=True)
+        make = factory
+        return AgentSpec(spec, "class", False, lambda ctx: make(**options), threaded=True)
     spec = spec.strip()
     if spec.startswith(("http://", "https://")):
         timeout = float(options.pop("timeout_s", 60.0))
