@@ -189,11 +189,3 @@ BENCHES: tuple[Bench, ...] = (
         family="tau2",
     ),
 )
-
-
-def bench(name: str) -> Bench:
-    """The entry called ``name``."""
-    for entry in BENCHES:
-        if entry.name == name:
-            return entry
-    raise KeyError(f"no benchmark {name!r}; benchmarks: {[b.name for b in BENCHES]}")
