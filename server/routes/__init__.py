@@ -1,4 +1,5 @@
-"""The gateway's routers, one per resource (DESIGN.md section 4), in the order they are mounted."""
+"""The gateway's routers, one per resource, in the order they are mounted (docs/api.md lists
+every route)."""
 
 from palaestra.server.routes import (
     dashboard,
