@@ -4,8 +4,8 @@ Each strategy builds a plan in the oracle's own step language (``click``, ``open
 ``say``, ``infeasible``, ``done``; see :mod:`palaestra.synth_apps.generate`), so the
 web family plays it with its ``plan`` policy on the accessibility tree and the mobile family
 with its ``plan`` policy on the phone's element list: one strategy, two families. Execution
-validation (:func:`palaestra.synth_apps.pipeline.validate_task`) plays every one on every
-task; a task ships only if each fails it.
+validation (the validation service, as :mod:`palaestra.synth_apps.validation` declares) plays
+every one on every task; a task ships only if each fails it.
 
 A strategy knows what any agent can see: the instruction, the app's pages (their rows are the
 seeded database's, which is what the pages show), the rules' wording of the built-in apps. It

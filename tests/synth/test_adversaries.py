@@ -9,15 +9,13 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from palaestra import registry
 from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.synth_apps.adversaries import STRATEGIES
 from palaestra.synth_apps.generate import TaskGenerator
-from palaestra.synth_apps.pipeline import ENVS
 from palaestra.synth_apps.spec import load_spec
 from palaestra.synthesis.pipeline import drop_entry
-from palaestra.validation import validate_task
+from palaestra.validation import plan_of, validate_task
 from palaestra.verifiers.validation import ADVERSARY_CEILING
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -30,7 +28,7 @@ def validate_made(env, made, **options):
 
 @pytest.fixture(scope="module")
 def env():
-    env = registry.make(ENVS["web"][0], observe=ENVS["web"][1])
+    env = plan_of("web").open()
     yield env
     env.close()
 
@@ -111,12 +109,12 @@ def test_validate_cli_drops_what_an_adversary_beats(made, tmp_path, monkeypatch)
 
 
 def test_phone_tasks_survive_every_adversary():
-    phone = registry.make(ENVS["mobile"][0], observe=ENVS["mobile"][1])
+    phone = plan_of("mobile").open()
     try:
         tasks = TaskGenerator(load_spec("train"), layout="mobile").generate(30, seed=2)
         for kind in ("infeasible", "info"):
             made = next(g for g in tasks if g.task.metadata["kind"] == kind)
-            made.task.family, made.task.env = "mobile", ENVS["mobile"][0]
+            made.task.family, made.task.env = "mobile", "palaestra/mobile-v0"
             made.task.max_steps += 10
             report = validate_made(phone, made, repeats=1)
             assert report.validated, report.reason

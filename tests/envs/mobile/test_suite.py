@@ -9,16 +9,15 @@ import math
 
 import pytest
 
-from palaestra import registry
 from palaestra.envs.mobile import suites
 from palaestra.family import family
 from palaestra.policies import run_episode
 from palaestra.synth_apps.generate import TaskGenerator
-from palaestra.synth_apps.pipeline import ENVS
 from palaestra.synth_apps.spec import domain_names, load_spec
 from palaestra.synthesis import phone
 from palaestra.synthesis.pipeline import OVERSHOOT
 from palaestra.tasks import get_suite, suite_names
+from palaestra.validation import plan_of
 
 
 def test_the_suite_is_registered_and_every_task_validated():
@@ -55,7 +54,7 @@ def test_the_committed_tasks_are_what_the_seeds_make():
 @pytest.mark.browser
 def test_the_oracle_solves_a_phone_task_and_noop_does_not():
     task = get_suite("phone").tasks[0]
-    env = registry.make("palaestra/mobile-v0", observe=ENVS["mobile"][1])
+    env = plan_of("mobile").open()
     try:
         mobile = family("mobile")
         episode = run_episode(env, mobile.policy("oracle"), task, seed=0, strict=True)
