@@ -275,7 +275,7 @@ def test_a_file_answer_is_read_in_any_format(tmp_path, text, ok):
     ],
 )
 def test_a_refusal_gives_the_cause_not_the_instructions_words(tmp_path, reason, ok):
-    from palaestra.envs.computer.suites import ABSENT
+    from palaestra.envs.computer.rows import ABSENT
 
     spec = {
         "kind": "agent_status",
@@ -304,7 +304,7 @@ def _archives(home, hollow):
 
 @pytest.mark.parametrize("hollow", [False, True])
 def test_an_archive_is_checked_member_by_member_with_content(tmp_path, hollow):
-    from palaestra.envs.computer.suites import members
+    from palaestra.envs.computer.rows import members
 
     _archives(tmp_path, hollow)
     want = {"project/main.py": "print(1)", "project/README": "hi"}
@@ -316,7 +316,7 @@ def test_an_archive_is_checked_member_by_member_with_content(tmp_path, hollow):
 def test_a_workbook_is_checked_cell_by_cell(tmp_path):
     import zipfile
 
-    from palaestra.envs.computer.suites import cells
+    from palaestra.envs.computer.rows import cells
 
     ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
     sheet = (
