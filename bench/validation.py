@@ -208,10 +208,11 @@ def _tau2(domain: str) -> SearchRunner:
     def run(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
         from palaestra.envs.tau2 import suites
         from palaestra.envs.tau2.env import Tau2Env
+        from palaestra.validation import validate_task
 
         env = Tau2Env()
         chosen = suites.tasks(domain)[:tasks]
-        return {t.id: suites.validate_task(t, env, search=budget).to_json() for t in chosen}
+        return {t.id: validate_task(t, env=env, search=budget).to_json() for t in chosen}
 
     return run
 
@@ -249,7 +250,7 @@ def _budgets() -> dict[str, int]:
     from palaestra.envs.cad import strategies as cad
     from palaestra.envs.computer import strategies as computer
     from palaestra.envs.runtimes.dialogue import search as usersim
-    from palaestra.envs.tau2.suites import SEARCH_BUDGET as TAU2_BUDGET
+    from palaestra.envs.tau2.validation import SEARCH_BUDGET as TAU2_BUDGET
     from palaestra.synth_apps import strategies as synth
 
     return {

@@ -12,8 +12,9 @@ behind one protocol (:mod:`.world`: tool calls from either side, state, gold sta
 the tools as an LLM sees them (:mod:`.schemas`); the users (:mod:`.user`: the symbolic
 :mod:`.retail_user` and :mod:`.telecom_user`, and :mod:`.llm_user`); the env (:mod:`.env`); the
 gold assistants (:mod:`.gold`, :mod:`.retail_gold`, :mod:`.telecom_gold`), the family's
-policies (:mod:`.policies`) and adversaries (:mod:`.adversaries`), the suites and their
-validation (:mod:`.suites`) and the user's fidelity report (:mod:`.fidelity`). Scoring is the
+policies (:mod:`.policies`) and adversaries (:mod:`.adversaries`), the suites (:mod:`.suites`),
+how their tasks are validated (:mod:`.validation`) and the user's fidelity report
+(:mod:`.fidelity`). Scoring is the
 ``tau2`` check kind (:mod:`palaestra.verifiers.tau2`). The guide: ``README.md`` here and
 ``docs/tau2.md``.
 """
@@ -48,7 +49,7 @@ FAMILY = Family(
     ),
     policies="palaestra.envs.tau2.policies",
     checks=("palaestra.verifiers.tau2",),
-    validation="palaestra.envs.tau2.suites:validate_suite",
+    validation="palaestra.envs.tau2.validation:PLAN",
     options="palaestra.envs.runtimes.dialogue.options:DialogueOptions",
     description="tau2-bench retail and telecom: tool-using dialogues in tau2's worlds, scored "
     "as tau2 scores them.",

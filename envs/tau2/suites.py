@@ -16,36 +16,19 @@ record and play the gold assistant on every task.
 
 from __future__ import annotations
 
-import contextlib
-import copy
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs.runtimes.dialogue.search import search_for
-from palaestra.envs.tau2 import FAMILY
 from palaestra.envs.tau2 import tasks as tau2_tasks
-from palaestra.envs.tau2.adversaries import FIX_ALL
-from palaestra.envs.tau2.env import ENV_ID, Tau2Env
+from palaestra.envs.tau2.env import ENV_ID
 from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
-from palaestra.verifiers.validation import (
-    ValidationRecord,
-    ValidationReport,
-    family_runner,
-    play,
-    task_key,
-    validate,
-)
+from palaestra.verifiers.validation import ValidationRecord, task_key
 
 #: assistant moves per episode (tau2 stops a simulation at 200 messages of either side)
 MAX_STEPS = 100
-MUTATIONS = [{"name": "world_changed"}, {"name": "unconfirmed_write"}, {"name": "said_nothing"}]
-#: episodes of the adversary search per task (a tau2 episode of the search is longer than a
-#: named adversary's: the budget keeps validation's growth near 50%, docs/verifiers.md)
-SEARCH_BUDGET = 6
 TITLES = {"retail": "online retail store", "telecom": "telecom operator's technical support"}
 
 
@@ -110,57 +93,11 @@ def telecom_tasks() -> list[Task]:
     return tasks("telecom")
 
 
-def validate_task(
-    task: Task, env: Tau2Env | None = None, *, adversaries: bool = True, search: int | None = None
-) -> ValidationReport:
-    """One task's report: the oracle, doing nothing, the mutants, the adversaries and (with
-    them) the adversary search of :mod:`palaestra.envs.runtimes.dialogue.search` (``search``
-    episodes, :data:`SEARCH_BUDGET` by default; 0: none), with telecom's device fixes."""
-    env = env or Tau2Env()
-    runner = family_runner(env, task, FAMILY)
-    against = FAMILY.adversary_names() if adversaries else ()
-    budget = SEARCH_BUDGET if search is None else search
-    fixes = FIX_ALL if task.setup.get("tau2") == "telecom" else ()
-    searched = None
-    if adversaries and budget:
-        searched = search_for(task, lambda p: play(env, task, p, strict=False), budget, fixes)
-    return validate(task.verifier, runner, MUTATIONS, _mutate, adversaries=against, search=searched)
-
-
-@contextlib.contextmanager
-def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
-    out = dict(state)
-    if mutation["name"] == "unconfirmed_write":
-        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
-    elif mutation["name"] == "said_nothing":
-        out["said"] = []
-        out["calls"] = [c for c in state["calls"] if c.get("by") != "assistant"]
-        out["ended_by"] = None
-    else:  # one field of the final world off: the first leaf, changed
-        world = copy.deepcopy(state["world"])
-        _nudge(world)
-        out["world"] = world
-        out["assertions"] = [{**a, "ok": False} for a in state["assertions"]]
-    yield out
-
-
-def _nudge(node: Any) -> bool:
-    """Change the first scalar found in ``node`` (in place); False when there is none."""
-    items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
-    for key, value in items:
-        if isinstance(value, dict | list):
-            if _nudge(value):
-                return True
-        else:
-            node[key] = f"{value}-mutant"
-            return True
-    return False
-
-
 def record(domain: str) -> ValidationRecord:
     """The domain's last full validation run, kept beside this file (``validation-<domain>.json``)
     and keyed by each task's whole content: a task changed since the run is left out until the
-    next one (:func:`write_validation`)."""
+    next one (``palaestra validate tau2-<domain> --record``; how a task is validated is
+    :mod:`palaestra.envs.tau2.validation`)."""
     return ValidationRecord(
         Path(__file__).with_name(f"validation-{domain}.json"),
         f"tau2-{domain}",
@@ -168,53 +105,6 @@ def record(domain: str) -> ValidationRecord:
         family="tau2",
         candidates=f"palaestra.envs.tau2.suites:{domain}_tasks",
     )
-
-
-def validate_domain(
-    domain: str, tasks_: list[Task] | None = None, *, adversaries: bool = True
-) -> dict[str, Any]:
-    """Execution-validate a domain's tasks (all by default): the report ``palaestra validate
-    tau2-<domain>`` prints, with each dropped task's reason."""
-    chosen = tasks_ if tasks_ is not None else tasks(domain)
-    env = Tau2Env()
-    try:
-        return record(domain).run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
-    finally:
-        env.close()
-
-
-def validate_suite(tasks_: list[Task] | None = None, *, adversaries: bool = True) -> dict[str, Any]:
-    """The family's validation (``Family.validation``): ``tasks_`` (every task of every domain
-    by default) validated domain by domain, the reports merged."""
-    if tasks_ is None:
-        domains: Iterable[str] = tau2_tasks.DOMAINS
-    else:
-        domains = sorted({t.setup["tau2"] for t in tasks_})
-    reports = [
-        validate_domain(
-            d,
-            None if tasks_ is None else [t for t in tasks_ if t.setup["tau2"] == d],
-            adversaries=adversaries,
-        )
-        for d in domains
-    ]
-    if len(reports) == 1:
-        return reports[0]
-    merged = {key: sum(r[key] for r in reports) for key in ("total", "validated", "dropped")}
-    return {
-        "suite": "tau2",
-        **merged,
-        "seconds": round(sum(r["seconds"] for r in reports), 1),
-        "tasks": {tid: rep for r in reports for tid, rep in r["tasks"].items()},
-    }
-
-
-def write_validation(domain: str) -> dict[str, Any]:
-    """Validate every task of ``domain`` and record the run (about 10 s a domain): run it after
-    changing the users, the gold assistants, the adversaries or the check
-    (``palaestra validate tau2-<domain> --record``); the tests re-validate a sample against
-    the record, so a stale one fails them."""
-    return record(domain).write(validate_domain(domain))
 
 
 def suite(domain: str) -> Suite:
@@ -235,9 +125,3 @@ def retail() -> Suite:
 @functools.cache
 def telecom() -> Suite:
     return suite("telecom")
-
-
-if __name__ == "__main__":
-    for name in tau2_tasks.DOMAINS:
-        written = write_validation(name)
-        print(f"tau2-{name}: {written['validated']} of {written['total']} validated")

@@ -274,12 +274,13 @@ def test_tau2_shipped_tasks_hold_against_the_search():
     from palaestra.envs.tau2 import suites
     from palaestra.envs.tau2.adversaries import FIX_ALL
     from palaestra.envs.tau2.env import Tau2Env
+    from palaestra.envs.tau2.validation import SEARCH_BUDGET
 
     env = Tau2Env()
     try:
         for task, fixes in [(suites.retail().tasks[3], ()), (suites.telecom().tasks[0], FIX_ALL)]:
             play, trails = _recording(lambda p, t=task: play_on(env, t, p))
-            budget = suites.SEARCH_BUDGET
+            budget = SEARCH_BUDGET
             found = strategies.search_for(task, play, budget, fixes)
             _holds(found.run(ADVERSARY_CEILING), budget)
             assert any("call_tool" in a for trail in trails for a in trail)

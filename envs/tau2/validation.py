@@ -1,0 +1,107 @@
+"""How tau2 tasks are validated (``Family.validation``): a plan the validation service plays.
+
+Episodes run in one :class:`Tau2Env` a thread, each on its own seed (the policy's too), and an
+agent's refused move is scored, never raised (the gold assistant included: tau2's own runs end
+a conversation rather than fail it). The gold assistant (the oracle) must score 1.0 three
+times with the same verdict, ending at once must score 0, three mutants of the oracle's end
+state must fail (a field of the world changed, a write without the user's yes, nothing said),
+and so must every adversary of the family and the best strategy the dialogue runtime's
+adversary search finds in :data:`SEARCH_BUDGET` episodes (in telecom, with the device fixes
+the user can be asked for). ``palaestra validate tau2-retail --record`` (and ``tau2-telecom``)
+records the run beside the suites (``validation-<domain>.json``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from palaestra.envs.runtimes.dialogue.search import search_for
+from palaestra.envs.tau2 import suites
+from palaestra.envs.tau2 import tasks as tau2_tasks
+from palaestra.envs.tau2.adversaries import FIX_ALL
+from palaestra.envs.tau2.env import Tau2Env
+from palaestra.policies import Policy
+from palaestra.tasks import Task
+from palaestra.verifiers.search import Search
+from palaestra.verifiers.validation import (
+    Mutator,
+    Run,
+    ValidationPlan,
+    ValidationRecord,
+    task_key,
+)
+
+MUTATIONS = [{"name": "world_changed"}, {"name": "unconfirmed_write"}, {"name": "said_nothing"}]
+#: episodes of the adversary search per task (a tau2 episode of the search is longer than a
+#: named adversary's: the budget keeps validation's growth near 50%, docs/verifiers.md)
+SEARCH_BUDGET = 6
+
+
+class Tau2Plan(ValidationPlan):
+    repeats = 3
+    budget = SEARCH_BUDGET
+    strict = ()
+    seeded = True
+
+    def candidates(self) -> list[Task]:
+        return [t for domain in tau2_tasks.DOMAINS for t in suites.tasks(domain)]
+
+    def record(self, tasks: list[Task]) -> ValidationRecord:
+        """A domain's record; tasks of both domains report under ``tau2``."""
+        domains = sorted({t.setup["tau2"] for t in tasks})
+        if len(domains) == 1:
+            return suites.record(domains[0])
+        return ValidationRecord(Path("tau2.validation.json"), "tau2", task_key)
+
+    def open(self) -> Tau2Env:
+        return Tau2Env()
+
+    def end_state(self, env: Any, task: Task, role: str, scratch: Path) -> Mapping[str, Any]:
+        return env.state_probe().read() if role == "oracle" else {}
+
+    def mutations(self, task: Task) -> list[Mapping[str, Any]]:
+        return MUTATIONS
+
+    def mutate(self, task: Task) -> Mutator:
+        return _mutate
+
+    def search(self, task: Task, play: Callable[[Policy], Run], budget: int) -> Search:
+        fixes = FIX_ALL if task.setup.get("tau2") == "telecom" else ()
+        return search_for(task, play, budget, fixes)
+
+
+@contextlib.contextmanager
+def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
+    out = dict(state)
+    if mutation["name"] == "unconfirmed_write":
+        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
+    elif mutation["name"] == "said_nothing":
+        out["said"] = []
+        out["calls"] = [c for c in state["calls"] if c.get("by") != "assistant"]
+        out["ended_by"] = None
+    else:  # one field of the final world off: the first leaf, changed
+        world = copy.deepcopy(state["world"])
+        _nudge(world)
+        out["world"] = world
+        out["assertions"] = [{**a, "ok": False} for a in state["assertions"]]
+    yield out
+
+
+def _nudge(node: Any) -> bool:
+    """Change the first scalar found in ``node`` (in place); False when there is none."""
+    items = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+    for key, value in items:
+        if isinstance(value, dict | list):
+            if _nudge(value):
+                return True
+        else:
+            node[key] = f"{value}-mutant"
+            return True
+    return False
+
+
+PLAN = Tau2Plan()
