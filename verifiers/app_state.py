@@ -96,32 +96,9 @@ def _sql(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
 
 
 normalize_text = answers.normalize_text
-
-
-def answer_problem(
-    answer: str,
-    expected: str,
-    normalize: str,
-    others: list[str] | tuple[str, ...] = (),
-    *,
-    app: answers.AppValues | None = None,
-    given: str = "",
-) -> str | None:
-    """Why ``answer`` is not the one value ``expected`` (None when it is): see
-    :func:`palaestra.verifiers.answers.answer_problem`, the one reading every family shares."""
-    return answers.answer_problem(answer, expected, normalize, others, app=app, given=given)
-
-
-def answer_matches(
-    answer: str,
-    expected: str,
-    normalize: str,
-    others: list[str] | tuple[str, ...] = (),
-    *,
-    app: answers.AppValues | None = None,
-    given: str = "",
-) -> bool:
-    return answer_problem(answer, expected, normalize, others, app=app, given=given) is None
+#: why an answer is not the one value expected (None when it is): the one reading every family
+#: shares (:func:`palaestra.verifiers.answers.answer_problem`)
+answer_problem = answers.answer_problem
 
 
 def app_values(db: str) -> answers.AppValues:

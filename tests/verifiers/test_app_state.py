@@ -3,12 +3,13 @@ file, a visit log and a chat, as the synthesized apps' probe gives them)."""
 
 import json
 import sqlite3
+from typing import Any
 
 import pytest
 
 from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.synth_apps.adversaries import ALL_TIMES, rule_keywords
-from palaestra.verifiers.app_state import answer_matches, table_digest, visits_path
+from palaestra.verifiers.app_state import answer_problem, table_digest, visits_path
 from palaestra.verifiers.base import DeclarativeVerifier
 from palaestra.verifiers.validation import StaticProbe
 
@@ -38,6 +39,11 @@ def test_listing_every_time_of_day_scores_zero(db):
     everything = verdict(DEPARTURE, db, [ANSWER + ", ".join(ALL_TIMES)])
     assert everything.score == 0 and not everything.success
     assert verdict(DEPARTURE, db, [ANSWER + "It leaves at 14:05."]).success
+
+
+def answer_matches(*args: Any) -> bool:
+    """The answer is read as the one value expected (no problem with it)."""
+    return answer_problem(*args) is None
 
 
 @pytest.mark.parametrize(
