@@ -135,7 +135,7 @@ class ValidationPlan:
         do-nothing one, not played again."""
         return False
 
-    def mutations(self, task: Any) -> list[Mapping[str, Any]]:
+    def mutations(self, task: Any) -> Sequence[Mapping[str, Any]]:
         """Near misses of the oracle's end state, each of which the verifier must reject."""
         return []
 
@@ -461,7 +461,7 @@ def _signature(result: VerifierResult) -> list[tuple[str, bool, str]]:
 def validate(
     verifier: Mapping[str, Any],
     run: Runner,
-    mutations: list[Mapping[str, Any]],
+    mutations: Sequence[Mapping[str, Any]],
     mutate: Mutator,
     repeats: int = 3,
     adversaries: Sequence[str] = (),
