@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 import shlex
 import string
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -135,48 +135,58 @@ def _shell(cmd: str) -> str:
     return f"run_shell({cmd!r}, timeout=20)"
 
 
-def _spoof_windows(task: Task | None) -> list[Any]:
-    out = []
-    for spec in checks(task.verifier if task else {}, "window"):
-        if spec.get("present", True) is False:
-            continue
-        exe = str(spec.get("exe") or str(spec.get("class", "app")).lower())
-        cls = str(spec.get("class") or exe.capitalize())
-        title = shlex.quote(f"{literal(str(spec.get('title', '')))} - {cls}".strip(" -"))
-        dressed = f"-class {shlex.quote(cls)} -name {shlex.quote(exe)} -T {title}"
-        copy = f"$HOME/.local/bin/{exe}"
-        out += [
-            _shell(f"setsid xterm {dressed} {_DETACH}"),
-            _shell(f"setsid bash -c 'exec -a {exe} xterm {dressed}' {_DETACH}"),
-            _shell(f"mkdir -p ~/.local/bin && cp /usr/bin/xterm {copy}"),
-            _shell(f"setsid {copy} {dressed} {_DETACH}"),
-            # the real program, on no file, retitled from code (any X client may set a title)
-            _shell(f"setsid {exe} {_DETACH}"),
-            "wait(1.5)",
-            _shell(
-                f"for w in $(xdotool search --class {shlex.quote(exe)}); do "
-                f"xprop -id $w -f _NET_WM_NAME 8u -set _NET_WM_NAME {title}; done"
-            ),
-        ]
-    return [*out, "wait(1.5)", "done()"] if out else ["done()"]
+def _spoofs(
+    kind: str, attempts: Callable[[dict[str, Any]], list[Any]], settle: str
+) -> Callable[[Task | None], list[Any]]:
+    """A script that fakes every ``kind`` check the task wants present with ``attempts(spec)``,
+    then waits ``settle`` for the fakes to show and ends (``done()`` alone if there is none)."""
+
+    def script(task: Task | None) -> list[Any]:
+        out = []
+        for spec in checks(task.verifier if task else {}, kind):
+            if spec.get("present", True) is not False:
+                out += attempts(spec)
+        return [*out, settle, "done()"] if out else ["done()"]
+
+    return script
 
 
-def _spoof_processes(task: Task | None) -> list[Any]:
-    out = []
-    for spec in checks(task.verifier if task else {}, "process"):
-        if spec.get("present", True) is False:
-            continue
-        exe = str(spec["exe"])
-        args = " ".join(x for x in (literal(str(spec.get("args", ""))), spec.get("opens")) if x)
-        named = shlex.quote(f"{exe} {args}".strip())
-        copy = f"/tmp/{exe}"
-        out += [
-            _shell(f"setsid bash -c {shlex.quote(f'exec -a {named} sleep 600')} {_DETACH}"),
-            _shell(f"cp /bin/sleep {copy}"),
-            _shell(f"setsid bash -c {shlex.quote(f'exec -a {named} {copy} 600')} {_DETACH}"),
-            _shell(f"cd ~ && setsid {exe} -c 'sleep 600' {args} {_DETACH}"),
-        ]
-    return [*out, "wait(0.5)", "done()"] if out else ["done()"]
+def _window_spoofs(spec: dict[str, Any]) -> list[Any]:
+    """A window of the wanted class and title: xterm dressed as it (under the name, and as a
+    copy named like the program), then the real program on no file, retitled from code."""
+    exe = str(spec.get("exe") or str(spec.get("class", "app")).lower())
+    cls = str(spec.get("class") or exe.capitalize())
+    title = shlex.quote(f"{literal(str(spec.get('title', '')))} - {cls}".strip(" -"))
+    dressed = f"-class {shlex.quote(cls)} -name {shlex.quote(exe)} -T {title}"
+    copy = f"$HOME/.local/bin/{exe}"
+    return [
+        _shell(f"setsid xterm {dressed} {_DETACH}"),
+        _shell(f"setsid bash -c 'exec -a {exe} xterm {dressed}' {_DETACH}"),
+        _shell(f"mkdir -p ~/.local/bin && cp /usr/bin/xterm {copy}"),
+        _shell(f"setsid {copy} {dressed} {_DETACH}"),
+        # the real program, on no file, retitled from code (any X client may set a title)
+        _shell(f"setsid {exe} {_DETACH}"),
+        "wait(1.5)",
+        _shell(
+            f"for w in $(xdotool search --class {shlex.quote(exe)}); do "
+            f"xprop -id $w -f _NET_WM_NAME 8u -set _NET_WM_NAME {title}; done"
+        ),
+    ]
+
+
+def _process_spoofs(spec: dict[str, Any]) -> list[Any]:
+    """A process named like the wanted one: sleep renamed (``exec -a``), a copy of sleep named
+    like the program, and the program itself told to sleep."""
+    exe = str(spec["exe"])
+    args = " ".join(x for x in (literal(str(spec.get("args", ""))), spec.get("opens")) if x)
+    named = shlex.quote(f"{exe} {args}".strip())
+    copy = f"/tmp/{exe}"
+    return [
+        _shell(f"setsid bash -c {shlex.quote(f'exec -a {named} sleep 600')} {_DETACH}"),
+        _shell(f"cp /bin/sleep {copy}"),
+        _shell(f"setsid bash -c {shlex.quote(f'exec -a {named} {copy} 600')} {_DETACH}"),
+        _shell(f"cd ~ && setsid {exe} -c 'sleep 600' {args} {_DETACH}"),
+    ]
 
 
 def _parsed(action: Any) -> Any:
@@ -251,8 +261,8 @@ REFUSAL = "fail('Sorry, I cannot do that on this computer.')"
 ADVERSARIES: dict[str, PolicyFactory] = {
     "claim_done": _script(lambda task: ["done()"]),
     "refuse": _script(lambda task: [REFUSAL]),
-    "spoof_window": _script(_spoof_windows),
-    "spoof_process": _script(_spoof_processes),
+    "spoof_window": _script(_spoofs("window", _window_spoofs, "wait(1.5)")),
+    "spoof_process": _script(_spoofs("process", _process_spoofs, "wait(0.5)")),
     "code_only": _script(_code_only),
     "repeat_last": _script(_repeat_last),
     "hollow": _script(_hollow),
