@@ -27,7 +27,7 @@ class PalaestraEnv(gym.Env[dict, Any]):
 
     family: ClassVar[str] = ""
     action_set: ClassVar[ActionSet]
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 4}
 
     def __init__(
         self,

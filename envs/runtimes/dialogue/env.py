@@ -81,7 +81,7 @@ class DialogueEnv(PalaestraEnv):
     #: the client of the operator's LLM a ``user: "llm"`` session speaks through (the family's
     #: choice: this runtime sits below the module that provides one)
     llm_client: ClassVar[Callable[..., Any] | None] = None
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,
