@@ -4,7 +4,7 @@ terminal and the email inbox (every variant)."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from palaestra.envs.runtimes.axtree import (
     Node,
@@ -92,9 +92,9 @@ def order_food(obs: dict[str, Any]) -> str:
             raise OracleError(f"no order in {goal!r}")
         first = next(d for d in dishes if match.group(2) in d[1])
         wanted = {first[0]: int(match.group(1))}
-    for name, _, count, minus, plus in dishes:
-        if count != wanted.get(name, 0):
-            return click(plus if count < wanted.get(name, 0) else minus)
+    for name, _, have, minus, plus in dishes:
+        if have != wanted.get(name, 0):
+            return click(plus if have < wanted.get(name, 0) else minus)
     return click(submit_button(nodes, "Order!"))
 
 
@@ -186,18 +186,27 @@ _NL_WORDS = frozenset(
 )
 
 
-def _email_intent(goal: str) -> dict[str, str | None]:
-    """sender and one of reply (text), to (a name), icon (trash/star), from the goal."""
+class _EmailIntent(NamedTuple):
+    """The sender and one of reply (text), to (a name), icon (trash/star)."""
+
+    sender: str
+    reply: str | None
+    to: str | None
+    icon: str | None
+
+
+def _email_intent(goal: str) -> _EmailIntent:
+    """What an email-inbox goal asks, read from its words."""
     match = _EMAIL.search(goal)
     if match is not None:
-        return match.groupdict()
+        return _EmailIntent(**match.groupdict())
     for pattern in _NL_SENDER:  # a forward request in free words
         found = re.search(pattern, goal)
         if found:
             rest = goal[: found.start(1)] + goal[found.end(1) :]
             names = [w for w in re.findall(r"\b[A-Z]\w*", rest) if w not in _NL_WORDS]
             if len(names) == 1:
-                return {"sender": found[1], "reply": None, "to": names[0], "icon": None}
+                return _EmailIntent(found[1], None, names[0], None)
     raise OracleError(f"not an email-inbox goal: {goal!r}")
 
 
@@ -210,20 +219,23 @@ def email_inbox(obs: dict[str, Any]) -> str:
     """email-inbox and its variants: open the sender's email (or use its row's icons), then
     reply, forward, trash or star it. The icons are script-bound spans without text: the tree
     keeps them as ``clickable`` with a ``hint`` (``trash``, ``star``, ``send-reply``...)."""
-    match = _email_intent(norm(obs["goal"]))
+    intent = _email_intent(norm(obs["goal"]))
     nodes = page(obs)
-    for view, text in (("send-reply", match["reply"]), ("send-forward", match["to"])):
+    for view, text in (("send-reply", intent.reply), ("send-forward", intent.to)):
         send = _icon(nodes, view)
         if send is not None:  # the reply or forward form: its first box takes the text
             box = textboxes(nodes)[0]
-            return click(send) if norm(box.value) == norm(text or "") else fill(box, text)
+            return click(send) if norm(box.value) == norm(text or "") else fill(box, text or "")
     if _icon(nodes, "close-email") is not None:  # one email open
-        if match["icon"]:
-            return click(_icon(nodes, match["icon"]))  # type: ignore[arg-type]
-        return click(one(nodes, None, "Reply" if match["reply"] is not None else "Forward"))
+        if intent.icon:
+            icon = _icon(nodes, intent.icon)
+            if icon is None:
+                raise OracleError(f"no {intent.icon} icon on the open email")
+            return click(icon)
+        return click(one(nodes, None, "Reply" if intent.reply is not None else "Forward"))
     for row in (n for n in nodes if "clickable" in n.props and n.name):
         inner = subtree(nodes, row)
-        if inner and norm(inner[0].name) == norm(match["sender"]):
-            icon = _icon(inner, match["icon"]) if match["icon"] else None
+        if inner and norm(inner[0].name) == norm(intent.sender):
+            icon = _icon(inner, intent.icon) if intent.icon else None
             return click(icon or row)
-    raise OracleError(f"no email from {match['sender']!r} in the inbox")
+    raise OracleError(f"no email from {intent.sender!r} in the inbox")

@@ -57,6 +57,7 @@ def submit_button(nodes: list[Node], *names: str) -> Node:
         found = [n for n in nodes if n.role in roles and norm(n.name) in names and n.bid]
         if found:
             return found[-1]
+    raise OracleError(f"no submit button named {' or '.join(names)}")
 
 
 _OPS: dict[type, Callable[[float, float], float]] = {

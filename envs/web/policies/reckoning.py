@@ -110,9 +110,9 @@ def odd_or_even(obs: dict[str, Any]) -> str:
     rows = []
     for odd in find(nodes, "button", "Odd"):
         rest = after(nodes, odd)
-        value = next(n for n in rest if re.fullmatch(r"-?\d+", norm(n.name)))
+        shown = next(n for n in rest if re.fullmatch(r"-?\d+", norm(n.name)))
         even = next(n for n in rest if n.role == "button" and norm(n.name) == "Even")
-        rows.append((odd, even, int(value.name)))
+        rows.append((odd, even, int(shown.name)))
     done = -1
     for i, (odd, even, _) in enumerate(rows):
         if odd.focused or even.focused:

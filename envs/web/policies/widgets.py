@@ -74,7 +74,10 @@ def pick_date(nodes: list[Node], box: Node, date: str) -> str | None:
     """
     if box.value == date:
         return None
-    month, day, year = (int(g) for g in _DATE.fullmatch(date).groups())
+    parts = _DATE.fullmatch(date)
+    if parts is None:
+        raise OracleError(f"not a MM/DD/YYYY date: {date!r}")
+    month, day, year = (int(g) for g in parts.groups())
     shown_month = [n for n in nodes if norm(n.name) in _MONTHS]
     shown_year = [n for n in nodes if re.fullmatch(r"\d{4}", norm(n.name))]
     if not shown_month or not shown_year:
