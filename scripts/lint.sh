@@ -27,8 +27,6 @@ if [[ $part == all || $part == imports ]]; then
 fi
 if [[ $part == all || $part == types ]]; then
     tree
-fi
-if [[ $part == all || $part == types ]]; then
     # the kernel, the verifiers and the gateway are type-checked (pyproject: [tool.mypy])
     kernel=$(cd palaestra && ls ./*.py | sed 's|^\./||; s|\.py$||' | grep -vx '__init__' |
         sed 's/^/-m palaestra./' | tr '\n' ' ')
