@@ -496,7 +496,7 @@ class View:
         op = self.spec.operations.get(name)
         if op is None or (op.entity is None) != (rid is None):
             raise _NotFound(f"There is no action {name!r} here.")
-        record = self.row_or_404(op.entity, rid) if op.entity else None  # type: ignore[arg-type]
+        record = self.row_or_404(op.entity, rid) if op.entity and rid is not None else None
         if record is not None and op.when and not self._holds(op.when, record):
             return self.message(self.v.label(op.label), "This action is not available.", error=True)
         values = {k: str(form.get(k, "")) for k in op.inputs()} if form is not None else {}
@@ -529,8 +529,8 @@ class View:
     ) -> Response:
         steps = len(op.steps)
         subject = None
-        if record is not None:
-            e = self.spec.entities[op.entity]  # type: ignore[index]
+        if record is not None and op.entity is not None:  # a record is a row of op's entity
+            e = self.spec.entities[op.entity]
             subject = f"{e.label}: {expr.show(record[e.display])}"
         back = (
             f"{self.base}/view/{op.entity}/{record['id']}"
@@ -625,7 +625,7 @@ class View:
 
 def _shown_input(view: View, f: FieldSpec, raw: str) -> str:
     if f.type == "ref":
-        return dict(view.options(f, f.where)).get(to_int(raw), raw)  # type: ignore[arg-type]
+        return dict(view.options(f, f.where)).get(to_int(raw), raw)
     return raw
 
 

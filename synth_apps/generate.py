@@ -93,7 +93,7 @@ class TaskGenerator:
         app_ref: str | None = None,
     ) -> None:
         self.spec = spec
-        self.variant: Variant = make_variant(spec, variant, layout)  # type: ignore[arg-type]
+        self.variant: Variant = make_variant(spec, variant, layout)
         self.data_seed = data_seed
         self.app_ref = app_ref or spec.name
         self.template = data.template(spec, data_seed)
@@ -147,17 +147,19 @@ class TaskGenerator:
 
     # ----- kinds ----------------------------------------------------------------------------
     def _info(self, t: TaskTemplate, rng: random.Random) -> Generated:
-        entity = t.entity
-        rows = self._reachable(entity, t.pick)  # type: ignore[arg-type]
+        entity, field = t.entity, t.field
+        if entity is None or field is None:  # the spec check requires both of an info task
+            raise GenerationError("an info template names its entity and field")
+        rows = self._reachable(entity, t.pick)
         if not rows:
             raise GenerationError(f"no {entity} row qualifies for {t.pick!r}")
         record, page = rng.choice(rows)
-        answer = expr.show(record[t.field])
-        others = {expr.show(r[t.field]) for r, _ in rows} - {answer}
-        column = {expr.show(r[t.field]) for r in self.scope.rows(entity)} - {answer, ""}
+        answer = expr.show(record[field])
+        others = {expr.show(r[field]) for r, _ in rows} - {answer}
+        column = {expr.show(r[field]) for r in self.scope.rows(entity)} - {answer, ""}
         plan = [
             *self._navigate(entity, record, page),
-            {"op": "say", "text": answer},  # type: ignore[arg-type]
+            {"op": "say", "text": answer},
             {"op": "done"},
         ]
         verifier = {
@@ -187,7 +189,7 @@ class TaskGenerator:
         return self._task(t, scope, verifier, plan, mutations)
 
     def _operation(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
-        op = self.spec.operations[t.operation]  # type: ignore[index]
+        op = self.spec.operation_of(t)
         violate = t.violate if t.kind == "infeasible" else None
         candidates = self._reachable(op.entity, t.pick) if op.entity else [(None, None)]
         if not candidates:
@@ -286,7 +288,7 @@ class TaskGenerator:
         return self._task(t, scope, verifier, plan, mutations)
 
     def _missing(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
-        op = self.spec.operations[t.operation]  # type: ignore[index]
+        op = self.spec.operation_of(t)
         pages = [p for p in self.spec.pages if set(t.missing) <= set(p.filters)]
         page = next((p for p in pages if p.entity == op.entity), pages[0] if pages else None)
         if page is None:
@@ -377,8 +379,10 @@ class TaskGenerator:
         for name, f in op.inputs().items():
             value = expr.evaluate(t.inputs[name], scope, fns)
             if f.type == "ref":
-                rows = self.scope.rows(f.to, f.where, today=self.spec.today)  # type: ignore[arg-type]
-                ids = [r["id"] for r in rows if self.scope.display(f.to, r) == expr.show(value)]  # type: ignore[arg-type]
+                rows = self.scope.rows(f.ref_entity, f.where, today=self.spec.today)
+                ids = [
+                    r["id"] for r in rows if self.scope.display(f.ref_entity, r) == expr.show(value)
+                ]
                 if len(ids) != 1:
                     raise GenerationError(f"input {name}: {value!r} names {len(ids)} {f.to} rows")
                 raw[name] = str(ids[0])
@@ -500,8 +504,8 @@ class TaskGenerator:
     def _perform(
         self, op: OperationSpec, record: Any, page: Any, shown: dict[str, Any]
     ) -> list[dict]:
-        if record is not None:
-            plan = self._navigate(op.entity, record, page)  # type: ignore[arg-type]
+        if record is not None and op.entity is not None:  # a record is a row of op's entity
+            plan = self._navigate(op.entity, record, page)
             plan.append({"op": "click", "role": "button", "name": self.variant.label(op.label)})
         else:
             plan = [{"op": "click", "role": "link", "name": self.variant.label(op.label)}]

@@ -30,8 +30,8 @@ def options(ds: data.Scope, f: FieldSpec, where: str | None = None) -> list[tupl
     if f.type == "bool":
         return [("1", "yes"), ("0", "no")]
     if f.type == "ref":
-        rows = ds.rows(f.to, where, today=ds.spec.today)  # type: ignore[arg-type]
-        return [(r["id"], ds.display(f.to, r)) for r in rows]  # type: ignore[arg-type]
+        rows = ds.rows(f.ref_entity, where, today=ds.spec.today)
+        return [(r["id"], ds.display(f.ref_entity, r)) for r in rows]
     return []
 
 
@@ -46,9 +46,9 @@ def input_scope(ds: data.Scope, op: OperationSpec, values: dict[str, str]) -> di
         except ValueError as exc:
             raise ValueError(f"{name}: {exc}") from None
         if f.type == "ref":
-            row = ds.row(f.to, value) if value is not None else None  # type: ignore[arg-type]
+            row = ds.row(f.ref_entity, value) if value is not None else None
             scope[f"{name}_id"] = value
-            scope[name] = ds.display(f.to, row) if row else ""  # type: ignore[arg-type]
+            scope[name] = ds.display(f.ref_entity, row) if row else ""
             scope[f"{name}_row"] = row or {}
         else:
             scope[name] = data.to_py(f, data.to_db(f, value))
@@ -97,8 +97,10 @@ def apply(
             scope["created"] = created
         elif effect.clear:
             conn.execute(f"DELETE FROM {target}")
+        elif record is None:  # the spec check gives 'record' effects an entity, the app a row
+            raise ValueError(f"an effect on 'record' of {target} without the row")
         else:
-            _write(spec, conn, effect, target, record["id"], scope, fns)  # type: ignore[index]
+            _write(spec, conn, effect, target, record["id"], scope, fns)
     return expr.render(op.success, scope, fns)
 
 

@@ -210,6 +210,13 @@ class AppSpec(_Model):
     def page_for(self, entity: str) -> PageSpec | None:
         return next((p for p in self.pages if p.entity == entity), None)
 
+    def operation_of(self, t: TaskTemplate) -> OperationSpec:
+        """The operation an operation or infeasible template performs (the check makes sure
+        it names one)."""
+        if t.operation is None or t.operation not in self.operations:
+            raise SpecError(f"{t.kind} template: unknown operation {t.operation!r}")
+        return self.operations[t.operation]
+
     def seed_order(self) -> list[str]:
         """Entities in an order where every ref points to an entity seeded before."""
         done: list[str] = []

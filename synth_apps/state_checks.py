@@ -190,7 +190,7 @@ class StateChecks:
 
     def unchanged(self, op: OperationSpec, record: Any) -> list[dict[str, Any]]:
         checks = self.touched_counts(op)
-        if record is not None:
+        if record is not None and op.entity is not None:  # a record is a row of op's entity
             for eff in op.effects:
                 if eff.update == "record":
                     for col in eff.values:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from palaestra.synth_apps.spec import AppSpec
 
@@ -70,8 +70,12 @@ class Variant:
         return (390, 844) if self.layout == "mobile" else (1280, 800)
 
 
-def make_variant(spec: AppSpec, index: int, layout: Layout = "desktop") -> Variant:
-    if layout not in LAYOUTS:
+def is_layout(name: str) -> TypeGuard[Layout]:
+    return name in LAYOUTS
+
+
+def make_variant(spec: AppSpec, index: int, layout: str = "desktop") -> Variant:
+    if not is_layout(layout):
         raise ValueError(f"layout must be one of {LAYOUTS}, not {layout!r}")
     mobile = layout == "mobile"
     if index == 0:
