@@ -137,18 +137,11 @@ class EvalJobManager(JobManager):
             if llm.llm_key is not None:
                 key = llm.llm_key.get_secret_value()
         return EvalConfig(
-            # excluded from every dump: never in config.json, the results or a response
-            model_api_key=key,
-            suite=body.suite,
-            tasks=body.tasks,
-            agent=body.agent,
+            **body.model_dump(exclude={"agent_options", "parallel"}),
             agent_options=options,
             parallel=min(body.parallel, self.settings.max_sessions_per_key),
-            attempts=body.attempts,
-            seeds=body.seeds,
-            max_steps=body.max_steps,
-            limit=body.limit,
-            split=body.split,
+            # excluded from every dump: never in config.json, the results or a response
+            model_api_key=key,
             record=not scripted and self.settings.record,
             out=self.out_dir(job),
         )

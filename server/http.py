@@ -18,11 +18,10 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from palaestra.errors import InvalidRequest, PalaestraError, PayloadTooLarge, conceal
-from palaestra.server import models
 from palaestra.server.metrics import Metrics
 
 PROBLEM = "application/problem+json"
@@ -250,7 +249,7 @@ def field_errors(exc: RequestValidationError) -> InvalidRequest:
     return InvalidRequest(f"invalid request: {summary}", field=first, errors=errors)
 
 
-def body_schema(model: type[models._Body]) -> dict[str, Any]:
+def body_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The body's JSON Schema for /docs (bodies are parsed by :func:`read_body`)."""
     json_schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
     return {"requestBody": {"content": {"application/json": {"schema": json_schema}}}}
@@ -295,7 +294,7 @@ def check_json(conn: Any, raw: bytes | str, what: str = "body") -> None:
         )
 
 
-async def read_body(request: Request, model: type[models._Body]) -> Any:
+async def read_body(request: Request, model: type[BaseModel]) -> Any:
     """Parse a JSON body into ``model`` whatever its content-type (``curl -d`` sends a form
     type), so every client that sends JSON is understood; an empty body means defaults."""
     raw = await request.body()
@@ -307,7 +306,7 @@ async def read_body(request: Request, model: type[models._Body]) -> Any:
     return validate(model, data)
 
 
-def validate(model: type[models._Body], data: Any) -> Any:
+def validate(model: type[BaseModel], data: Any) -> Any:
     """One validation for REST bodies and WebSocket messages: a 422 naming the field."""
     try:
         return model.model_validate(data)

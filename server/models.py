@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from palaestra.evals.config import EvalRequest, Seed
 
 #: one action, or a list of them (OpenAI ``tool_calls``) applied in order in one step
 Action = str | dict[str, Any] | list[Any]
@@ -38,7 +40,6 @@ class CreateSession(_Body):
 
 
 #: numpy's seeds are unsigned 32-bit: anything else is refused here (422), never by the env
-Seed = Annotated[int, Field(strict=True, ge=0, lt=2**32, description="0 <= seed < 2**32")]
 
 
 class Reset(_Body):
@@ -143,17 +144,14 @@ class CreateSynthJob(_Body):
 MODEL_AGENT_OPTIONS = ("temperature", "max_tokens", "screenshots", "history", "max_retries")
 
 
-class CreateEval(_Body):
+class CreateEval(EvalRequest):
     """``POST /v1/evals``: a built-in agent over a suite's tasks, run by the gateway.
 
-    What ``palaestra eval`` takes minus what only the operator decides: the gateway, the API
-    key, the output folder and (for ``openai:MODEL``) the model endpoint and its key, which are
-    the operator's ``llm_url``/``llm_key``, never a client's."""
+    What ``palaestra eval`` takes (:class:`~palaestra.evals.config.EvalRequest`, the same fields
+    and limits) minus what only the operator decides: the gateway, the API key, the output
+    folder and (for ``openai:MODEL``) the model endpoint and its key, which are the operator's
+    ``llm_url``/``llm_key``, never a client's."""
 
-    suite: str = Field(description="Suite name (GET /v1/suites)")
-    tasks: list[str] = Field(
-        default_factory=list, max_length=10_000, description="Task ids of the suite; [] = all"
-    )
     agent: str = Field(
         description="oracle | random | noop | openai:MODEL (the operator's model endpoint)"
     )
@@ -161,23 +159,6 @@ class CreateEval(_Body):
         default_factory=dict,
         description=f"openai agents only: {', '.join(MODEL_AGENT_OPTIONS)}",
     )
-    parallel: int = Field(default=4, ge=1, le=64, description="Episodes in flight")
-    attempts: int = Field(default=1, ge=1, le=100, description="Episodes per (task, seed)")
-    seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, max_length=1000)
-    max_steps: int | None = Field(default=None, ge=1, description="Lowers each task's budget")
-    limit: int | None = Field(default=None, ge=1, description="The first N tasks only")
-    split: str | None = Field(
-        default=None,
-        max_length=64,
-        description="Only the tasks of this split (their metadata's split: tau2's train/test)",
-    )
-
-    @field_validator("seeds")
-    @classmethod
-    def _unique(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds):
-            raise ValueError("seeds must be unique")
-        return seeds
 
     @field_validator("agent_options")
     @classmethod

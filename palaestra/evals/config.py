@@ -10,7 +10,7 @@ fields in :data:`IDENTITY` agree, so a file made by another suite or agent is ne
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -21,14 +21,25 @@ SCHEMA = 1
 IDENTITY = ("suite", "agent", "agent_options", "max_steps")
 
 
-class EvalConfig(BaseModel):
-    """One evaluation: which tasks, which agent, how many episodes at once, where results go."""
+#: a seed of an episode: numpy's range, what a session's reset takes
+Seed = Annotated[int, Field(strict=True, ge=0, lt=2**32, description="0 <= seed < 2**32")]
+
+#: episodes in flight at most: each holds a session, and a gateway admits at most 64 sessions
+#: per API key unless its operator says otherwise (``max_sessions_per_key``), so a higher
+#: ``parallel`` would buy only refusals retried (the gateway's jobs are clamped to it too)
+MAX_PARALLEL = 64
+
+
+class EvalRequest(BaseModel):
+    """What an evaluation is asked to play, however it runs: the fields and limits that
+    ``palaestra eval`` (:class:`EvalConfig`, which adds where it runs and writes) and
+    ``POST /v1/evals`` (``server.models.CreateEval``, which narrows the agents) share."""
 
     model_config = ConfigDict(extra="forbid")
 
-    suite: str = Field(description="suite name, e.g. 'miniwob'")
+    suite: str = Field(description="Suite name (GET /v1/suites), e.g. 'miniwob'")
     tasks: list[str] = Field(
-        default_factory=list, description="task ids of the suite (empty: every task)"
+        default_factory=list, max_length=10_000, description="Task ids of the suite; [] = all"
     )
     agent: str = Field(
         description="oracle | random | noop | <family policy> | openai:MODEL | "
@@ -40,16 +51,30 @@ class EvalConfig(BaseModel):
         "screenshots (bool), history (int), max_retries, timeout_s; for a module:Class agent "
         "its constructor's keyword arguments; for an HTTP agent timeout_s",
     )
-    parallel: int = Field(default=4, ge=1, le=256, description="episodes in flight")
-    attempts: int = Field(default=1, ge=1, le=100, description="episodes per (task, seed)")
-    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1, max_length=1000)
+    parallel: int = Field(default=4, ge=1, le=MAX_PARALLEL, description="Episodes in flight")
+    attempts: int = Field(default=1, ge=1, le=100, description="Episodes per (task, seed)")
+    seeds: list[Seed] = Field(default_factory=lambda: [0], min_length=1, max_length=1000)
     max_steps: int | None = Field(
-        default=None, ge=1, description="lowers each task's step budget (never raises it)"
+        default=None, ge=1, description="Lowers each task's step budget (never raises it)"
     )
-    limit: int | None = Field(default=None, ge=1, description="the first N tasks only")
+    limit: int | None = Field(default=None, ge=1, description="The first N tasks only")
     split: str | None = Field(
-        default=None, description="only the tasks whose metadata's split is this (train, test)"
+        default=None,
+        max_length=64,
+        description="Only the tasks of this split (their metadata's split: tau2's train/test)",
     )
+
+    @field_validator("seeds")
+    @classmethod
+    def _unique(cls, seeds: list[int]) -> list[int]:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError("seeds must be unique")
+        return seeds
+
+
+class EvalConfig(EvalRequest):
+    """One evaluation: which tasks, which agent, how many episodes at once, where results go."""
+
     infra_retries: int = Field(
         default=2, ge=0, le=10, description="retries of an episode that hit an infrastructure error"
     )
@@ -72,13 +97,6 @@ class EvalConfig(BaseModel):
         description="the gateway whose dashboard the report's episode links point to "
         "(default: url; the CLI's own short-lived gateway links to `palaestra serve`'s)",
     )
-
-    @field_validator("seeds")
-    @classmethod
-    def _unique(cls, seeds: list[int]) -> list[int]:
-        if len(set(seeds)) != len(seeds):
-            raise ValueError("seeds must be unique")
-        return seeds
 
     def identity(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in IDENTITY}
