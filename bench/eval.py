@@ -15,7 +15,13 @@ many episodes a slow model keeps in flight.
    sampled every 50 ms while episodes are still queued. A runner that let one slow call hold the
    others would show far fewer than 32.
 
-Run: ``palaestra bench eval`` or ``python -m palaestra.bench.eval``.
+4. **In process vs HTTP**: the runner at N = 4 on the 12 MiniWoB episodes and the 60 counter
+   episodes, on a gateway in this process reached over HTTP (what ``palaestra eval`` without
+   ``--url`` did) and on one played without HTTP (what it does now: ``local_sessions``), each
+   with ``workers`` workers, in interleaved rounds.
+
+Run: ``palaestra bench eval`` or ``python -m palaestra.bench.eval`` (``... in-process``: part 4
+only).
 """
 
 from __future__ import annotations
@@ -36,9 +42,11 @@ from palaestra.bench.fixtures import use_fixtures
 from palaestra.bench.harness import console
 from palaestra.client import Client, RemoteEnv
 from palaestra.evals import EvalConfig, Runner, run_eval
+from palaestra.evals.sessions import SessionFactory
 from palaestra.family import family
 from palaestra.policies import ReplayPolicy, run_episode
-from palaestra.server.runner import free_port, gateway_process
+from palaestra.server.runner import free_port, gateway_process, gateway_thread, local_sessions
+from palaestra.server.settings import Settings
 from palaestra.tasks import get_task
 
 TASKS = (
@@ -71,11 +79,15 @@ COUNTER = Episodes(
 
 
 def runner_round(
-    url: str, parallel: int, eps: Episodes = MINIWOB, until_last: bool = False
+    url: str | None,
+    parallel: int,
+    eps: Episodes = MINIWOB,
+    until_last: bool = False,
+    sessions: SessionFactory | None = None,
 ) -> tuple[float, float]:
     """(seconds, success rate) of the episodes through the runner, in a fresh folder; with
     ``until_last``, the seconds to the last episode's end (without writing the summary, the
-    report and its plot, a fixed ~0.2 s per run)."""
+    report and its plot, a fixed ~0.2 s per run). ``sessions``: on those, not ``url``'s."""
     with tempfile.TemporaryDirectory() as tmp:
         config = EvalConfig(
             suite=eps.suite,
@@ -90,7 +102,9 @@ def runner_round(
         )
         last = [0.0]
         t0 = time.perf_counter()
-        summary = run_eval(config, progress=lambda e: last.__setitem__(0, time.perf_counter()))
+        summary = run_eval(
+            config, progress=lambda e: last.__setitem__(0, time.perf_counter()), sessions=sessions
+        )
         end = last[0] if until_last else time.perf_counter()
         return end - t0, summary.success_rate
 
@@ -233,6 +247,47 @@ def in_flight(url: str, parallel: int, model_s: float, steps: int) -> dict[str, 
     }
 
 
+def http_vs_local(
+    url: str, sessions: SessionFactory, eps: Episodes, parallel: int, rounds: int
+) -> tuple[float, float]:
+    """Best-of-``rounds`` episodes per minute of the runner over HTTP and in process."""
+    timed = harness.interleave(
+        {
+            "http": lambda: [runner_round(url, parallel, eps, True)[0]],
+            "local": lambda: [runner_round(None, parallel, eps, True, sessions)[0]],
+        },
+        rounds,
+        f"in process vs HTTP, {eps.suite}",
+    )
+    return eps.count / min(timed["http"]) * 60, eps.count / min(timed["local"]) * 60
+
+
+def in_process(workers: int = 2, rounds: int = 3, parallel: int = 4) -> dict[str, float]:
+    """Episodes per minute of the runner on a gateway in this process, over HTTP and not."""
+    results: dict[str, float] = {}
+    settings = Settings(workers=workers, record=False)
+    with gateway_thread(settings) as url, local_sessions(settings) as sessions:
+        console.print(f"warming up both gateways' {workers} workers ...")
+        for eps in (MINIWOB, COUNTER):
+            runner_round(url, parallel, eps)
+            runner_round(None, parallel, eps, sessions=sessions)
+        rows = []
+        for eps in (MINIWOB, COUNTER):
+            http, local = http_vs_local(url, sessions, eps, parallel, rounds)
+            results[f"http_episodes_per_min_{eps.suite}"] = http
+            results[f"in_process_episodes_per_min_{eps.suite}"] = local
+            rows.append(
+                (f"{eps.suite}: {eps.count} episodes", f"{http:.1f}", f"{local:.1f}",
+                 harness.ratio(local, http))
+            )  # fmt: skip
+    harness.print_table(
+        f"palaestra eval's own gateway at N = {parallel}, {workers} workers (best of {rounds})",
+        ["episodes", "over HTTP ep/min", "in process ep/min", "in process vs HTTP"],
+        rows,
+    )
+    return results
+
+
 def main(
     workers: int = 2,
     rounds: int = 3,
@@ -300,9 +355,12 @@ def main(
             ["figure", "value"],
             [(k.replace("_", " "), f"{v:.1f}") for k, v in flight.items()],
         )
+    results["in_process"] = in_process(workers, rounds)
     return results
 
 
 if __name__ == "__main__":
+    import sys
+
     use_fixtures()  # the counter, here and in the gateway's workers
-    main()
+    in_process() if sys.argv[1:] == ["in-process"] else main()

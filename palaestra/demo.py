@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -29,7 +30,7 @@ from palaestra import tasks as suites
 from palaestra.client import Client, RemoteEnv, RemoteVectorEnv
 from palaestra.envs.web.policies import ORACLES
 from palaestra.family import family as get_family
-from palaestra.policies import run_episode
+from palaestra.policies import ConstantPolicy, Policy, ReplayPolicy, run_episode
 from palaestra.server.runner import gateway_process
 
 console = Console()
@@ -125,22 +126,13 @@ def play_synth(url: str, progress: Progress) -> None:
         app = f"{task.metadata['app']} ({task.setup['layout']})"
         row = results.setdefault(app, {"oracle": [], "random": []})
         env = RemoteEnv(task=f"demo/{task.id}", base_url=url, transport="ws")
-        for agent in ("oracle", "random"):
-            obs, info = env.reset(seed=0)
-            oracle = get_family(task.family).policy("oracle")
-            oracle.reset(task)
-            reward = 0.0
-            for step in range(task.max_steps):
-                if agent == "oracle":
-                    action = oracle.act(obs, info)
-                else:  # a random agent gets a budget of clicks, then says it is done
-                    action = clicker.act(obs, info) if step < RANDOM_STEPS else "done()"
-                if agent == "oracle" and step == 2 and app not in shots:
-                    shots[app] = obs["screenshot"]
-                obs, reward, terminated, truncated, info = env.step(action)
-                if terminated or truncated:
-                    break
-            row[agent].append(reward)
+        oracle = Peek(get_family(task.family).policy("oracle"), at=2)
+        # the oracle, then a random agent with a budget of clicks that then says it is done
+        for agent, policy in (("oracle", oracle), ("random", Budget(clicker, RANDOM_STEPS))):
+            episode = run_episode(env, policy, task, seed=0, reset_options={}, finish="done()")
+            row[agent].append(episode.reward)
+        if oracle.seen is not None and app not in shots:
+            shots[app] = oracle.seen["screenshot"]
         env.close()
         progress.advance(play_job)
     table = Table(
@@ -158,6 +150,42 @@ def play_synth(url: str, progress: Progress) -> None:
         )
     console.print(table)
     app_sheet(shots, RUNS / "synth-apps.png")
+
+
+class Peek:
+    """``inner``, keeping the observation it acts on at step ``at`` (a picture for the sheet)."""
+
+    def __init__(self, inner: Policy, at: int) -> None:
+        self.inner, self.at = inner, at
+        self.seen: dict[str, Any] | None = None
+        self.steps = 0
+
+    def reset(self, task: suites.Task | None) -> None:
+        self.steps = 0
+        self.inner.reset(task)
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if self.steps == self.at:
+            self.seen = observation
+        self.steps += 1
+        return self.inner.act(observation, info)
+
+
+class Budget:
+    """``inner`` for ``steps`` actions, then stops; never reset, so one random stream runs over
+    the whole suite."""
+
+    def __init__(self, inner: Policy, steps: int) -> None:
+        self.inner, self.steps, self.left = inner, steps, steps
+
+    def reset(self, task: suites.Task | None) -> None:
+        self.left = self.steps
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> Any:
+        if self.left <= 0:
+            raise StopIteration("the budget is spent")
+        self.left -= 1
+        return self.inner.act(observation, info)
 
 
 def play_usersim(url: str, progress: Progress, per_domain: int = 5) -> None:
@@ -212,18 +240,16 @@ def play_cad(url: str, progress: Progress) -> None:
         table.add_column(col)
     shots: dict[str, np.ndarray] = {}
     for family, task in tasks.items():
-        oracle = list(task.oracle.data if task.oracle else [])
         env = RemoteEnv(task=f"cad-parts/{task.id}", base_url=url, transport="ws")
-        obs, _ = env.reset(seed=0)
-        reward, done = 0.0, False
-        for action in oracle if oracle[-1:] == ["submit()"] else [*oracle, "submit()"]:
-            obs, reward, done, *_ = env.step(action)
-        assert done, f"{task.id}: the oracle did not end the episode"
-        shots[family] = obs["views"]
-        env.reset(seed=0)
-        _, empty, *_ = env.step("submit()")
+        # the oracle's steps, ending with submit() (played when its steps end without it)
+        oracle = run_episode(env, ReplayPolicy(), task, seed=0, reset_options={}, finish="submit()")
+        assert oracle.terminated, f"{task.id}: the oracle did not end the episode"
+        shots[family] = oracle.observation["views"]
+        nothing = ConstantPolicy("submit()")
+        empty = run_episode(env, nothing, task, seed=0, reset_options={}, max_steps=1)
         env.close()
-        table.add_row(family, str(len(oracle)), f"{reward:.3f}", f"{empty:.3f}")
+        steps = len(task.oracle.data or []) if task.oracle else 0
+        table.add_row(family, str(steps), f"{oracle.reward:.3f}", f"{empty.reward:.3f}")
         progress.advance(job)
     console.print(table)
     app_sheet(shots, RUNS / "cad-parts.png")
