@@ -6,6 +6,10 @@ other command module first.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from typing import Annotated
+
 import typer
 from rich.console import Console
 
@@ -16,3 +20,29 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
+
+
+@contextlib.contextmanager
+def usage_errors() -> Iterator[None]:
+    """What the platform refuses (an unknown suite, run or episode, a bad option) is said in
+    one red line, without a traceback, and exits 2 (pydantic's errors are ValueErrors)."""
+    from palaestra.errors import PalaestraError
+
+    try:
+        yield
+    except (PalaestraError, ValueError) as exc:
+        err_console.print(f"[red]error:[/] {getattr(exc, 'detail', None) or exc}")
+        raise typer.Exit(2) from None
+
+
+# options several commands take, declared once
+GatewayUrl = Annotated[
+    str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")
+]
+GatewayKey = Annotated[
+    str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
+]
+LlmKey = Annotated[
+    str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
+]
+LlmModel = Annotated[str, typer.Option(help="Model name for --llm-url")]

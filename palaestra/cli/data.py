@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from palaestra.cli._app import app, console, err_console
+from palaestra.cli._app import GatewayKey, GatewayUrl, app, console, usage_errors
 
 
 class ExportFormat(StrEnum):
@@ -46,13 +46,8 @@ def runs(
 
 def _data_command(work: Any) -> None:
     """Run a data command: unknown runs and episodes are errors naming them (exit 2)."""
-    from palaestra.errors import PalaestraError
-
-    try:
+    with usage_errors():
         code = work()
-    except (PalaestraError, ValueError) as exc:
-        err_console.print(f"[red]error:[/] {getattr(exc, 'detail', None) or exc}")
-        raise typer.Exit(2) from None
     if code:
         raise typer.Exit(code)
 
@@ -81,12 +76,8 @@ def replay(
         ),
     ],
     runs_dir: RunsDir = None,
-    url: Annotated[
-        str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")
-    ] = None,
-    api_key: Annotated[
-        str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
-    ] = None,
+    url: GatewayUrl = None,
+    api_key: GatewayKey = None,
     repeat: Annotated[int, typer.Option(min=1, max=100, help="Replays (a determinism report)")] = 1,
 ) -> None:
     """Re-execute a recorded episode's actions from its seed on a fresh session; report the

@@ -7,12 +7,22 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
 
-from palaestra.cli._app import app, console, err_console
+from palaestra.cli._app import (
+    GatewayKey,
+    GatewayUrl,
+    app,
+    console,
+    err_console,
+    usage_errors,
+)
+
+if TYPE_CHECKING:
+    from palaestra.evals import EvalConfig, EvalSummary
 
 compare_app = typer.Typer(add_completion=False)
 
@@ -68,12 +78,8 @@ def eval_(
     parallel: Annotated[int, typer.Option(help="Episodes in flight")] = 4,
     attempts: Annotated[int, typer.Option(help="Episodes per (task, seed): pass@k, pass^k")] = 1,
     seeds: Annotated[str, typer.Option(help="Comma-separated seeds")] = "0",
-    url: Annotated[
-        str | None, typer.Option(help="Gateway URL; a local gateway is started if omitted")
-    ] = None,
-    api_key: Annotated[
-        str | None, typer.Option(envvar="PALAESTRA_API_KEY", help="The gateway's API key")
-    ] = None,
+    url: GatewayUrl = None,
+    api_key: GatewayKey = None,
     out: Annotated[
         Path | None, typer.Option(help="Results folder (default: runs/evals/SUITE-AGENT)")
     ] = None,
@@ -109,66 +115,89 @@ def eval_(
     failures, shown with their tracebacks, and make the exit status 1 (see --allow-errors);
     Ctrl-C stops after the episodes in flight and exits 130.
     """
-    from pydantic import ValidationError
+    summary = _evaluate(
+        workers,
+        targets,
+        option,
+        base_url,
+        seeds,
+        agent=agent,
+        parallel=parallel,
+        attempts=attempts,
+        max_steps=max_steps,
+        limit=limit,
+        split=split,
+        infra_retries=infra_retries,
+        record=record,
+        run=run,
+        url=url,
+        api_key=api_key,
+        out=out,
+    )
+    _report(summary, allow_errors)
 
-    from palaestra.errors import PalaestraError
-    from palaestra.evals import EvalConfig, terminal
-    from palaestra.evals.runner import Runner
 
+def _evaluate(workers: int, *asked: Any, **fields: Any) -> EvalSummary:
+    """Play the evaluation the command line asks for (:func:`_config`, :func:`_play`): a
+    refused one exits 2; Ctrl-C before the first episode, or a second one, exits 130."""
     try:
-        suite, task_ids = terminal.targets(targets)
-        options = terminal.parse_options(option or [])
-        if base_url:
-            options["base_url"] = base_url
-        config = EvalConfig(
-            suite=suite,
-            tasks=task_ids,
-            agent=agent,
-            agent_options=options,
-            parallel=parallel,
-            attempts=attempts,
-            seeds=[int(s) for s in seeds.split(",") if s.strip()],
-            max_steps=max_steps,
-            limit=limit,
-            split=split,
-            infra_retries=infra_retries,
-            record=record,
-            run=run,
-            url=url,
-            api_key=api_key,
-            out=out,
-        )
-        shown = Runner(config)
-        where = f" (recorded as run {shown.run_name()})" if record else ""
-        err_console.print(f"{agent} on {suite}: results in {shown.out()}{where}")
-        with _stop_on_ctrl_c() as cancel:
-            if url is None:
-                from palaestra.client import DEFAULT_URL
-                from palaestra.server.runner import local_sessions
-                from palaestra.server.settings import Settings
-
-                err_console.print(f"starting a gateway in this process with {workers} workers ...")
-                tags, name = shown.tags(), shown.run_name()
-                with local_sessions(
-                    Settings(workers=workers), api_key=api_key, run=name, tags=tags
-                ) as sessions:
-                    # it records where `palaestra serve` reads: the report links to that one
-                    config = config.model_copy(update={"viewer_url": DEFAULT_URL})
-                    summary = terminal.run_with_progress(config, err_console, cancel, sessions)
-            else:
-                summary = terminal.run_with_progress(config, err_console, cancel)
-    except (PalaestraError, ValidationError, ValueError) as exc:
-        detail = getattr(exc, "detail", None) or str(exc)
-        err_console.print(f"[red]error:[/] {detail}")
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:  # a second Ctrl-C, or one before the first episode
+        with usage_errors():
+            return _play(_config(*asked, **fields), workers)
+    except KeyboardInterrupt:
         err_console.print("interrupted")
         raise typer.Exit(130) from None
+
+
+def _report(summary: EvalSummary, allow_errors: bool) -> None:
+    """Print the summary and exit as it says: 130 when interrupted (what finished is kept, a
+    rerun continues), 1 when episodes errored unless they are allowed."""
+    from palaestra.evals import terminal
+
     terminal.print_summary(summary, console)
     if summary.cancelled:
-        raise typer.Exit(130)  # interrupted: what finished is kept, a rerun continues
+        raise typer.Exit(130)
     if summary.errors and not allow_errors:
         raise typer.Exit(1)
+
+
+def _config(
+    targets: list[str], option: list[str] | None, base_url: str | None, seeds: str, **fields: Any
+) -> EvalConfig:
+    """The evaluation the command line asks for (what is wrong with it: a ValueError)."""
+    from palaestra.evals import EvalConfig, terminal
+
+    suite, task_ids = terminal.targets(targets)
+    options = terminal.parse_options(option or [])
+    if base_url:
+        options["base_url"] = base_url
+    listed = [int(s) for s in seeds.split(",") if s.strip()]
+    return EvalConfig(suite=suite, tasks=task_ids, agent_options=options, seeds=listed, **fields)
+
+
+def _play(config: EvalConfig, workers: int) -> EvalSummary:
+    """Play the evaluation with its progress on stderr: on the gateway at ``config.url``, or
+    without one on a gateway started in this process with ``workers`` workers."""
+    from palaestra.evals import terminal
+    from palaestra.evals.runner import Runner
+
+    shown = Runner(config)
+    where = f" (recorded as run {shown.run_name()})" if config.record else ""
+    err_console.print(f"{config.agent} on {config.suite}: results in {shown.out()}{where}")
+    with _stop_on_ctrl_c() as cancel:
+        if config.url is not None:
+            return terminal.run_with_progress(config, err_console, cancel)
+        from palaestra.client import DEFAULT_URL
+        from palaestra.server.runner import local_sessions
+        from palaestra.server.settings import Settings
+
+        err_console.print(f"starting a gateway in this process with {workers} workers ...")
+        tags, name = shown.tags(), shown.run_name()
+        with local_sessions(
+            Settings(workers=workers), api_key=config.api_key, run=name, tags=tags
+        ) as sessions:
+            # it records where `palaestra serve` reads: the report links to that one
+            config = config.model_copy(update={"viewer_url": DEFAULT_URL})
+            return terminal.run_with_progress(config, err_console, cancel, sessions)
 
 
 @contextlib.contextmanager
