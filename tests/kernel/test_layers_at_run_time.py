@@ -169,7 +169,9 @@ def entry_points() -> list[Ref]:
     workers included: a family may name itself (it registers itself, the kernel only discovers
     it); anything else is spoken for by the kernel's registry, so it must be kernel too."""
     refs = []
-    for group in ("palaestra.envs", "palaestra.suites"):
+    groups = sorted(g for g in metadata.entry_points().groups if g.startswith("palaestra"))
+    assert "palaestra.envs" in groups
+    for group in groups:
         for ep in metadata.entry_points(group=group):
             target = _target(ep.value)
             if target is not None:
