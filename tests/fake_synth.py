@@ -3,7 +3,11 @@
 It writes a suite folder as the real pipeline does (``suite.json``, ``tasks/*.json``,
 ``report.json``) whose tasks are counting tasks on the benchmark fixture, so sessions on them
 work without a browser. ``FAKE_SYNTH_DELAY`` (seconds per task) keeps a job running long enough
-to be seen; ``FAKE_SYNTH_FAIL=1`` makes it raise. :func:`install` puts it in
+to be seen; ``FAKE_SYNTH_FAIL=1`` makes it raise, ``FAKE_SYNTH_FAIL=crash`` kills its own
+process after the first task (the interpreter dying under the pipeline). ``FAKE_SYNTH_PROBE``
+names a file where it writes what it sees of its process (pid, session, whether the gateway's
+API keys are in its environment) and the pid of a "browser" it starts (a long ``sleep``), so a
+test can check that stopping a job stops what the job started. :func:`install` puts it in
 ``sys.modules`` so ``from palaestra.synthesis import pipeline`` finds it; a
 ``sitecustomize.py`` calling it reaches child processes too (the gateway's synthesis jobs).
 """
@@ -12,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -53,8 +59,10 @@ def synthesize(
     for d in domains:
         if d not in domain_names():
             raise SpecError(f"unknown domain {d!r}")
-    if os.environ.get("FAKE_SYNTH_FAIL"):
+    if os.environ.get("FAKE_SYNTH_FAIL") == "1":
         raise RuntimeError("the fake pipeline exploded")
+    if os.environ.get("FAKE_SYNTH_PROBE"):
+        _probe(Path(os.environ["FAKE_SYNTH_PROBE"]))
     t0 = time.monotonic()
     name = name or f"fake-{'-'.join(domains)}"
     out = Path(out)
@@ -81,6 +89,8 @@ def synthesize(
             "metadata": {"source": "fake-synth", "domain": domains[0]},
         }
         (out / "tasks" / f"count-{i}.json").write_text(json.dumps(task))
+        if os.environ.get("FAKE_SYNTH_FAIL") == "crash":
+            os.kill(os.getpid(), signal.SIGKILL)
         validated += 1
         if on_progress:
             on_progress(Progress("validate", i + 1, tasks, validated, i + 1 - validated))
@@ -98,6 +108,17 @@ def synthesize(
     )
     (out / "report.json").write_text(json.dumps(report.to_json()))
     return report
+
+
+def _probe(path: Path) -> None:
+    browser = subprocess.Popen(["sleep", "600"])  # what a pipeline starts: its browsers
+    seen = {
+        "pid": os.getpid(),
+        "session_leader": os.getsid(0) == os.getpid(),
+        "api_keys_seen": "PALAESTRA_API_KEYS" in os.environ,
+        "browser": browser.pid,
+    }
+    path.write_text(json.dumps(seen))
 
 
 def install() -> None:

@@ -15,6 +15,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -356,3 +357,57 @@ def test_cancel_then_resume_runs_the_job_again(http, monkeypatch, synth_gateway)
     done = _wait(http, job_id)
     assert done["status"] == "succeeded" and done["suite"] == "fake-resumed" and done["runs"] == 2
     assert _problem(http.post(f"/v1/synth/jobs/{job_id}/resume"), 409)["status"] == 409
+
+
+def _gone(pid: int, timeout: float = 10) -> bool:
+    """The process has ended (and is not a zombie left unreaped)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_job_runs_the_pipeline_in_a_session_of_its_own_without_the_keys(
+    http, monkeypatch, tmp_path
+):
+    """The pipeline runs in a child process (not the gateway's), which leads its own process
+    group and does not see the gateway's API keys; cancelling the job stops the browsers it
+    started, not only the child."""
+    probe = tmp_path / "probe.json"
+    monkeypatch.setenv("FAKE_SYNTH_PROBE", str(probe))
+    monkeypatch.setenv("FAKE_SYNTH_DELAY", "0.2")
+    monkeypatch.setenv("PALAESTRA_API_KEYS", "a-key-the-child-must-not-see")
+    body = {"domains": ["train"], "variants": 1, "tasks": 100, "name": "fake-probed"}
+    job_id = http.post("/v1/synth/jobs", json=body).json()["job_id"]
+    deadline = time.monotonic() + 30
+    while not probe.exists() or not probe.read_text():
+        assert time.monotonic() < deadline, "the job's process never started"
+        time.sleep(0.05)
+    seen = json.loads(probe.read_text())
+    assert seen["pid"] != os.getpid() and seen["session_leader"]
+    assert not seen["api_keys_seen"]
+    assert not _gone(seen["browser"], timeout=0.2)
+    job = http.post(f"/v1/synth/jobs/{job_id}/cancel").json()
+    assert job["status"] == "cancelled", job
+    assert _gone(seen["pid"]) and _gone(seen["browser"])
+
+
+def test_a_crashing_job_process_fails_its_job_not_the_gateway(http, monkeypatch):
+    """The interpreter dying under the pipeline (here: SIGKILL) fails that job with a message
+    that points to the gateway's log; the gateway goes on serving and running jobs."""
+    monkeypatch.setenv("FAKE_SYNTH_FAIL", "crash")
+    body = {"domains": ["train"], "variants": 1, "tasks": 3, "name": "fake-crashed"}
+    job = _wait(http, http.post("/v1/synth/jobs", json=body).json()["job_id"])
+    assert job["status"] == "failed" and job["suite"] is None
+    assert job["error"].startswith("the synthesis process exited with status -9")
+    assert "correlation_id" in job["error"] and "Traceback" not in job["error"]
+    monkeypatch.delenv("FAKE_SYNTH_FAIL")
+    assert http.get("/v1/suites").status_code == 200
+    r = http.post("/v1/synth/jobs", json={**body, "name": "fake-after"})
+    assert _wait(http, r.json()["job_id"])["status"] == "succeeded"
