@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from palaestra.cli._app import app, console, err_console
+from palaestra.cli._app import LlmKey, LlmModel, app, console, err_console
 from palaestra.synthesis.events import Progress as SynthProgress
 
 
@@ -26,70 +26,77 @@ class Layout(StrEnum):
     mobile = "mobile"
 
 
+# the command's options, declared apart so that its signature reads as the list it is
+Variants = Annotated[
+    int, typer.Option(min=1, max=50, help="App variants per domain (layout, theme, seed data)")
+]
+TaskCount = Annotated[
+    int,
+    typer.Option(
+        "--tasks", min=1, max=5000, help="Tasks to generate; ones that fail validation drop"
+    ),
+]
+SuiteOut = Annotated[
+    Path, typer.Option(help="Suite folder to write: suite.json, tasks/*.json, report.json")
+]
+Domains = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--domain",
+        "-d",
+        help="App domain to synthesize (repeatable): a built-in name, 'all' for every "
+        "built-in domain, or an AppSpec file (.yaml/.json)",
+    ),
+]
+Seed = Annotated[int, typer.Option(help="Seed: the same seed gives the same suite")]
+FamilyName = Annotated[
+    str,
+    typer.Option(help="web: palaestra/web-v0 tasks; mobile: phone tasks on palaestra/mobile-v0"),
+]
+Layouts = Annotated[
+    list[Layout] | None,
+    typer.Option(help="Page layout to render apps for (repeatable) \\[default: desktop]"),
+]
+Parallel = Annotated[int, typer.Option(min=1, max=64, help="Tasks validated at once (browsers)")]
+SuiteName = Annotated[
+    str | None, typer.Option(help="Suite name \\[default: chosen by the pipeline]")
+]
+JsonProgress = Annotated[
+    bool,
+    typer.Option(
+        "--json-progress",
+        help="Print progress as JSON lines on stdout, the report as the last line (for programs)",
+    ),
+]
+AuthorUrl = Annotated[
+    str | None, typer.Option(help="Optional LLM author: an OpenAI-compatible base URL (…/v1)")
+]
+Ideas = Annotated[
+    list[str] | None,
+    typer.Option(help="Have the LLM author propose an app spec for this idea (repeatable)"),
+]
+Reword = Annotated[
+    bool, typer.Option(help="Have the LLM author reword instructions (values kept verbatim)")
+]
+
+
 @app.command()
 def synth(
-    variants: Annotated[
-        int,
-        typer.Option(min=1, max=50, help="App variants per domain (layout, theme, seed data)"),
-    ],
-    n_tasks: Annotated[
-        int,
-        typer.Option(
-            "--tasks", min=1, max=5000, help="Tasks to generate; ones that fail validation drop"
-        ),
-    ],
-    out: Annotated[
-        Path, typer.Option(help="Suite folder to write: suite.json, tasks/*.json, report.json")
-    ],
-    domain: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--domain",
-            "-d",
-            help="App domain to synthesize (repeatable): a built-in name, 'all' for every "
-            "built-in domain, or an AppSpec file (.yaml/.json)",
-        ),
-    ] = None,
-    seed: Annotated[int, typer.Option(help="Seed: the same seed gives the same suite")] = 0,
-    family: Annotated[
-        str,
-        typer.Option(
-            help="web: palaestra/web-v0 tasks; mobile: phone tasks on palaestra/mobile-v0"
-        ),
-    ] = "web",
-    layout: Annotated[
-        list[Layout] | None,
-        typer.Option(help="Page layout to render apps for (repeatable) \\[default: desktop]"),
-    ] = None,
-    parallel: Annotated[
-        int, typer.Option(min=1, max=64, help="Tasks validated at once (browsers)")
-    ] = 2,
-    name: Annotated[
-        str | None, typer.Option(help="Suite name \\[default: chosen by the pipeline]")
-    ] = None,
-    json_progress: Annotated[
-        bool,
-        typer.Option(
-            "--json-progress",
-            help="Print progress as JSON lines on stdout, the report as the last line "
-            "(for programs)",
-        ),
-    ] = False,
-    llm_url: Annotated[
-        str | None,
-        typer.Option(help="Optional LLM author: an OpenAI-compatible base URL (…/v1)"),
-    ] = None,
-    llm_key: Annotated[
-        str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
-    ] = None,
-    llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
-    llm_idea: Annotated[
-        list[str] | None,
-        typer.Option(help="Have the LLM author propose an app spec for this idea (repeatable)"),
-    ] = None,
-    reword: Annotated[
-        bool, typer.Option(help="Have the LLM author reword instructions (values kept verbatim)")
-    ] = False,
+    variants: Variants,
+    n_tasks: TaskCount,
+    out: SuiteOut,
+    domain: Domains = None,
+    seed: Seed = 0,
+    family: FamilyName = "web",
+    layout: Layouts = None,
+    parallel: Parallel = 2,
+    name: SuiteName = None,
+    json_progress: JsonProgress = False,
+    llm_url: AuthorUrl = None,
+    llm_key: LlmKey = None,
+    llm_model: LlmModel = "gpt-4o-mini",
+    llm_idea: Ideas = None,
+    reword: Reword = False,
 ) -> None:
     """Synthesize apps and execution-validated tasks into a suite folder.
 
@@ -98,9 +105,7 @@ def synth(
     To use the suite, put the folder's parent on PALAESTRA_SUITE_PATH (os.pathsep-separated).
     """
     domains = _synth_domains(domain or [], json_progress)
-    layouts = tuple(item.value for item in layout or [Layout.desktop])
     try:
-        from palaestra.synth_apps.spec import SpecError
         from palaestra.synthesis import pipeline
     except ImportError as exc:
         _synth_fail(f"the synthesis pipeline is not available: {exc}", 1, json_progress)
@@ -112,38 +117,61 @@ def synth(
         "tasks": n_tasks,
         "out": out,
         "seed": seed,
-        "layouts": layouts,
+        "layouts": tuple(item.value for item in layout or [Layout.desktop]),
         "parallel": parallel,
         "name": name,
     }
     if (llm_idea or reword) and not llm_url:
         _synth_fail("--llm-idea and --reword need --llm-url", 2, json_progress)
-    author = None
     if llm_url:
-        from palaestra.synth_apps.llm import LLMAuthor, LLMError
+        from palaestra.synth_apps.llm import LLMAuthor
 
         author = LLMAuthor(llm_url, llm_key, llm_model)
-        for idea in llm_idea or []:
-            try:
-                proposed = author.propose_spec(idea)
-            except (SpecError, LLMError) as exc:
-                _synth_fail(str(exc), 2, json_progress)
-            path = out / "apps" / f"{proposed.name}.yaml"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            import yaml
-
-            path.write_text(yaml.safe_dump(proposed.model_dump(mode="json", exclude_none=True)))
-            domains.append(str(path.resolve()))
+        domains += _proposed_specs(author, llm_idea or [], out, json_progress)
         kwargs["author"] = author if reword else None
     if not domains:
         _synth_fail(
             "name a domain (--domain) or an idea for the LLM author (--llm-idea)", 2, json_progress
         )
+    result = _synthesize(pipeline, domains, kwargs, json_progress).to_json()
+    if json_progress:
+        _emit({"event": "report", **result})
+    else:
+        _synth_summary(result)
+
+
+def _proposed_specs(author: Any, ideas: list[str], out: Path, json_progress: bool) -> list[str]:
+    """The app specs the LLM author proposes for the ideas, written as OUT/apps/NAME.yaml (the
+    domains that synthesize them)."""
+    import yaml
+
+    from palaestra.synth_apps.llm import LLMError
+    from palaestra.synth_apps.spec import SpecError
+
+    paths = []
+    for idea in ideas:
+        try:
+            proposed = author.propose_spec(idea)
+        except (SpecError, LLMError) as exc:
+            _synth_fail(str(exc), 2, json_progress)
+        path = out / "apps" / f"{proposed.name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(proposed.model_dump(mode="json", exclude_none=True)))
+        paths.append(str(path.resolve()))
+    return paths
+
+
+def _synthesize(
+    pipeline: Any, domains: list[str], kwargs: dict[str, Any], json_progress: bool
+) -> Any:
+    """Run the pipeline with its progress drawn (or as JSON lines): a bad app spec exits 2; any
+    other failure is a bug, its traceback shown (and, for programs, an error event, exit 1)."""
+    from palaestra.synth_apps.spec import SpecError
+
     try:
         if json_progress:
-            report = _synth_json(pipeline, domains, kwargs)
-        else:
-            report = _synth_rich(pipeline, domains, kwargs)
+            return _synth_json(pipeline, domains, kwargs)
+        return _synth_rich(pipeline, domains, kwargs)
     except SpecError as exc:
         _synth_fail(str(exc), 2, json_progress)
     except Exception as exc:
@@ -153,11 +181,6 @@ def synth(
 
         traceback.print_exc()
         _synth_fail(f"{type(exc).__name__}: {exc}", 1, json_progress)
-    result = report.to_json()
-    if json_progress:
-        _emit({"event": "report", **result})
-    else:
-        _synth_summary(result)
 
 
 def _synth_domains(given: list[str], json_progress: bool) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from palaestra.cli._app import console, err_console
+from palaestra.cli._app import LlmKey, LlmModel, console, err_console
 
 usersim_app = typer.Typer(help="The user-simulator family: its simulated user, measured.")
 
@@ -31,10 +31,8 @@ def usersim_fidelity(
         str | None,
         typer.Option(help="Measure the LLM mode: an OpenAI-compatible base URL (…/v1)"),
     ] = None,
-    llm_key: Annotated[
-        str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
-    ] = None,
-    llm_model: Annotated[str, typer.Option(help="Model name for --llm-url")] = "gpt-4o-mini",
+    llm_key: LlmKey = None,
+    llm_model: LlmModel = "gpt-4o-mini",
     out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the report as a PNG here")] = None,
     styles: Annotated[
