@@ -36,7 +36,7 @@ test: setup
 # every shipped suite's recorded validation re-run with today's code (CI's own step: about
 # half an hour of CPU, so not part of `make test`): CAD beside the desktop and tau2 suites, one
 # core each, then the phone (its browsers want both cores: a starved oracle is no verdict)
-RECORDED := computer-basic osworld-os tau2-retail tau2-telecom
+RECORDED := computer-basic osworld-os tau2-retail tau2-telecom usersim
 revalidate: setup
 	$(VENV)/bin/palaestra validate cad-parts --against-record & cad=$$!; \
 	for s in $(RECORDED); do $(VENV)/bin/palaestra validate $$s --against-record || fail=1; done; \

@@ -193,6 +193,7 @@ def validation(per_domain: int = 8, rounds: int = 3) -> dict[str, Any]:
     import time
 
     from palaestra.envs.usersim import suites
+    from palaestra.validation import validate_task
 
     tasks = [t for name in world.domain_names() for t in suites.generate(name)[:per_domain]]
     env = UserSimEnv()
@@ -204,7 +205,7 @@ def validation(per_domain: int = 8, rounds: int = 3) -> dict[str, Any]:
             started = time.process_time()
             for task in tasks:
                 with out.timed("task"):
-                    suites.validate_task(task, env, adversaries=adversaries)
+                    validate_task(task, env=env, adversaries=adversaries)
             cpu["with" if adversaries else "without"] += time.process_time() - started
             return out["task"]
 

@@ -198,10 +198,11 @@ SearchRunner = Callable[[int, int], dict[str, dict[str, Any]]]
 def _usersim(tasks: int, budget: int) -> dict[str, dict[str, Any]]:
     from palaestra.envs.usersim import suites
     from palaestra.envs.usersim.env import UserSimEnv
+    from palaestra.validation import validate_task
 
     env = UserSimEnv()
-    chosen = suites._generated()[::8][:tasks]  # every domain, refusals and grants
-    return {t.id: suites.validate_task(t, env, search=budget).to_json() for t in chosen}
+    chosen = suites.all_tasks()[::8][:tasks]  # every domain, refusals and grants
+    return {t.id: validate_task(t, env=env, search=budget).to_json() for t in chosen}
 
 
 def _tau2(domain: str) -> SearchRunner:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
@@ -25,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from palaestra.policies import Policy, ReplayPolicy, run_episode
-from palaestra.verifiers.base import DeclarativeVerifier, VerifierResult
+from palaestra.verifiers.base import VerifierResult
 
 if TYPE_CHECKING:
     from palaestra.verifiers.search import Search
@@ -262,21 +260,6 @@ class ValidationRecord:
                 out.append(task.model_copy(update={"validation": report}))
         return out
 
-    def run(self, tasks: list[Any], check: Callable[[Any], ValidationReport]) -> dict[str, Any]:
-        """Validate ``tasks`` with ``check``; the report :meth:`write` records. (Legacy: for
-        the families not yet validated by :mod:`palaestra.validation`.)"""
-        started = time.perf_counter()
-        reports = {t.id: {**check(t).to_json(), "key": self.key(t)} for t in tasks}
-        ok = sum(1 for r in reports.values() if r["validated"])
-        return {
-            "suite": self.suite,
-            "total": len(tasks),
-            "validated": ok,
-            "dropped": len(tasks) - ok,
-            "seconds": round(time.perf_counter() - started, 1),
-            "tasks": reports,
-        }
-
     def write(self, report: dict[str, Any]) -> dict[str, Any]:
         if self.family and "code" not in report:
             report = {**report, "code": code_digest(self.family)}
@@ -409,165 +392,6 @@ def play(
     return Run(result, {}, episode.total_reward, episode.actions)
 
 
-def cached_reports(
-    name: str,
-    tasks: list[Any],
-    salt: Any,
-    sources: list[Path],
-    check: Callable[[Any], ValidationReport],
-) -> dict[str, dict[str, Any]]:
-    """Every task's validation report by id, from ``PALAESTRA_HOME/cache`` when neither the
-    tasks, ``salt`` (e.g. the adversary set) nor the ``sources`` (the code that plays and
-    scores them) changed since they were made; a read-only home only costs the next load."""
-    from palaestra.paths import cache_dir
-
-    key = hashlib.sha256(json.dumps(salt, sort_keys=True).encode())
-    for task in tasks:
-        key.update(task.model_dump_json().encode())
-    for source in sorted(set(sources)):
-        key.update(source.read_bytes())
-    cached = cache_dir() / f"{name}-validation-{key.hexdigest()[:20]}.json"
-    try:
-        return dict(json.loads(cached.read_text()))
-    except (OSError, ValueError):
-        pass
-    reports = {t.id: check(t).to_json() for t in tasks}
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")  # one writer per process
-        partial.write_text(json.dumps(reports))
-        partial.replace(cached)
-    except OSError:
-        pass
-    return reports
-
-
 def task_key(task: Any) -> str:
     """What a task is, as a :class:`ValidationRecord` key: a digest of all of it."""
     return hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:20]
-
-
-# ----- legacy, until usersim, tau2 and the synthesis pipeline are validated by the service ------
-# (issue 29: these run validation below the families; palaestra.validation.runner replaces them)
-
-#: how much of a winning adversary's trajectory the report keeps
-_KEPT_ACTIONS, _KEPT_CHARS = 100, 300
-
-
-def _signature(result: VerifierResult) -> list[tuple[str, bool, str]]:
-    return [(c.kind, c.passed, c.detail) for c in result.checks]
-
-
-def validate(
-    verifier: Mapping[str, Any],
-    run: Runner,
-    mutations: Sequence[Mapping[str, Any]],
-    mutate: Mutator,
-    repeats: int = 3,
-    adversaries: Sequence[str] = (),
-    search: Search | None = None,
-) -> ValidationReport:
-    started = time.perf_counter()
-    report = ValidationReport(False)
-
-    def reject(reason: str) -> ValidationReport:  # the first failure is the reason
-        report.reason = reason
-        report.seconds = round(time.perf_counter() - started, 3)
-        return report
-
-    first: Run | None = None
-    for i in range(repeats):
-        try:
-            played = run("oracle")
-            result = played.result
-        except Exception as exc:
-            return reject(f"oracle run {i + 1} crashed: {type(exc).__name__}: {exc}")
-        report.oracle_scores.append(result.score)
-        if result.error:
-            return reject(f"verifier error on the oracle's end state: {result.error}")
-        if not result.success:
-            failed = [c.detail for c in result.checks if not c.passed]
-            return reject(f"oracle run {i + 1} failed: {'; '.join(failed)[:300]}")
-        if first is None:
-            first = played
-        elif _signature(result) != _signature(first.result):
-            return reject(f"oracle run {i + 1} disagrees with run 1")
-    try:
-        noop = run("noop").result
-    except Exception as exc:
-        return reject(f"do-nothing run crashed: {type(exc).__name__}: {exc}")
-    report.noop_score = noop.score
-    if noop.success or noop.score > 0:
-        return reject(f"doing nothing scores {noop.score}")
-    assert first is not None
-    for mutation in mutations:
-        with mutate(first.state, mutation) as state:
-            mutant = DeclarativeVerifier(verifier).verify(StaticProbe(state))
-        report.mutants[str(mutation["name"])] = mutant.score
-        if mutant.error:
-            return reject(f"verifier error on mutant {mutation['name']!r}: {mutant.error}")
-        if mutant.success:
-            return reject(f"mutant {mutation['name']!r} passes the verifier")
-    beaten = _play_adversaries(run, adversaries, report)
-    if beaten:
-        return reject(beaten)
-    if search is not None:
-        report.search = found = search.run(ADVERSARY_CEILING)
-        if found["played"] and len(found["errors"]) == found["played"]:
-            # crashes prove nothing either way: a search that played nothing is no pass
-            return reject(f"adversary search played no strategy: {found['errors'][0]}")
-        if found["won"]:
-            best = found["best"]
-            return reject(
-                f"adversary search found {best['strategy']!r}, which beats the verifier "
-                f"(success {best['success']}, reward {best['reward']:.3f})"
-            )
-    report.validated = True
-    report.seconds = round(time.perf_counter() - started, 3)
-    return report
-
-
-def _play_adversaries(run: Runner, names: Sequence[str], report: ValidationReport) -> str | None:
-    """Play every adversary (all of them, so the report's table is complete); the reason
-    the first winner gives for rejecting the task, or None when every one failed."""
-    started = time.perf_counter()
-    reason = None
-    for name in names:
-        try:
-            played = run(name)
-        except Exception as exc:  # a broken adversary proves nothing either way: reported
-            report.adversaries[name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
-            continue
-        won = played.result.success or played.reward > ADVERSARY_CEILING
-        entry: dict[str, Any] = {
-            "success": played.result.success,
-            "score": round(played.result.score, 4),
-            "reward": round(played.reward, 4),
-        }
-        if played.result.error:
-            entry["error"] = played.result.error
-        if won:
-            entry["actions"] = [str(a)[:_KEPT_CHARS] for a in played.actions[:_KEPT_ACTIONS]]
-            reason = reason or (
-                f"adversary {name!r} beats the verifier (success {played.result.success}, "
-                f"reward {played.reward:.3f})"
-            )
-        report.adversaries[name] = entry
-    report.adversary_seconds = round(time.perf_counter() - started, 3)
-    return reason
-
-
-def family_runner(env: Any, task: Any, family: Any) -> Runner:
-    """A :data:`Runner` playing ``family``'s policies (the oracle, ``noop``, adversaries) on
-    ``task`` in ``env``, each episode on its own seed; only the oracle's end state is read
-    (it is the one mutated)."""
-    seeds = iter(range(1000))
-
-    def runner(policy: str) -> Run:
-        seed = next(seeds)
-        episode = run_episode(env, family.policy(policy, seed=seed), task, seed=seed)
-        result = env.last_verification or env.verify()
-        state = env.state_probe().read() if policy == "oracle" else {}
-        return Run(result, state, episode.total_reward, episode.actions)
-
-    return runner

@@ -27,7 +27,7 @@ FAMILY = Family(
     ),
     policies="palaestra.envs.usersim.policies",
     checks=("palaestra.verifiers.usersim",),
-    validation="palaestra.envs.usersim.suites:validate_suite",
+    validation="palaestra.envs.usersim.validation:PLAN",
     options="palaestra.envs.usersim.options:UserSimOptions",
     description="Tool-using customer-service dialogues with a simulated user.",
 )

@@ -6,54 +6,32 @@ calls replayed with the goal's values; the facts the plan tells; a refusal when 
 the request, with its evidence: the plan's last lookup and the rule its reason names; no rule
 broken) and its oracle (``{"policy": "competent", "data": <the plan>}``: the plan, played by
 the competent scripted assistant, which must learn each value from the simulated user). A task
-is kept only if that oracle passes three times under three personas, ending at once scores
-zero, the verifier rejects three mutated end states (a rule broken, nothing said, a database
-off by one row; for a refusal, the same words with no lookup logged), every adversary of the
-family fails it (``policies.ADVERSARIES``), and so does the best strategy the adversary search
-finds in :mod:`palaestra.envs.runtimes.dialogue.search` within its budget.
+is kept only if it validates (:mod:`palaestra.envs.usersim.validation`: the oracle three times
+under three personas, doing nothing, the mutants, every adversary, the adversary search).
 
-The shipped suite (``usersim``) is generated from fixed seeds and validated the first time it is
-loaded (about 8 s of CPU); the reports are cached under ``PALAESTRA_HOME/cache``, keyed by the
-tasks, the adversary set and the code that plays and scores them, and kept on every task; a
-dropped task's report (the reason, the winning adversary's trajectory) is in
-:func:`validate_suite`'s report.
+The shipped suite (``usersim``) is generated from fixed seeds; its last full validation run is
+recorded beside this file (``validation.json``, :data:`RECORD`: every task's report, a dropped
+one's reason and the winning adversary's trajectory), so a load costs no episode and lists the
+tasks recorded as validated with the same key.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from palaestra.envs import runtimes
-from palaestra.envs.runtimes.dialogue import search as strategies
 from palaestra.envs.runtimes.simuser.domain import same_value
-from palaestra.envs.usersim import FAMILY, reasons, world
+from palaestra.envs.usersim import reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
-from palaestra.envs.usersim.env import UserSimEnv
-from palaestra.paths import cache_dir
 from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
-from palaestra.verifiers import usersim as checks
-from palaestra.verifiers.validation import (
-    ValidationRecord,
-    ValidationReport,
-    cached_reports,
-    family_runner,
-    play,
-    task_key,
-    validate,
-)
+from palaestra.verifiers.validation import ValidationRecord, task_key
 
 ENV_ID = "palaestra/usersim-v0"
 WORLD_SEED = 7
 PER_DOMAIN = 40
 MAX_STEPS = 30
-MUTATIONS = [{"name": "rule_broken"}, {"name": "said_nothing"}, {"name": "extra_row"}]
-#: a refusal's mutant: the same words, with no lookup in the tool-call log
-LOOKED_NOWHERE = {"name": "looked_nowhere"}
 
 
 def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
@@ -156,98 +134,30 @@ def generate(domain_name: str, seed: int = WORLD_SEED, count: int = PER_DOMAIN) 
     return [make_task(domain_name, seed, d) for d in found]
 
 
-def validate_task(
-    task: Task,
-    env: Any | None = None,
-    *,
-    adversaries: bool = True,
-    search: int = strategies.BUDGET,
-) -> ValidationReport:
-    """Execution-validate one task: its oracle, doing nothing, the mutants, and (unless
-    ``adversaries`` is False) every adversary of the family, each of which must fail, then
-    the adversary search (``search`` episodes of :mod:`~palaestra.envs.runtimes.dialogue.search`;
-    0: none), whose best strategy must fail too."""
-    env = env or UserSimEnv()
-    runner = family_runner(env, task, FAMILY)
-    against = FAMILY.adversary_names() if adversaries else ()
-    refusal = not task.metadata.get("grantable", True)
-    mutations = [*MUTATIONS, LOOKED_NOWHERE] if refusal else MUTATIONS
-    searched = None
-    if adversaries and search:
-        searched = strategies.search_for(task, lambda p: play(env, task, p, strict=False), search)
-    return validate(task.verifier, runner, mutations, _mutate, adversaries=against, search=searched)
-
-
-@contextlib.contextmanager
-def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
-    out = dict(state)
-    if mutation["name"] == "rule_broken":
-        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
-    elif mutation["name"] == "said_nothing":
-        out["said"] = []
-    elif mutation["name"] == "looked_nowhere":
-        out["calls"] = []
-    else:
-        db = {t: list(rows) for t, rows in state["db"].items()}
-        table = sorted(db)[0]
-        db[table] = [*db[table], ("mutant",)]
-        out["db"] = db
-    yield out
-
-
 @functools.cache
 def suite() -> Suite:
-    """Every domain's generated tasks that validate, each with its validation report."""
-    tasks = _generated()
-    reports = _reports(tasks)
+    """Every domain's generated tasks the recorded run validated, each with its report."""
     return Suite(
         name="usersim",
         description="Customer-service dialogues (airline, retail, train, hotel) with a "
         "simulated user; every task validated by its reference plan and against the "
         "family's adversaries",
-        tasks=[
-            t.model_copy(update={"validation": reports[t.id]})
-            for t in tasks
-            if reports[t.id]["validated"]
-        ],
+        tasks=RECORD.validated(all_tasks()),
     )
 
 
-def validate_suite(tasks: list[Task] | None = None, *, adversaries: bool = True) -> dict[str, Any]:
-    """Execution-validate ``tasks`` (every generated task by default, dropped ones included)
-    with or without the adversaries: the report ``palaestra validate usersim`` prints, each
-    task's report (a dropped one's reason, each adversary's result) under ``tasks``."""
-    chosen = tasks if tasks is not None else _generated()
-    env = UserSimEnv()
-    record = ValidationRecord(cache_dir() / "usersim-validation.json", "usersim", task_key)
-    try:
-        return record.run(chosen, lambda t: validate_task(t, env, adversaries=adversaries))
-    finally:
-        env.close()
-
-
-def _generated() -> list[Task]:
+def all_tasks() -> list[Task]:
+    """Every domain's generated tasks, validated or not (the record's candidates)."""
     return [task for name in world.domain_names() for task in generate(name)]
 
 
-def _reports(tasks: list[Task]) -> dict[str, dict[str, Any]]:
-    """Validation reports, cached by the tasks, the adversaries and the code that plays and
-    scores them (this package, the simulated user and dialogue runtimes, the usersim checks)."""
-    here = Path(__file__).parent
-    shared = [Path(runtimes.__file__).parent / name for name in ("simuser", "dialogue")]
-    sources = [
-        *here.glob("*.py"),
-        *(here / "domains").rglob("*.py"),
-        *(p for folder in shared for p in folder.rglob("*.py")),
-    ]
-    env = UserSimEnv()
-    try:
-        return cached_reports(
-            "usersim",
-            tasks,
-            [FAMILY.adversary_names(), strategies.BUDGET],
-            [*sources, Path(checks.__file__)],
-            lambda t: validate_task(t, env),
-        )
-    finally:
-        env.close()
+#: the last full validation run, kept beside this file and keyed by each task's whole content:
+#: a task changed since the run is left out until the next (``palaestra validate usersim
+#: --record``; how a task is validated is :mod:`palaestra.envs.usersim.validation`)
+RECORD = ValidationRecord(
+    Path(__file__).with_name("validation.json"),
+    "usersim",
+    task_key,
+    family="usersim",
+    candidates="palaestra.envs.usersim.suites:all_tasks",
+)

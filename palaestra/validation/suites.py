@@ -43,12 +43,7 @@ def validate_suite(
         raise ValueError(f"validate one family's tasks at a time, not {sorted(names)}")
     if not names:
         return _summary(record.suite if record else "", 0.0, {})
-    name = names.pop()
-    legacy = _legacy(name)
-    if legacy is not None:  # a family still validating itself (usersim, tau2: moving here)
-        report = legacy(tasks, adversaries=adversaries)
-        return {**report, "suite": record.suite} if record else report
-    plan = plan_of(name)
+    plan = plan_of(names.pop())
     plan.check(tasks)
     rec = record or plan.record(tasks)
     started = time.perf_counter()
@@ -61,17 +56,6 @@ def validate_suite(
 
     reports = _each(plan, tasks, check, parallel or plan.parallel)
     return _summary(rec.suite, time.perf_counter() - started, reports)
-
-
-def _legacy(family: str) -> Callable[..., dict[str, Any]] | None:
-    """A family's own ``validate_suite`` where its descriptor still names one instead of a
-    plan (usersim and tau2 until they declare theirs; issue 29)."""
-    from palaestra.family import family as family_of
-    from palaestra.resolve import resolve
-
-    target = family_of(family).validation
-    found = resolve(target) if target else None
-    return found if callable(found) and not isinstance(found, ValidationPlan) else None
 
 
 def _each(

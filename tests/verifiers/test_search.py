@@ -260,9 +260,9 @@ def test_the_usersim_search_finds_a_blind_write_a_weakened_verifier_pays_for(use
     """Control: with only the database compared (no rules, nothing told), asking for every
     parameter and then making every write on what was heard wins: the space can win."""
     from palaestra.envs.runtimes.dialogue import search as strategies
-    from palaestra.envs.usersim.suites import _generated
+    from palaestra.envs.usersim.suites import all_tasks
 
-    task = next(t for t in _generated() if t.id == "hotel-15f87d")  # cancel one booking
+    task = next(t for t in all_tasks() if t.id == "hotel-15f87d")  # cancel one booking
     db = next(c for c in task.verifier["checks"] if c["kind"] == "usersim_db")
     weak = task.model_copy(update={"verifier": db})
     found = strategies.search_for(weak, lambda p: play_on(usersim_env, weak, p), 30).run(0.1)

@@ -20,7 +20,14 @@ from palaestra.tasks import get_suite, suite_names
 from palaestra.verifiers import validation
 from palaestra.verifiers.validation import RECORDS, code_digest, code_sources
 
-SHIPPED_RECORDS = {"cad-parts", "computer-basic", "osworld-os", "tau2-retail", "tau2-telecom"}
+SHIPPED_RECORDS = {
+    "cad-parts",
+    "computer-basic",
+    "osworld-os",
+    "tau2-retail",
+    "tau2-telecom",
+    "usersim",
+}
 
 
 @pytest.fixture(scope="module")

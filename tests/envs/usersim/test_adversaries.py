@@ -7,11 +7,12 @@ from typing import Any
 import pytest
 
 from palaestra.envs.usersim import FAMILY, suites
+from palaestra.envs.usersim import validation as plan
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.envs.usersim.policies import ScriptedAssistant
-from palaestra.family import Family
 from palaestra.policies import ReplayPolicy, run_episode
 from palaestra.tasks import get_suite
+from palaestra.validation import validate_task
 from palaestra.verifiers.validation import ADVERSARY_CEILING
 
 
@@ -25,7 +26,7 @@ def env():
 @pytest.fixture(scope="module")
 def generated():
     """Every generated task, those validation drops included: 160, 33 of them refusals."""
-    return suites._generated()
+    return suites.all_tasks()
 
 
 def _refused(tasks: list[Any]) -> list[Any]:
@@ -141,7 +142,7 @@ def test_the_same_refusal_without_looking_scores_nothing(env, generated):
 def test_a_task_an_adversary_beats_is_dropped_with_its_name_and_trajectory(generated, monkeypatch):
     # a refusal check that wants no lookup: its own mutant would reject it before any
     # adversary plays, so that mutant is left out here
-    monkeypatch.setattr(suites, "LOOKED_NOWHERE", suites.MUTATIONS[0])
+    monkeypatch.setattr(plan, "LOOKED_NOWHERE", plan.MUTATIONS[0])
     task = _refused(generated)[0]
     weak = [
         {"kind": "usersim_refused", "looked": [], "reason": [["sorry"]]}
@@ -150,22 +151,10 @@ def test_a_task_an_adversary_beats_is_dropped_with_its_name_and_trajectory(gener
         for c in task.verifier["checks"]
     ]
     weakened = task.model_copy(update={"verifier": {"kind": "all", "checks": weak}})
-    report = suites.validate_task(weakened)
+    report = validate_task(weakened)
     assert not report.validated and "adversary 'refuse_fixed'" in report.reason
     beaten = report.adversaries["refuse_fixed"]
     assert beaten["success"] and any("cannot help" in a for a in beaten["actions"])
-
-
-def test_the_validation_cache_is_keyed_by_the_adversary_set(tmp_path, monkeypatch):
-    monkeypatch.setenv("PALAESTRA_HOME", str(tmp_path))
-    chosen = suites.generate("airline", 7, 1)
-    monkeypatch.setattr(Family, "adversary_names", lambda self: ["refuse_fixed"])
-    one = suites._reports(chosen)
-    monkeypatch.setattr(Family, "adversary_names", lambda self: ["refuse_fixed", "claim_done"])
-    two = suites._reports(chosen)
-    assert len(list((tmp_path / "cache").glob("usersim-validation-*.json"))) == 2
-    assert set(one[chosen[0].id]["adversaries"]) == {"refuse_fixed"}
-    assert set(two[chosen[0].id]["adversaries"]) == {"refuse_fixed", "claim_done"}
 
 
 @pytest.mark.parametrize(

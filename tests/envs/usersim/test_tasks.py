@@ -2,9 +2,10 @@
 
 from collections import Counter
 
-from palaestra.envs.usersim.suites import generate, validate_task
+from palaestra.envs.usersim.suites import generate
 from palaestra.envs.usersim.world import domain_names, fresh
 from palaestra.tasks import get_suite
+from palaestra.validation import validate_task
 
 
 def test_the_suite_has_150_validated_tasks_over_four_domains():
@@ -51,24 +52,3 @@ def test_the_train_world_is_the_synthesized_train_apps_world():
         app_codes = sorted(r[0] for r in app.execute("SELECT code FROM trip"))
     ours = sorted(r[0] for r in fresh("train", 7).execute("SELECT code FROM trip"))
     assert ours == app_codes and len(ours) == 120
-
-
-def test_validation_reports_are_cached_by_tasks_and_code(tmp_path, monkeypatch):
-    from palaestra.envs.usersim import suites as usersim_tasks
-
-    monkeypatch.setenv("PALAESTRA_HOME", str(tmp_path))
-    chosen = generate("airline", 7, 2)
-    first = usersim_tasks._reports(chosen)
-    assert all(r["validated"] for r in first.values())
-    assert len(list((tmp_path / "cache").glob("usersim-validation-*.json"))) == 1
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("validated again although nothing changed")
-
-    monkeypatch.setattr(usersim_tasks, "validate_task", refuse)
-    assert usersim_tasks._reports(chosen) == first
-    other = generate("airline", 7, 3)  # other tasks: another key, so a new validation
-    monkeypatch.undo()
-    monkeypatch.setenv("PALAESTRA_HOME", str(tmp_path))
-    usersim_tasks._reports(other)
-    assert len(list((tmp_path / "cache").glob("usersim-validation-*.json"))) == 2
