@@ -45,20 +45,28 @@ def validate(
     """Execution-validate a suite as its family's plan says (oracle, do-nothing, mutants,
     adversaries, adversary search): print a table, drop the tasks that fail, write the report."""
     from palaestra import tasks as task_mod
-    from palaestra.family import family as family_of
-    from palaestra.validation import validate_suite
 
     chosen = task_mod.get_suite(suite).tasks
     if record or against_record:
         _recorded_run(suite, chosen, write=record)
         return
+    results = _validated(chosen, adversaries)
+    _print_table(suite, results)
+    _write_report(suite, results, drop, report)
+
+
+def _validated(chosen: list[Any], adversaries: bool) -> dict[str, dict[str, Any]]:
+    """Each task's validation by id, each family's tasks by the validation service; a family
+    without validation, or tasks its validation does not cover, exit 2."""
+    from palaestra.family import family as family_of
+    from palaestra.validation import validate_suite
+
     by_family: dict[str, list[Any]] = {}
     for t in chosen:
         by_family.setdefault(t.family, []).append(t)
     results: dict[str, dict[str, Any]] = {}
     for name, group in by_family.items():
-        fam = family_of(name)
-        if not fam.validation:
+        if not family_of(name).validation:
             err_console.print(f"[red]family {name!r} has no validation (Family.validation)[/]")
             raise typer.Exit(2)
         try:
@@ -66,6 +74,10 @@ def validate(
         except ValueError as exc:  # tasks this family's validation does not cover
             err_console.print(f"[red]{name}: {exc}[/]")
             raise typer.Exit(2) from None
+    return results
+
+
+def _print_table(suite: str, results: dict[str, dict[str, Any]]) -> None:
     shown = sorted({a for r in results.values() for a in r.get("adversaries", {})})
     table = Table("task", "oracle", "noop", "mutants", *shown, "verdict", title=suite)
     for tid, r in sorted(results.items()):
@@ -80,9 +92,20 @@ def validate(
             "[green]ok[/]" if r["validated"] else f"[red]{(r.get('reason') or '')[:60]}[/]",
         )
     console.print(table)
+
+
+def _write_report(
+    suite: str, results: dict[str, dict[str, Any]], drop: bool, report: Path | None
+) -> None:
+    """Drop the failed tasks' files (``drop``, a suite on the suite path) and write the
+    validation into the report (the suite's ``report.json`` by default), keeping what else it
+    holds."""
+    from palaestra import tasks as task_mod
+
     failed = sorted(tid for tid, r in results.items() if not r["validated"])
     folder = task_mod.suite_folder(suite)
-    if drop and folder is not None:
+    dropping = drop and folder is not None
+    if folder is not None and drop:
         for tid in failed:
             (folder / "tasks" / f"{tid}.json").unlink(missing_ok=True)
     out = report or (
@@ -92,14 +115,14 @@ def validate(
     previous["validation"] = {
         "total": len(results),
         "validated": len(results) - len(failed),
-        "dropped": failed if drop and folder is not None else [],
+        "dropped": failed if dropping else [],
         "failed": failed,
         "tasks": results,
     }
     out.write_text(json.dumps(previous, indent=1, default=str))
     console.print(
         f"{len(results) - len(failed)}/{len(results)} validated; "
-        f"{len(failed)} failed{' and dropped' if drop and folder is not None and failed else ''}; "
+        f"{len(failed)} failed{' and dropped' if dropping and failed else ''}; "
         f"report: {out}"
     )
 
@@ -113,17 +136,7 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
 
     rec = RECORDS.get(suite)
     if rec is None and not write and shipped and all(t.validation for t in shipped):
-        with console.status(f"validating every task of {suite} ..."):
-            problems = validation.revalidate_committed(shipped)
-        if problems:  # a second look: a moved verdict fails twice, a browser hiccup does not
-            again = {p.split(":", 1)[0] for p in problems}
-            console.print(f"{suite}: validating {sorted(again)} once more")
-            problems = validation.revalidate_committed([t for t in shipped if t.id in again])
-        for problem in problems:
-            console.print(f"[red]{suite}: {problem}[/]")
-        console.print(f"{suite}: {len(shipped) - len(problems)}/{len(shipped)} still validate")
-        if problems:
-            raise typer.Exit(1)
+        _committed_run(suite, shipped)
         return
     if rec is None:
         err_console.print(
@@ -155,6 +168,23 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
         f"{suite}: {run['validated']}/{run['total']} validated in {run['seconds']} s; "
         + ("the record stands" if not problems else f"re-record: {rec.command}")
     )
+    if problems:
+        raise typer.Exit(1)
+
+
+def _committed_run(suite: str, shipped: list[Any]) -> None:
+    """Check a committed suite (its tasks carry their reports) by validating what it ships."""
+    from palaestra import validation
+
+    with console.status(f"validating every task of {suite} ..."):
+        problems = validation.revalidate_committed(shipped)
+    if problems:  # a second look: a moved verdict fails twice, a browser hiccup does not
+        again = {p.split(":", 1)[0] for p in problems}
+        console.print(f"{suite}: validating {sorted(again)} once more")
+        problems = validation.revalidate_committed([t for t in shipped if t.id in again])
+    for problem in problems:
+        console.print(f"[red]{suite}: {problem}[/]")
+    console.print(f"{suite}: {len(shipped) - len(problems)}/{len(shipped)} still validate")
     if problems:
         raise typer.Exit(1)
 
