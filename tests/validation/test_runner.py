@@ -147,3 +147,21 @@ def test_a_suite_is_reported_under_the_plans_record_with_each_tasks_key():
     assert run["tasks"]["count-3"]["key"] == "count-3"
     with pytest.raises(ValueError, match="one family's tasks at a time"):
         validate_suite([task(3), task(3).model_copy(update={"family": "test"})])
+
+
+def test_every_family_declares_a_plan_and_runs_no_validation_loop_of_its_own():
+    """One runner for every family: each installed family's ``Family.validation`` names a
+    plan, and no family module keeps a ``validate_task`` / ``validate_suite`` of its own."""
+    import importlib
+
+    from palaestra.resolve import resolve
+
+    shipped = {n: f for n, f in families().items() if f.suites and f.name != "test"}
+    assert {"cad", "computer", "mobile", "tau2", "usersim", "web"} <= set(shipped)
+    for name, fam in shipped.items():
+        assert isinstance(resolve(fam.validation), ValidationPlan), name
+        module = importlib.import_module(fam.validation.partition(":")[0])
+        suites = importlib.import_module(f"palaestra.envs.{name}.suites")
+        for found in (module, suites):
+            own = {"validate_task", "validate_suite", "validate"} & set(vars(found))
+            assert not own, f"{found.__name__} validates by itself: {sorted(own)}"
