@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import Response
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
@@ -48,7 +48,7 @@ from palaestra.errors import (
     ResetNeeded,
     conceal,
 )
-from palaestra.server import models
+from palaestra.server import models, ws
 from palaestra.server import openenv_protocol as oe
 from palaestra.server.http import JSON, check_json, read_body, unexpected
 from palaestra.server.sessions import Session, SessionManager
@@ -273,27 +273,19 @@ async def _open(gw: Gateway, websocket: WebSocket, target: str) -> tuple[Episode
 
 async def _serve(websocket: WebSocket, gw: Gateway, opening: asyncio.Future[Any]) -> None:
     episode: Episode | None = None
-    while True:
-        try:
-            raw = await websocket.receive_text()
-        except WebSocketDisconnect:
-            return
+
+    async def answer(raw: str) -> ws.Reply:
+        nonlocal episode
         try:
             if episode is None:
                 episode, _ = await asyncio.shield(opening)
         except Exception as exc:
             failed = exc if isinstance(exc, PalaestraError) else unexpected(exc, str(websocket.url))
-            refusal = oe.error_from(conceal(failed, log))
-            with contextlib.suppress(Exception):
-                await websocket.send_text(_dumps(refusal))
-                await websocket.close(code=1008)
-            return
+            return ws.Reply(_dumps(oe.error_from(conceal(failed, log))), close=1008)
         reply = await _answer(gw, episode, raw, websocket)
-        if reply is None:  # close
-            with contextlib.suppress(Exception):
-                await websocket.close()
-            return
-        await websocket.send_text(_dumps(reply))
+        return ws.Reply(None, close=1000) if reply is None else ws.Reply(_dumps(reply))
+
+    await ws.serve(websocket, answer)
 
 
 async def _answer(

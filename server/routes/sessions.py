@@ -6,12 +6,12 @@ import base64
 from typing import Any
 
 import orjson
-from fastapi import APIRouter, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Query, Request, WebSocket
 from fastapi.responses import Response
 
 from palaestra import codec
 from palaestra.errors import InvalidRequest, PalaestraError
-from palaestra.server import models
+from palaestra.server import models, ws
 from palaestra.server.http import (
     JSON,
     body_schema,
@@ -62,9 +62,7 @@ async def reset(
     sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
 ) -> Response:
     body = await read_body(request, models.Reset)
-    session = gw.sessions.get(who, sid)
-    reply = await gw.sessions.reset(session, body.seed, body.options)
-    return JSON(_shaped(reply, session, structured))
+    return JSON(await _played(gw.sessions, gw.sessions.get(who, sid), body, structured))
 
 
 @router.post("/v1/sessions/{sid}/step", openapi_extra=body_schema(models.Step))
@@ -72,8 +70,18 @@ async def step(
     sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
 ) -> Response:
     body = await read_body(request, models.Step)
-    session = gw.sessions.get(who, sid)
-    return JSON(_shaped(await gw.sessions.step(session, body.action), session, structured))
+    return JSON(await _played(gw.sessions, gw.sessions.get(who, sid), body, structured))
+
+
+async def _played(
+    manager: SessionManager, session: Session, body: models.Reset | models.Step, structured: bool
+) -> Any:
+    """A reset or a step of ``session`` (from a REST body or a WebSocket message), shaped."""
+    if isinstance(body, models.Step):
+        reply = await manager.step(session, body.action)
+    else:
+        reply = await manager.reset(session, body.seed, body.options)
+    return _shaped(reply, session, structured)
 
 
 @router.get("/v1/sessions/{sid}/screenshot")
@@ -105,11 +113,8 @@ async def _serve_ws(
     websocket: WebSocket, manager: SessionManager, session: Session, structured: bool = False
 ) -> None:
     """One JSON message per call: {"op": "reset"|"step"|"close", ...}; errors as {"error": ...}."""
-    while True:
-        try:
-            raw = await websocket.receive_text()
-        except WebSocketDisconnect:
-            return
+
+    async def answer(raw: str) -> ws.Reply:
         try:
             check_json(websocket, raw, "message")
             msg = orjson.loads(raw)
@@ -117,19 +122,13 @@ async def _serve_ws(
                 raise InvalidRequest("a message is a JSON object with an 'op'", field="op")
             op = msg.get("op")
             fields = {k: v for k, v in msg.items() if k != "op"}
-            if op == "step":
-                reply: Any = await manager.step(session, validate(models.Step, fields).action)
-                reply = _shaped(reply, session, structured)
-            elif op == "reset":
-                body = validate(models.Reset, fields)
-                reply = _shaped(
-                    await manager.reset(session, body.seed, body.options), session, structured
-                )
+            reply: Any
+            if op in ("reset", "step"):
+                body = validate(models.Step if op == "step" else models.Reset, fields)
+                reply = await _played(manager, session, body, structured)
             elif op == "close":
                 await manager.close(session)
-                await websocket.send_bytes(orjson.dumps({"closed": True}))
-                await websocket.close()
-                return
+                return ws.Reply(orjson.dumps({"closed": True}), close=1000)
             else:
                 raise InvalidRequest(f"unknown op {op!r}: use reset, step or close", field="op")
         except PalaestraError as exc:
@@ -138,4 +137,6 @@ async def _serve_ws(
             reply = {"error": InvalidRequest(f"message is not JSON: {exc}").to_problem()}
         except Exception as exc:  # a gateway bug: logged, the socket stays open
             reply = {"error": public_problem(unexpected(exc, websocket.url.path))}
-        await websocket.send_text(orjson.dumps(reply).decode())
+        return ws.Reply(orjson.dumps(reply).decode())
+
+    await ws.serve(websocket, answer)
