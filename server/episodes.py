@@ -32,6 +32,7 @@ import contextlib
 import json
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,30 @@ MAX_OFFSET = 2**63 - 1
 MAX_PAGE = 500
 #: the owner of a run every key writes to (each key still sees only its own episodes)
 SHARED = "*"
+
+
+@dataclass
+class RunQuery:
+    """Which runs a listing shows (``GET /v1/runs``'s query parameters), a page at a time."""
+
+    agent: str | None = None
+    experiment: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+@dataclass
+class EpisodeQuery:
+    """Which episodes of a run a listing shows (``GET /v1/runs/{run}/episodes``'s query
+    parameters), a page at a time."""
+
+    task: str | None = None
+    env: str | None = None
+    success: bool | None = None
+    min_score: float | None = None
+    agent: str | None = None
+    limit: int = 50
+    offset: int = 0
 
 
 class EpisodeCatalog:
@@ -215,21 +240,15 @@ class EpisodeCatalog:
             raise NotFound(f"no run {run_id!r} for this API key", run_id=run_id)
         return dict(page["items"][0])
 
-    def runs(
-        self,
-        owner: str,
-        *,
-        agent: str | None = None,
-        experiment: str | None = None,
-        limit: int = 50,
-        offset: int = 0,
-    ) -> dict[str, Any]:
+    def runs(self, owner: str, query: RunQuery | None = None, **given: Any) -> dict[str, Any]:
+        """A page of the owner's runs that ``query`` (or the ``given`` fields of one) admits."""
+        q = query or RunQuery(**given)
         where, args = ["1"], []
-        for column, value in (("agent", agent), ("experiment", experiment)):
+        for column, value in (("agent", q.agent), ("experiment", q.experiment)):
             if value is not None:
                 where.append(f"r.{column} = ?")
                 args.append(value)
-        return self._runs(owner, " AND ".join(where), args, limit, offset)
+        return self._runs(owner, " AND ".join(where), args, q.limit, q.offset)
 
     def _runs(
         self, owner: str, where: str, args: list[Any], limit: int, offset: int
@@ -278,25 +297,19 @@ class EpisodeCatalog:
         return _page(items, total[0], limit, offset)
 
     def episodes(
-        self,
-        owner: str,
-        run_id: str,
-        *,
-        task: str | None = None,
-        env: str | None = None,
-        success: bool | None = None,
-        min_score: float | None = None,
-        agent: str | None = None,
-        limit: int = 50,
-        offset: int = 0,
+        self, owner: str, run_id: str, query: EpisodeQuery | None = None, **given: Any
     ) -> dict[str, Any]:
+        """A page of the run's episodes of the owner that ``query`` (or the ``given`` fields of
+        one) admits."""
+        q = query or EpisodeQuery(**given)
         self.run(owner, run_id)  # 404 unless the owner's
-        limit, offset = _paging(limit, offset)
+        limit, offset = _paging(q.limit, q.offset)
         where, args = ["run_id = ?", "owner = ?"], list[Any]([run_id, owner])
-        for column, value in (("task", task), ("env", env), ("agent", agent)):
+        for column, value in (("task", q.task), ("env", q.env), ("agent", q.agent)):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
+        success, min_score = q.success, q.min_score
         if success is not None:
             where.append("success = ?")
             args.append(int(success))

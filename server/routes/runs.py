@@ -5,60 +5,35 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Annotated
 
 import orjson
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends
 from fastapi.responses import FileResponse, Response
 
 from palaestra import recording
 from palaestra.errors import NotFound
+from palaestra.server.episodes import EpisodeQuery, RunQuery
 from palaestra.server.http import JSON
 from palaestra.server.state import Owner, State
 
 router = APIRouter()
+#: the listings' query parameters, one dataclass each (the catalog's own filters)
+Runs = Annotated[RunQuery, Depends()]
+Episodes = Annotated[EpisodeQuery, Depends()]
 _IMAGE = re.compile(r"^[A-Za-z0-9_.-]+\.(png|jpg)$")
 
 
 @router.get("/v1/runs")
-async def list_runs(
-    gw: State,
-    who: str = Owner,
-    agent: str | None = None,
-    experiment: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> Response:
-    page = gw.sessions.episodes.runs(
-        who, agent=agent, experiment=experiment, limit=limit, offset=offset
-    )
+async def list_runs(gw: State, query: Runs, who: str = Owner) -> Response:
+    page = gw.sessions.episodes.runs(who, query)
     page["runs"] = page.pop("items")
     return JSON(page)
 
 
 @router.get("/v1/runs/{run_id}/episodes")
-async def list_episodes(
-    run_id: str,
-    gw: State,
-    who: str = Owner,
-    task: str | None = None,
-    env: str | None = None,
-    success: bool | None = None,
-    min_score: float | None = None,
-    agent: str | None = None,
-    limit: int = 50,
-    offset: int = 0,
-) -> Response:
-    page = gw.sessions.episodes.episodes(
-        who,
-        run_id,
-        task=task,
-        env=env,
-        success=success,
-        min_score=min_score,
-        agent=agent,
-        limit=limit,
-        offset=offset,
-    )
+async def list_episodes(run_id: str, gw: State, query: Episodes, who: str = Owner) -> Response:
+    page = gw.sessions.episodes.episodes(who, run_id, query)
     page["episodes"] = page.pop("items")
     return JSON(page)
 
