@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -57,20 +58,23 @@ async def get_session(sid: str, gw: State, who: str = Owner) -> Response:
     return JSON(gw.sessions.get(who, sid).public())
 
 
-@router.post("/v1/sessions/{sid}/reset", openapi_extra=body_schema(models.Reset))
-async def reset(
-    sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
-) -> Response:
-    body = await read_body(request, models.Reset)
-    return JSON(await _played(gw.sessions, gw.sessions.get(who, sid), body, structured))
+def _call(model: type[models.Reset] | type[models.Step]) -> Callable[..., Awaitable[Response]]:
+    """The REST route of a reset or a step: its body, the caller's session, the shaped reply."""
+
+    async def route(
+        sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
+    ) -> Response:
+        body = await read_body(request, model)
+        return JSON(await _played(gw.sessions, gw.sessions.get(who, sid), body, structured))
+
+    return route
 
 
-@router.post("/v1/sessions/{sid}/step", openapi_extra=body_schema(models.Step))
-async def step(
-    sid: str, request: Request, gw: State, who: str = Owner, structured: bool = Structured
-) -> Response:
-    body = await read_body(request, models.Step)
-    return JSON(await _played(gw.sessions, gw.sessions.get(who, sid), body, structured))
+for _op, _model in (("reset", models.Reset), ("step", models.Step)):
+    router.add_api_route(
+        f"/v1/sessions/{{sid}}/{_op}", _call(_model), methods=["POST"], name=_op,
+        openapi_extra=body_schema(_model),
+    )  # fmt: skip
 
 
 async def _played(
