@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import httpx
 from tenacity import AsyncRetrying, Retrying
 
 from palaestra.client.routes import _Core
-from palaestra.client.wire import _Call, _Flow, _result, _Sleep
+from palaestra.client.wire import _Call, _Done, _Flow, _result, _resume, _Sleep
 
 T = TypeVar("T")
 
@@ -23,17 +23,17 @@ class Client(_Core):
     _transport_class = httpx.HTTPTransport
 
     def _drive(self, flow: _Flow[T]) -> T:
-        answer: Any = None
-        while True:
-            try:
-                need = flow.send(answer)
-            except StopIteration as done:
-                return done.value
-            if isinstance(need, _Sleep):
-                time.sleep(need.seconds)
-                answer = None
-            else:
-                answer = self._send(need)
+        need = _resume(flow, None)
+        while not isinstance(need, _Done):
+            need = _resume(flow, self._answer(need))
+        return cast(T, need.value)
+
+    def _answer(self, need: _Call | _Sleep) -> Any:
+        """What a flow gets back for what it needs: a call's answer, nothing after a pause."""
+        if isinstance(need, _Sleep):
+            time.sleep(need.seconds)
+            return None
+        return self._send(need)
 
     def _send(self, call: _Call) -> Any:
         request = self._build(call)
@@ -60,17 +60,16 @@ class AsyncClient(_Core):
     _transport_class = httpx.AsyncHTTPTransport
 
     async def _drive(self, flow: _Flow[T]) -> T:
-        answer: Any = None
-        while True:
-            try:
-                need = flow.send(answer)
-            except StopIteration as done:
-                return done.value
-            if isinstance(need, _Sleep):
-                await asyncio.sleep(need.seconds)
-                answer = None
-            else:
-                answer = await self._send(need)
+        need = _resume(flow, None)
+        while not isinstance(need, _Done):
+            need = _resume(flow, await self._answer(need))
+        return cast(T, need.value)
+
+    async def _answer(self, need: _Call | _Sleep) -> Any:
+        if isinstance(need, _Sleep):
+            await asyncio.sleep(need.seconds)
+            return None
+        return await self._send(need)
 
     async def _send(self, call: _Call) -> Any:
         request = self._build(call)

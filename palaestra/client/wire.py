@@ -60,6 +60,20 @@ class _Sleep(NamedTuple):
 _Flow = Generator[_Call | _Sleep, Any, T]
 
 
+class _Done(NamedTuple):
+    """A flow's result: it needs nothing more."""
+
+    value: Any
+
+
+def _resume(flow: _Flow[Any], answer: Any) -> _Call | _Sleep | _Done:
+    """Hand a flow the answer to what it needed last: what it needs next, or its result."""
+    try:
+        return flow.send(answer)
+    except StopIteration as done:
+        return _Done(done.value)
+
+
 def _png_shape(png: bytes) -> tuple[int, int, int]:
     from io import BytesIO
 
