@@ -2,8 +2,8 @@
 
 import-linter sees ``import`` statements only, yet much of palaestra is reached through
 ``"module:attr"`` strings resolved at run time: the ``palaestra.envs`` entry points, each
-``Family`` descriptor's envs, options, suites, policies, checks, validation and bench, the
-specs and suites the registries resolve, and any such string in product code (a bench catalog, a
+``Family`` descriptor's envs, options, suites, policies, checks and validation, the specs and
+suites the registries resolve, the bench catalog's mains, and any such string in product code (a
 driver table, a subprocess's ``-m`` module). A string naming a module above its owner is an
 upward import in disguise (a loop through strings). The layers and the forbidden edges are read
 from pyproject.toml's import-linter contracts, never copied here; a violation is reported with
@@ -194,18 +194,19 @@ def family_descriptors() -> list[Ref]:
         named = {
             "policies": [fam.policies],
             "checks": list(fam.checks),
-            "bench": [getattr(fam, "bench", "")],
-            "validation": [getattr(fam, "validation", "")],
+            "validation": [fam.validation],
             "options": [fam.options],
             "envs": [s.entry_point for s in fam.envs] + [s.options for s in fam.envs],
             "suites": [s.source for s in fam.suites if isinstance(s.source, str)],
         }
         for field_name, values in named.items():
             for value in values:
+                where = f"Family {fam.name!r}.{field_name} = {value!r}"
                 target = _target(value) if value else None
                 if target is not None:
-                    where = f"Family {fam.name!r}.{field_name} = {value!r}"
                     refs.append(Ref(owner, target, where))
+                else:  # a palaestra name must name a module that exists
+                    assert not (value and REF_RE.match(value)), f"{where} names no module"
     return refs
 
 
@@ -232,6 +233,19 @@ def registered_targets() -> list[Ref]:
     return refs
 
 
+def bench_catalog() -> list[Ref]:
+    """The bench layer's catalog: each benchmark's ``"module:function"`` (built, not written
+    out, so the code scan cannot see it); a name that resolves to no module fails too."""
+    from palaestra.bench.catalog import BENCHES
+
+    refs = []
+    for bench in BENCHES:
+        target = _target(bench.target)
+        assert target is not None, f"bench {bench.name}: {bench.target!r} names no module"
+        refs.append(Ref("palaestra.bench.catalog", target, f"bench {bench.name}: {bench.target}"))
+    return refs
+
+
 def _suites(fam: Family) -> set[str]:
     return {suite.name for suite in fam.suites}
 
@@ -241,6 +255,7 @@ SOURCES = {
     "entry points": entry_points,
     "family descriptors": family_descriptors,
     "registries": registered_targets,
+    "bench catalog": bench_catalog,
 }
 
 
