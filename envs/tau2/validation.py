@@ -1,14 +1,13 @@
 """How tau2 tasks are validated (``Family.validation``): a plan the validation service plays.
 
-Episodes run in one :class:`Tau2Env` a thread, each on its own seed (the policy's too), and an
-agent's refused move is scored, never raised (the gold assistant included: tau2's own runs end
-a conversation rather than fail it). The gold assistant (the oracle) must score 1.0 three
-times with the same verdict, ending at once must score 0, three mutants of the oracle's end
-state must fail (a field of the world changed, a write without the user's yes, nothing said),
-and so must every adversary of the family and the best strategy the dialogue runtime's
-adversary search finds in :data:`SEARCH_BUDGET` episodes (in telecom, with the device fixes
-the user can be asked for). ``palaestra validate tau2-retail --record`` (and ``tau2-telecom``)
-records the run beside the suites (``validation-<domain>.json``).
+Episodes run in one :class:`Tau2Env` a thread, as every dialogue family's
+(:class:`~palaestra.envs.runtimes.dialogue.validation.DialoguePlan`). The gold assistant (the
+oracle) must score 1.0 three times with the same verdict, ending at once must score 0, three
+mutants of the oracle's end state must fail (a field of the world changed, a write without the
+user's yes, nothing said), and so must every adversary of the family and the best strategy the
+dialogue runtime's adversary search finds in :data:`SEARCH_BUDGET` episodes (in telecom, with
+the device fixes the user can be asked for). ``palaestra validate tau2-retail --record`` (and
+``tau2-telecom``) records the run beside the suites (``validation-<domain>.json``).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from palaestra.envs.runtimes.dialogue.search import search_for
+from palaestra.envs.runtimes.dialogue.validation import DialoguePlan
 from palaestra.envs.tau2 import suites
 from palaestra.envs.tau2 import tasks as tau2_tasks
 from palaestra.envs.tau2.adversaries import FIX_ALL
@@ -30,7 +30,6 @@ from palaestra.verifiers.search import Search
 from palaestra.verifiers.validation import (
     Mutator,
     Run,
-    ValidationPlan,
     ValidationRecord,
     task_key,
 )
@@ -41,11 +40,8 @@ MUTATIONS = [{"name": "world_changed"}, {"name": "unconfirmed_write"}, {"name": 
 SEARCH_BUDGET = 6
 
 
-class Tau2Plan(ValidationPlan):
-    repeats = 3
+class Tau2Plan(DialoguePlan):
     budget = SEARCH_BUDGET
-    strict = ()
-    seeded = True
 
     def candidates(self) -> list[Task]:
         return [t for domain in tau2_tasks.DOMAINS for t in suites.tasks(domain)]
@@ -59,9 +55,6 @@ class Tau2Plan(ValidationPlan):
 
     def open(self) -> Tau2Env:
         return Tau2Env()
-
-    def end_state(self, env: Any, task: Task, role: str, scratch: Path) -> Mapping[str, Any]:
-        return env.state_probe().read() if role == "oracle" else {}
 
     def mutations(self, task: Task) -> list[Mapping[str, Any]]:
         return MUTATIONS

@@ -155,9 +155,9 @@ def all_tasks() -> list[Task]:
 #: a task changed since the run is left out until the next (``palaestra validate usersim
 #: --record``; how a task is validated is :mod:`palaestra.envs.usersim.validation`)
 RECORD = ValidationRecord(
-    Path(__file__).with_name("validation.json"),
-    "usersim",
-    task_key,
+    path=Path(__file__).with_name("validation.json"),
+    suite="usersim",
+    key=task_key,
     family="usersim",
     candidates="palaestra.envs.usersim.suites:all_tasks",
 )

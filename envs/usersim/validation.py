@@ -1,41 +1,38 @@
 """How usersim tasks are validated (``Family.validation``): a plan the validation service plays.
 
-Episodes run in one :class:`UserSimEnv` a thread, each on its own seed (the policy's too: the
-simulated user's persona changes with it), and an agent's refused move is scored, never
-raised. A task is kept only if its oracle (the competent assistant playing the reference plan)
-passes three times under three personas, ending at once scores zero, the verifier rejects
-three mutated end states (a rule broken, nothing said, a database off by one row; for a
-refusal, the same words with no lookup logged), every adversary of the family fails it
-(``policies.ADVERSARIES``), and so does the best strategy the dialogue runtime's adversary
-search finds within its budget. ``palaestra validate usersim --record`` records the run
-beside the suites (``validation.json``), which a suite load reads.
+Episodes run in one :class:`UserSimEnv` a thread, as every dialogue family's
+(:class:`~palaestra.envs.runtimes.dialogue.validation.DialoguePlan`). A task is kept only if its
+oracle (the competent assistant playing the reference plan) passes three times under three
+personas, ending at once scores zero, the verifier rejects three mutated end states (a rule
+broken, nothing said, a database off by one row; for a refusal, the same words with no lookup
+logged), every adversary of the family fails it (``policies.ADVERSARIES``), and so does the best
+strategy the dialogue runtime's adversary search finds within its budget. ``palaestra validate
+usersim --record`` records the run beside the suites (``validation.json``), which a suite load
+reads.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from palaestra.envs.runtimes.dialogue import search as strategies
+from palaestra.envs.runtimes.dialogue.validation import DialoguePlan
 from palaestra.envs.usersim import suites
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.policies import Policy
 from palaestra.tasks import Task
 from palaestra.verifiers.search import Search
-from palaestra.verifiers.validation import Mutator, Run, ValidationPlan, ValidationRecord
+from palaestra.verifiers.validation import Mutator, Run, ValidationRecord
 
 MUTATIONS = [{"name": "rule_broken"}, {"name": "said_nothing"}, {"name": "extra_row"}]
 #: a refusal's mutant: the same words, with no lookup in the tool-call log
 LOOKED_NOWHERE = {"name": "looked_nowhere"}
 
 
-class UserSimPlan(ValidationPlan):
-    repeats = 3
+class UserSimPlan(DialoguePlan):
     budget = strategies.BUDGET
-    strict = ()
-    seeded = True
 
     def candidates(self) -> list[Task]:
         return suites.all_tasks()
@@ -45,9 +42,6 @@ class UserSimPlan(ValidationPlan):
 
     def open(self) -> UserSimEnv:
         return UserSimEnv()
-
-    def end_state(self, env: Any, task: Task, role: str, scratch: Path) -> Mapping[str, Any]:
-        return env.state_probe().read() if role == "oracle" else {}
 
     def mutations(self, task: Task) -> list[Mapping[str, Any]]:
         refusal = not task.metadata.get("grantable", True)
