@@ -35,7 +35,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from palaestra import codec
 from palaestra.errors import InvalidRequest, PalaestraError, TaskNotFound, TransportError
@@ -123,18 +123,24 @@ class Item:
         return (self.task["id"], self.seed, self.attempt)
 
 
-def run_eval(
-    config: EvalConfig,
-    *,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-    sessions: SessionFactory | None = None,
-    agent: Callable[..., Any] | None = None,
-) -> EvalSummary:
+class RunOptions(TypedDict, total=False):
+    """How a run is watched, stopped and played, beside its config (every key optional)."""
+
+    #: called with a :class:`ProgressEvent` after each episode
+    progress: Progress | None
+    #: set it to stop: no new episode starts, those in flight end, the summary is written
+    cancel: threading.Event | None
+    #: where the episodes' sessions are made (default: the config's gateway, over HTTP)
+    sessions: SessionFactory | None
+    #: a class (or factory) of your own to play instead of what ``config.agent`` names
+    #: (which then only labels it)
+    agent: Callable[..., Any] | None
+
+
+def run_eval(config: EvalConfig, **options: Unpack[RunOptions]) -> EvalSummary:
     """Run an evaluation to the end (or to ``cancel``/Ctrl-C) in this thread's own event loop;
-    returns the summary, also written to ``config.out``. ``agent``: a class (or factory) of
-    your own to play instead of what ``config.agent`` names (which then only labels it)."""
-    runner = Runner(config, progress=progress, cancel=cancel, sessions=sessions, agent=agent)
+    returns the summary, also written to ``config.out``."""
+    runner = Runner(config, **options)
     try:
         return asyncio.run(runner.run())
     except KeyboardInterrupt:
@@ -143,28 +149,15 @@ def run_eval(
         return runner.finish(cancelled=True)
 
 
-async def arun_eval(
-    config: EvalConfig,
-    *,
-    progress: Progress | None = None,
-    cancel: threading.Event | None = None,
-    sessions: SessionFactory | None = None,
-    agent: Callable[..., Any] | None = None,
-) -> EvalSummary:
-    runner = Runner(config, progress=progress, cancel=cancel, sessions=sessions, agent=agent)
-    return await runner.run()
+async def arun_eval(config: EvalConfig, **options: Unpack[RunOptions]) -> EvalSummary:
+    """:func:`run_eval` as a coroutine, in the caller's event loop."""
+    return await Runner(config, **options).run()
 
 
 class Runner:
-    def __init__(
-        self,
-        config: EvalConfig,
-        *,
-        progress: Progress | None = None,
-        cancel: threading.Event | None = None,
-        sessions: SessionFactory | None = None,
-        agent: Callable[..., Any] | None = None,
-    ) -> None:
+    def __init__(self, config: EvalConfig, **options: Unpack[RunOptions]) -> None:
+        progress, cancel = options.get("progress"), options.get("cancel")
+        sessions, agent = options.get("sessions"), options.get("agent")
         self.config = config
         self.agent_factory = agent
         self.progress = progress
