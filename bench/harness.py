@@ -65,6 +65,23 @@ class Timings(defaultdict[str, list[float]]):
             self[key] += values
 
 
+class TimedEnv:
+    """``env`` with its resets timed under "reset" and each step under ``key(action)``, so a
+    benchmark plays whole episodes with :func:`palaestra.policies.run_episode` (the one
+    episode loop) and still times every call; the policy's own work stays outside."""
+
+    def __init__(self, env: Any, out: Timings, key: Callable[[Any], str]) -> None:
+        self.env, self.out, self.key = env, out, key
+
+    def reset(self, **kwargs: Any) -> Any:
+        with self.out.timed("reset"):
+            return self.env.reset(**kwargs)
+
+    def step(self, action: Any) -> Any:
+        with self.out.timed(self.key(action)):
+            return self.env.step(action)
+
+
 def sample(fn: Callable[[], object], n: int, warmup: int = 0) -> list[float]:
     """Seconds per call of ``fn``: ``n`` timed calls after ``warmup`` untimed ones."""
     for _ in range(warmup):

@@ -23,6 +23,7 @@ from palaestra.client import RemoteEnv
 from palaestra.envs.usersim import world
 from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.family import family
+from palaestra.policies import run_episode
 from palaestra.server.runner import gateway_process
 from palaestra.tasks import get_suite
 
@@ -32,17 +33,11 @@ def play_tasks(
 ) -> dict[str, list[float]]:
     """Each task played by ``policy_name`` in ``env``: reset, message and tool-call times."""
     out = harness.Timings("reset", "message", "tool")
+    timed = harness.TimedEnv(env, out, lambda a: "tool" if a["name"] == "call_tool" else "message")
     for task in tasks:
         policy = family(task.family).policy(policy_name, seed=0)
-        with out.timed("reset"):
-            obs, info = env.reset(seed=0) if remote else env.reset(seed=0, options={"task": task})
-        policy.reset(task)
-        done = False
-        while not done:
-            action = policy.act(obs, info)
-            with out.timed("tool" if action["name"] == "call_tool" else "message"):
-                obs, _, terminated, truncated, info = env.step(action)
-            done = terminated or truncated
+        # a remote env is on its task already: reset it with no options
+        run_episode(timed, policy, task, seed=0, reset_options={} if remote else None)
     return out
 
 
@@ -148,7 +143,6 @@ def reader(per_domain: int = 10, rounds: int = 3) -> dict[str, Any]:
     from palaestra.envs.runtimes.simuser import acts, lexicon
     from palaestra.envs.usersim import suites
     from palaestra.envs.usersim.reworded import BANKS, STYLES, RewordedAssistant
-    from palaestra.policies import run_episode
 
     tasks = [t for name in world.domain_names() for t in suites.generate(name)[:per_domain]]
     env = UserSimEnv()
