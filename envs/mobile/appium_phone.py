@@ -157,7 +157,10 @@ def _box(a: dict[str, str]) -> tuple[float, float, float, float] | None:
     try:
         if "bounds" in a:
             m = _BOUNDS.fullmatch(a["bounds"].strip())
-            return tuple(float(v) for v in m.groups()) if m else None  # type: ignore[return-value]
+            if m is None:
+                return None
+            x1, y1, x2, y2 = (float(v) for v in m.groups())
+            return x1, y1, x2, y2
         x, y = a.get("x", a.get("left")), a.get("y", a.get("top"))
         if x is None or y is None or "width" not in a or "height" not in a:
             return None
