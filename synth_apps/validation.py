@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +116,7 @@ class SynthPlan(ValidationPlan):
     def plays_as_noop(self, task: Task, adversary: str) -> bool:
         return adversary in STRATEGIES and STRATEGIES[adversary](task) == IDLE
 
-    def mutations(self, task: Task) -> list[Mapping[str, Any]]:
+    def mutations(self, task: Task) -> Sequence[Mapping[str, Any]]:
         return list((task.validation or {}).get("mutations", []))
 
     def mutate(self, task: Task) -> Mutator:

@@ -14,7 +14,7 @@ the last full run in ``validation.json``, every adversary's result included.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -68,7 +68,7 @@ class CadPlan(ValidationPlan):
     def end_state(self, env: Any, task: Task, role: str, scratch: Path) -> Mapping[str, Any]:
         return dict(env.state_probe().read())
 
-    def mutations(self, task: Task) -> list[Mapping[str, Any]]:
+    def mutations(self, task: Task) -> Sequence[Mapping[str, Any]]:
         if "part_family" not in task.setup:
             return []
         return [{"name": "wrong-dimension", "actions": mutant_actions(task)}]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ class Tau2Plan(DialoguePlan):
     def open(self) -> Tau2Env:
         return Tau2Env()
 
-    def mutations(self, task: Task) -> list[Mapping[str, Any]]:
+    def mutations(self, task: Task) -> Sequence[Mapping[str, Any]]:
         return MUTATIONS
 
     def mutate(self, task: Task) -> Mutator:

@@ -14,7 +14,7 @@ reads.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from palaestra.envs.runtimes.dialogue import search as strategies
@@ -43,7 +43,7 @@ class UserSimPlan(DialoguePlan):
     def open(self) -> UserSimEnv:
         return UserSimEnv()
 
-    def mutations(self, task: Task) -> list[Mapping[str, Any]]:
+    def mutations(self, task: Task) -> Sequence[Mapping[str, Any]]:
         refusal = not task.metadata.get("grantable", True)
         return [*MUTATIONS, LOOKED_NOWHERE] if refusal else MUTATIONS
 
