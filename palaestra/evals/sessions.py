@@ -1,7 +1,9 @@
 """Where the runner's episodes live: sessions on a gateway, through the async Python client.
 
-The runner talks to a :class:`SessionFactory` only, so the gateway can hand it another one; the
-default, :class:`GatewaySessions`, opens one recorded session per episode with
+The runner talks to a :class:`SessionFactory` only, so the gateway (its eval jobs) and
+``palaestra eval`` without ``--url`` (a gateway in its own process) hand it
+``server.evals.OwnSessions``: sessions made on the session manager directly, with no HTTP round
+trip. The default, :class:`GatewaySessions`, opens one recorded session per episode with
 :class:`palaestra.client.AsyncClient` (keep-alive connections, retries of busy answers) and
 finds the run its recordings land in, so each episode links to its trajectory.
 """
