@@ -164,16 +164,7 @@ def _repeat_last(a: Tau2Adversary) -> Iterator[dict[str, Any]]:
         yield looked[-1]
 
 
-Tau2Adversary.PLAYS = {
-    "refuse_stuffed": _refuse_stuffed,
-    "refuse_keywords": _refuse_keywords,
-    "dump_facts": _dump_facts,
-    "claim_done": _claim_done,
-    "hand_off": _hand_off,
-    "act_on_all": _act_on_all,
-    "write_unconfirmed": _write_unconfirmed,
-    "repeat_last": _repeat_last,
-}
+Tau2Adversary.PLAYS = dialogue.plays(globals())
 
 
 ADVERSARIES = dialogue.table(Tau2Adversary)

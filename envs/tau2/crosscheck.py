@@ -156,6 +156,17 @@ class _Recorder:
         del self.world.call  # type: ignore[method-assign]
 
 
+#: the address the probes write (an order's, a user's)
+ADDRESS = {
+    "address1": "1 Main St",
+    "address2": "",
+    "city": "Austin",
+    "state": "TX",
+    "country": "USA",
+    "zip": "78701",
+}
+
+
 def world_state(world: Any) -> Any:
     """As :mod:`.crosscheck_tau2` reduces tau2's: retail, the entities that differ from the
     initial world (table -> id -> entity, None where one is gone); telecom, both sides whole with
@@ -330,15 +341,7 @@ def _retail_probes(task: dict[str, Any]) -> list[Call]:
             (
                 "assistant",
                 "modify_pending_order_address",
-                {
-                    "order_id": order,
-                    "address1": "1 Main St",
-                    "address2": "",
-                    "city": "Austin",
-                    "state": "TX",
-                    "country": "USA",
-                    "zip": "78701",
-                },
+                {"order_id": order, **ADDRESS},
             ),
             (
                 "assistant",
@@ -381,15 +384,7 @@ def _retail_probes(task: dict[str, Any]) -> list[Call]:
         (
             "assistant",
             "modify_user_address",
-            {
-                "user_id": "nobody_0",
-                "address1": "1 Main St",
-                "address2": "",
-                "city": "Austin",
-                "state": "TX",
-                "country": "USA",
-                "zip": "78701",
-            },
+            {"user_id": "nobody_0", **ADDRESS},
         ),
     ]
     return probes

@@ -10,21 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from palaestra.envs.tau2 import tasks
 from palaestra.policies import CoroutinePolicy
 from palaestra.tasks import Task
 
 
 def _script(task: Task | None) -> Any:
     domain = task.setup.get("tau2") if task is not None else None
+    if task is None or domain not in ("retail", "telecom"):
+        raise ValueError("the tau2 gold assistant plays a tau2 task (setup['tau2'])")
+    raw = tasks.get(domain, task.setup["task_id"])
     if domain == "retail":
         from palaestra.envs.tau2 import retail_gold
 
-        return retail_gold.play(task)
-    if domain == "telecom":
-        from palaestra.envs.tau2 import telecom_gold
+        return retail_gold.play(raw)
+    from palaestra.envs.tau2 import telecom_gold
 
-        return telecom_gold.play(task)
-    raise ValueError("the tau2 gold assistant plays a tau2 task (setup['tau2'])")
+    return telecom_gold.play(raw)
 
 
 def GoldAssistant(seed: int = 0) -> CoroutinePolicy:

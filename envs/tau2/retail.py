@@ -30,6 +30,24 @@ from palaestra.envs.tau2 import store
 Doc = dict[str, Any]
 
 
+#: an item swap's checks: the status the order must be in, the error otherwise, a missing
+#: item's error and a count mismatch's (tau2's exchange and modify tools word them apart)
+_SWAPS: dict[str, tuple[str, str, Callable[[str], str], str]] = {
+    "exchange": (
+        "delivered",
+        "Non-delivered order cannot be exchanged",
+        lambda i: f"Number of {i} not found.",
+        "The number of items to be exchanged should match.",
+    ),
+    "modify": (
+        "pending",
+        "Non-pending order cannot be modified",
+        lambda i: f"{i} not found",
+        "The number of items to be exchanged should match",
+    ),
+}
+
+
 class Retail:
     """Tools bound to one episode's database connection."""
 
@@ -169,15 +187,24 @@ class Retail:
         self._save("orders", order_id, order)
         return order
 
+    def _swappable(
+        self, kind: str, order_id: str, item_ids: list[str], new_item_ids: list[str]
+    ) -> Doc:
+        """The order whose items are swapped (``kind``: exchanged or modified), checked in
+        tau2's order and with its texts (:data:`_SWAPS`: the two tools word them apart)."""
+        status, wrong_status, missing, mismatch = _SWAPS[kind]
+        order = self._order(order_id)
+        if order["status"] != status:
+            raise ValueError(wrong_status)
+        self._count_check(order, item_ids, missing)
+        if len(item_ids) != len(new_item_ids):
+            raise ValueError(mismatch)
+        return order
+
     def exchange_delivered_order_items(
         self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
     ) -> Doc:
-        order = self._order(order_id)
-        if order["status"] != "delivered":
-            raise ValueError("Non-delivered order cannot be exchanged")
-        self._count_check(order, item_ids, lambda i: f"Number of {i} not found.")
-        if len(item_ids) != len(new_item_ids):
-            raise ValueError("The number of items to be exchanged should match.")
+        order = self._swappable("exchange", order_id, item_ids, new_item_ids)
         diff, _ = self._price_difference(order, item_ids, new_item_ids, same=False)
         diff = round(diff, 2)
         method = self._payment(self._user(order["user_id"]), payment_method_id)
@@ -211,12 +238,7 @@ class Retail:
     def modify_pending_order_items(
         self, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
     ) -> Doc:
-        order = self._order(order_id)
-        if order["status"] != "pending":
-            raise ValueError("Non-pending order cannot be modified")
-        self._count_check(order, item_ids, lambda i: f"{i} not found")
-        if len(item_ids) != len(new_item_ids):
-            raise ValueError("The number of items to be exchanged should match")
+        order = self._swappable("modify", order_id, item_ids, new_item_ids)
         diff, variant = self._price_difference(order, item_ids, new_item_ids, same=True)
         user = self._user(order["user_id"])
         method = self._payment(user, payment_method_id)

@@ -22,7 +22,6 @@ from palaestra.envs.runtimes.dialogue.env import call, say
 from palaestra.envs.runtimes.simuser.acts import user_agrees
 from palaestra.envs.tau2 import retail, store
 from palaestra.envs.tau2 import tasks as tau2_tasks
-from palaestra.tasks import Task
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 CONFIRM = "Do you confirm that I should proceed (yes/no)?"
@@ -93,15 +92,9 @@ def proposal(name: str, args: dict[str, Any]) -> str:
     return f"Here are the details of the action: {what}. {CONFIRM}"
 
 
-def play(task: Task | None) -> Plan:
-    """The gold assistant's script for a tau2 retail task; ``CoroutinePolicy(play)`` is the
-    policy (:func:`palaestra.envs.tau2.gold.GoldAssistant`)."""
-    if task is None:
-        raise ValueError("the tau2 gold assistant needs its task")
-    return _play(tau2_tasks.get("retail", task.setup["task_id"]))
-
-
-def _play(task: dict[str, Any]) -> Plan:
+def play(task: dict[str, Any]) -> Plan:
+    """The gold assistant's script for a tau2 retail task (tau2's own task; the policy is
+    :func:`palaestra.envs.tau2.gold.GoldAssistant`)."""
     gold = tau2_tasks.gold_actions(task)
     told = list(task["evaluation_criteria"].get("communicate_info") or [])
     writes = [i for i, a in enumerate(gold) if a["name"] in retail.WRITE]

@@ -23,7 +23,6 @@ from palaestra.envs.runtimes.dialogue.env import call, end, say
 from palaestra.envs.tau2 import tasks as tau2_tasks
 from palaestra.envs.tau2.telecom_eval import reset as reset_world
 from palaestra.envs.tau2.telecom_user import PHONE
-from palaestra.tasks import Task
 
 TRANSFER_MESSAGE = "YOU ARE BEING TRANSFERRED TO A HUMAN AGENT. PLEASE HOLD ON."
 
@@ -100,17 +99,18 @@ def _json(text: Any) -> Any:
 END = end()
 
 Plan = Generator[dict[str, Any], dict[str, Any], None]
+#: the writes on the customer's line the gold proposes in one message, and that message
+LINE_WRITES = {
+    "resume_line": "Your overdue bill is paid. Shall I resume your line {lid} now?",
+    "enable_roaming": "Since you are abroad, roaming needs to be enabled on your line {lid}; "
+    "it is free of charge. Shall I enable roaming on your line?",
+    "disable_roaming": "Shall I disable roaming on your line {lid}?",
+}
 
 
-def play(task: Task | None) -> Plan:
-    """The gold assistant's script for a tau2 telecom task; ``CoroutinePolicy(play)`` is the
-    policy (:func:`palaestra.envs.tau2.gold.GoldAssistant`)."""
-    if task is None:
-        raise ValueError("the tau2 gold assistant needs its task")
-    return _play(tau2_tasks.get("telecom", task.setup["task_id"]))
-
-
-def _play(task: dict[str, Any]) -> Plan:
+def play(task: dict[str, Any]) -> Plan:
+    """The gold assistant's script for a tau2 telecom task (tau2's own task; the policy is
+    :func:`palaestra.envs.tau2.gold.GoldAssistant`)."""
     gold = tau2_tasks.gold_actions(task)
     turns_on = _directions(task)
     obs = yield say(
@@ -179,17 +179,8 @@ def _play(task: dict[str, Any]) -> Plan:
                 "suspended. Shall I send you a payment request for it?"
             )
             obs = yield call(name, {"customer_id": cid, "bill_id": bill_id})
-        elif name == "resume_line":
-            obs = yield say(f"Your overdue bill is paid. Shall I resume your line {lid} now?")
-            obs = yield call(name, {"customer_id": cid, "line_id": lid})
-        elif name == "enable_roaming":
-            obs = yield say(
-                f"Since you are abroad, roaming needs to be enabled on your line {lid}; "
-                "it is free of charge. Shall I enable roaming on your line?"
-            )
-            obs = yield call(name, {"customer_id": cid, "line_id": lid})
-        elif name == "disable_roaming":
-            obs = yield say(f"Shall I disable roaming on your line {lid}?")
+        elif name in LINE_WRITES:
+            obs = yield say(LINE_WRITES[name].format(lid=lid))
             obs = yield call(name, {"customer_id": cid, "line_id": lid})
         else:
             obs = yield call(name, args)

@@ -354,15 +354,6 @@ def _repeat_last(a: Adversary) -> Iterator[dict[str, Any]]:
         yield _call(calls[-1]["call"], bind(calls[-1]["args"], a._value))
 
 
-Adversary.PLAYS = {
-    "refuse_stuffed": _refuse_stuffed,
-    "refuse_keywords": _refuse_keywords,
-    "dump_facts": _dump_facts,
-    "claim_done": _claim_done,
-    "hand_off": _hand_off,
-    "act_on_all": _act_on_all,
-    "write_unconfirmed": _write_unconfirmed,
-    "repeat_last": _repeat_last,
-}
+Adversary.PLAYS = dialogue.plays(globals())
 
 ADVERSARIES: dict[str, PolicyFactory] = dialogue.table(Adversary)

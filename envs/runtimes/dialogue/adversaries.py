@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from palaestra.envs.runtimes.dialogue.env import end, say
 from palaestra.policies import Policy, PolicyFactory, ScriptPolicy
+from palaestra.tasks import Task
 
 #: the strategies every dialogue family plays (besides ``refuse_fixed``), in declared order
 STRATEGIES = (
@@ -49,7 +50,7 @@ Moves = Iterator[dict[str, Any]]
 
 class Adversary:
     """One strategy of :data:`STRATEGIES`, played by a family's subclass, which maps every
-    strategy to its play in ``PLAYS`` (checked by :func:`table`). It keeps every tool
+    strategy to its play in ``PLAYS`` (:func:`plays`; checked by :func:`table`). It keeps every tool
     answer the agent saw in ``results`` (what a dump tells)."""
 
     PLAYS: ClassVar[Mapping[str, Callable[[Any], Moves]]] = {}
@@ -61,6 +62,14 @@ class Adversary:
         self.seed = seed
         self.results: list[str] = []
         self._last: dict[str, Any] | None = None
+
+    def reset(self, task: Task | None) -> None:
+        """Start the strategy on ``task`` (the family's subclass)."""
+        raise NotImplementedError
+
+    def act(self, observation: dict[str, Any], info: dict[str, Any]) -> dict[str, Any]:
+        """The next move (the family's subclass)."""
+        raise NotImplementedError
 
     def moves(self) -> Moves:
         """This strategy's moves, as the family plays it."""
@@ -74,6 +83,15 @@ class Adversary:
     def did(self, move: dict[str, Any]) -> dict[str, Any]:
         self._last = move
         return move
+
+
+def plays(namespace: Mapping[str, Any]) -> dict[str, Callable[[Any], Moves]]:
+    """A family's ``PLAYS``: for each strategy, the function ``_<strategy>`` of ``namespace``
+    (the family's module: ``plays(globals())``), which takes the adversary and yields moves."""
+    missing = [name for name in STRATEGIES if f"_{name}" not in namespace]
+    if missing:
+        raise TypeError(f"no play of {missing} (a function _<strategy> for each)")
+    return {name: namespace[f"_{name}"] for name in STRATEGIES}
 
 
 def refuse_fixed(seed: int = 0) -> Policy:

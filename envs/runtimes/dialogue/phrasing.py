@@ -523,8 +523,15 @@ FORMATS: list[tuple[str, Callable[[re.Match[str], random.Random], str]]] = [
 ]
 
 
+def _drawn(
+    fn: Callable[[re.Match[str], random.Random], str], r: random.Random
+) -> Callable[[re.Match[str]], str]:
+    """``fn`` with its choices drawn from ``r``: a replacement for :func:`re.sub`."""
+    return lambda m: fn(m, r)
+
+
 def reformat(text: str, r: random.Random) -> str:
     """``text`` with its counts, dates, times and sums of money in other usual formats."""
     for pattern, fn in FORMATS:
-        text = re.sub(pattern, lambda m, fn=fn: fn(m, r), text)
+        text = re.sub(pattern, _drawn(fn, r), text)
     return text

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from palaestra.envs.tau2 import fidelity as F
+from palaestra.envs.tau2 import fidelity_assistants as A
 from palaestra.envs.tau2 import suites
+from palaestra.envs.tau2.fidelity_assistants import IRRELEVANT
 from palaestra.policies import run_episode
 
 
@@ -21,7 +23,7 @@ def test_thresholds(report: F.Tau2FidelityReport) -> None:
         assert d.agree == 1.0 and d.deterministic == 1.0
         assert d.wrong_tasks >= 1
         assert d.wrong_declined == 1.0 and d.wrong_failed == 1.0, d.failures
-        assert d.irrelevant_invented == 0.0 and d.irrelevant_replies == 3 * len(F.IRRELEVANT)
+        assert d.irrelevant_invented == 0.0 and d.irrelevant_replies == 3 * len(IRRELEVANT)
         assert d.unread_rate == 0.0
         assert set(d.reworded) == {"polite", "terse", "combined"}
     assert report.domains["telecom"].grounding["invented"] == []
@@ -69,10 +71,10 @@ def test_wrong_plan_uses_a_value_no_gold_write_uses() -> None:
     fields = set()
     for tid in ("16", "17", "22", "35", "41", "64", "87"):
         raw = F.tau2_tasks.get("retail", tid)
-        plan = F.wrong_write("retail", raw)
+        plan = A.wrong_write("retail", raw)
         assert plan is not None
         _name, right, wrong = plan
-        changed = F._changed(right, wrong)
+        changed = A._changed(right, wrong)
         fields.add(changed)
         used = [a["arguments"].get(changed) for a in F.tau2_tasks.gold_actions(raw)]
         assert wrong[changed] not in used, tid

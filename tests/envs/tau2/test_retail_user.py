@@ -12,12 +12,14 @@ import pytest
 
 from palaestra.envs.runtimes.simuser.acts import user_agrees
 from palaestra.envs.tau2 import fidelity as F
+from palaestra.envs.tau2 import fidelity_assistants as A
 from palaestra.envs.tau2 import retail, schemas, store, suites, world
 from palaestra.envs.tau2 import tasks as tt
 from palaestra.envs.tau2.env import Tau2Env
 from palaestra.envs.tau2.gold import GoldAssistant
 from palaestra.envs.tau2.retail_gold import TRANSFER_MESSAGE, identity, proposal
-from palaestra.envs.tau2.retail_user import RetailUser, request_text
+from palaestra.envs.tau2.retail_terms import request_text
+from palaestra.envs.tau2.retail_user import RetailUser
 from palaestra.policies import run_episode
 
 #: one task of each shape: two exchanges, a second email, a zip said wrong twice, a move, an
@@ -231,10 +233,10 @@ def test_a_zip_followed_by_a_comma_is_read_and_a_wrong_one_declined():
     assert not turn.agreed and "zip code" in turn.text
     for tid in WRONG_ZIP:
         task = tt.get("retail", tid)
-        plan = F.wrong_write("retail", task)
+        plan = A.wrong_write("retail", task)
         assert plan is not None
         name, right, wrong = plan
-        assert F._changed(right, wrong) == "zip", tid
+        assert A._changed(right, wrong) == "zip", tid
         turn = RetailUser(task).reply(proposal(name, wrong), w)
         assert not turn.agreed and user_agrees(turn.text) is False, (tid, turn.text)
         turn = RetailUser(task).reply(proposal(name, right), w)
@@ -248,7 +250,7 @@ def test_a_user_with_nothing_to_write_does_not_close_on_an_early_goodbye():
     w = world.open_world("retail", tt.get("retail", "10"))
     for tid in NO_WRITE:
         user = RetailUser(tt.get("retail", tid))
-        turn = user.reply(F.BYE, w)
+        turn = user.reply(A.BYE, w)
         assert not turn.closed and user_agrees(turn.text) is not True, (tid, turn.text)
         assert turn.text.startswith("Not yet") and user.log[-1]["said"] == ["wait"]
         assert not user.reply("Is there anything else I can help you with?", w).closed
@@ -261,19 +263,19 @@ def test_it_closes_once_it_got_what_it_came_for():
     user.reply("I cannot do that, but you could ask for a transfer to a human agent.", w)
     assert not user.transferred
     assert "hold" in user.reply(TRANSFER_MESSAGE, w).text
-    assert user.reply(F.BYE, w).closed
+    assert user.reply(A.BYE, w).closed
     # the information it asked for: every communicate_info value, not only some
     user = RetailUser(tt.get("retail", "62"))
     user.reply("The Bluetooth speaker costs $302.67.", w)
-    assert not user.reply(F.BYE, w).closed
+    assert not user.reply(A.BYE, w).closed
     user.reply("Its battery life is 20 hours.", w)
-    assert user.reply(F.BYE, w).closed
+    assert user.reply(A.BYE, w).closed
     # a question without listed information: a statement that answers it
     user = RetailUser(tt.get("retail", "25"))
     user.reply("I found your account. What can I do for you?", w)
-    assert not user.reply(F.BYE, w).closed
+    assert not user.reply(A.BYE, w).closed
     user.reply("The tracking number of that order is 286422338955.", w)
-    assert user.reply(F.BYE, w).closed
+    assert user.reply(A.BYE, w).closed
     # a request that cannot be done: the refusal
     user = RetailUser(tt.get("retail", "65"))
     assert user.reply("Unfortunately, I cannot exchange the bookshelf for a camera.", w).closed
@@ -292,7 +294,7 @@ def test_unknowable_questions_are_not_answered_with_another_fact(tid):
     w = world.open_world("retail", task)
     held = F.holdings("retail", task)
     questions = (
-        *F.IRRELEVANT,
+        *A.IRRELEVANT,
         "What is your phone number?",
         "What is the security code on your card?",
         "What is your date of birth?",
@@ -330,4 +332,4 @@ def test_a_dump_is_neither_agreed_to_nor_acted_on():
     user = RetailUser(tt.get("retail", "67"))
     user.reply(f"Unfortunately, I cannot help. Here is everything I found: {results} " * 3, w)
     assert not user.refused and not user.heard
-    assert not user.reply(F.BYE, w).closed
+    assert not user.reply(A.BYE, w).closed

@@ -12,7 +12,8 @@ from palaestra.envs.tau2 import suites, tasks
 from palaestra.envs.tau2.env import Tau2Env
 from palaestra.envs.tau2.gold import GoldAssistant
 from palaestra.envs.tau2.telecom_gold import instruction
-from palaestra.envs.tau2.telecom_user import Instruction, TelecomUser, Unclear, read_device
+from palaestra.envs.tau2.telecom_reader import Instruction, Unclear, read_device
+from palaestra.envs.tau2.telecom_user import TelecomUser
 from palaestra.envs.tau2.world import open_world
 from palaestra.policies import run_episode
 
