@@ -12,9 +12,8 @@ the device fixes the user can be asked for). ``palaestra validate tau2-retail --
 
 from __future__ import annotations
 
-import contextlib
 import copy
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from palaestra.policies import Policy
 from palaestra.tasks import Task
 from palaestra.verifiers.search import Search
 from palaestra.verifiers.validation import (
-    Mutator,
     Run,
     ValidationRecord,
     task_key,
@@ -59,29 +57,22 @@ class Tau2Plan(DialoguePlan):
     def mutations(self, task: Task) -> Sequence[Mapping[str, Any]]:
         return MUTATIONS
 
-    def mutate(self, task: Task) -> Mutator:
-        return _mutate
+    def mutant(self, state: dict[str, Any], name: str) -> dict[str, Any]:
+        if name == "unconfirmed_write":
+            state["violations"] = [*state["violations"], "a write without the user's confirmation"]
+        elif name == "said_nothing":
+            state["said"] = []
+            state["calls"] = [c for c in state["calls"] if c.get("by") != "assistant"]
+            state["ended_by"] = None
+        else:  # one field of the final world off: the first leaf, changed
+            state["world"] = copy.deepcopy(state["world"])
+            _nudge(state["world"])
+            state["assertions"] = [{**a, "ok": False} for a in state["assertions"]]
+        return state
 
     def search(self, task: Task, play: Callable[[Policy], Run], budget: int) -> Search:
         fixes = FIX_ALL if task.setup.get("tau2") == "telecom" else ()
         return search_for(task, play, budget, fixes)
-
-
-@contextlib.contextmanager
-def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
-    out = dict(state)
-    if mutation["name"] == "unconfirmed_write":
-        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
-    elif mutation["name"] == "said_nothing":
-        out["said"] = []
-        out["calls"] = [c for c in state["calls"] if c.get("by") != "assistant"]
-        out["ended_by"] = None
-    else:  # one field of the final world off: the first leaf, changed
-        world = copy.deepcopy(state["world"])
-        _nudge(world)
-        out["world"] = world
-        out["assertions"] = [{**a, "ok": False} for a in state["assertions"]]
-    yield out
 
 
 def _nudge(node: Any) -> bool:

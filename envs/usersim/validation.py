@@ -13,8 +13,7 @@ reads.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from palaestra.envs.runtimes.dialogue import search as strategies
@@ -24,7 +23,7 @@ from palaestra.envs.usersim.env import UserSimEnv
 from palaestra.policies import Policy
 from palaestra.tasks import Task
 from palaestra.verifiers.search import Search
-from palaestra.verifiers.validation import Mutator, Run, ValidationRecord
+from palaestra.verifiers.validation import Run, ValidationRecord
 
 MUTATIONS = [{"name": "rule_broken"}, {"name": "said_nothing"}, {"name": "extra_row"}]
 #: a refusal's mutant: the same words, with no lookup in the tool-call log
@@ -47,28 +46,22 @@ class UserSimPlan(DialoguePlan):
         refusal = not task.metadata.get("grantable", True)
         return [*MUTATIONS, LOOKED_NOWHERE] if refusal else MUTATIONS
 
-    def mutate(self, task: Task) -> Mutator:
-        return _mutate
+    def mutant(self, state: dict[str, Any], name: str) -> dict[str, Any]:
+        if name == "rule_broken":
+            state["violations"] = [*state["violations"], "a write without the user's confirmation"]
+        elif name == "said_nothing":
+            state["said"] = []
+        elif name == "looked_nowhere":
+            state["calls"] = []
+        else:  # a database off by one row
+            db = {t: list(rows) for t, rows in state["db"].items()}
+            table = sorted(db)[0]
+            db[table] = [*db[table], ("mutant",)]
+            state["db"] = db
+        return state
 
     def search(self, task: Task, play: Callable[[Policy], Run], budget: int) -> Search:
         return strategies.search_for(task, play, budget)
-
-
-@contextlib.contextmanager
-def _mutate(state: Mapping[str, Any], mutation: Mapping[str, Any]) -> Iterator[Mapping]:
-    out = dict(state)
-    if mutation["name"] == "rule_broken":
-        out["violations"] = [*state["violations"], "a write without the user's confirmation"]
-    elif mutation["name"] == "said_nothing":
-        out["said"] = []
-    elif mutation["name"] == "looked_nowhere":
-        out["calls"] = []
-    else:
-        db = {t: list(rows) for t, rows in state["db"].items()}
-        table = sorted(db)[0]
-        db[table] = [*db[table], ("mutant",)]
-        out["db"] = db
-    yield out
 
 
 PLAN = UserSimPlan()
