@@ -2,11 +2,11 @@
 
 Candidates are generated for every (domain, variant, layout) group, a little more than asked so
 that drops do not leave the suite short, and validated for real in parallel: each thread owns an
-env of the tasks' family on this process's Chromium, made through the registry (no screenshots:
-the oracle reads the tree or the element list), and the validation runner plays the family's
-``oracle`` and ``noop`` policies, the mutants and the adversaries on it. Only validated tasks are
-written; each carries its validation report. Dropped tasks are counted by reason and listed in
-``report.json``.
+env of the tasks' family on this process's Chromium, opened by the family's validation plan (no
+screenshots: the oracle reads the tree or the element list), on which the validation service
+(:func:`palaestra.validation.validate_task`) plays the oracle, doing nothing, the mutants, the
+adversaries and the adversary search. Only validated tasks are written; each carries its
+validation report. Dropped tasks are counted by reason and listed in ``report.json``.
 
 It lives above the families (it plays their envs and policies), so nothing below it names it:
 the CLI (``palaestra synth``), the gateway's synthesis jobs (:mod:`.process`), the phone suite's
