@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -411,3 +412,15 @@ def test_a_crashing_job_process_fails_its_job_not_the_gateway(http, monkeypatch)
     assert http.get("/v1/suites").status_code == 200
     r = http.post("/v1/synth/jobs", json={**body, "name": "fake-after"})
     assert _wait(http, r.json()["job_id"])["status"] == "succeeded"
+
+
+def test_the_gateway_leaves_the_pipeline_to_its_job_processes():
+    """The gateway imports the job runner and the events, never the pipeline (browsers, the
+    app server, the families): those load in a job's own process."""
+    code = (
+        "import sys, palaestra.server.app\n"
+        "heavy = ('palaestra.synthesis.pipeline', 'palaestra.synth_apps', 'playwright')\n"
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
