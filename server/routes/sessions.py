@@ -25,6 +25,7 @@ from palaestra.server.http import (
 from palaestra.server.sessions import Session, SessionManager
 from palaestra.server.state import Owner, State, key_from
 from palaestra.spaces import json_text_keys
+from palaestra.steps import ResetReply, StepReply
 
 router = APIRouter()
 
@@ -81,6 +82,7 @@ async def _played(
     manager: SessionManager, session: Session, body: models.Reset | models.Step, structured: bool
 ) -> Any:
     """A reset or a step of ``session`` (from a REST body or a WebSocket message), shaped."""
+    reply: StepReply | ResetReply
     if isinstance(body, models.Step):
         reply = await manager.step(session, body.action)
     else:
