@@ -93,6 +93,13 @@ class SuiteCatalog:
             reason=reason,
         )
 
+    def views(self, name: str, split: str | None = None) -> list[dict[str, Any]]:
+        """The suite's tasks as an agent may see them (``Task.agent_view``: no oracle, no
+        verifier, no private metadata), only those of ``split`` if given: the split is private
+        metadata (it says nothing an agent may see), so it is a filter applied here."""
+        found = self.load(name)
+        return [t.agent_view() for t in found.tasks if split in (None, t.metadata.get("split"))]
+
     def get_task(self, ref: str) -> tasks.Task:
         """:func:`palaestra.tasks.get_task`, refusing a suite that cannot load (503)."""
         suite, sep, task_id = ref.partition("/")

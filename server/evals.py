@@ -236,10 +236,7 @@ class OwnSessions:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
     async def tasks(self, suite: str, split: str | None = None) -> list[dict[str, Any]]:
-        found = await asyncio.to_thread(self.jobs.suites.load, suite)
-        return [
-            t.agent_view() for t in found.tasks if split is None or t.metadata.get("split") == split
-        ]
+        return await asyncio.to_thread(self.jobs.suites.views, suite, split)
 
     async def open(self, task: str, *, options: dict[str, Any], record: bool) -> OwnSession:
         req = CreateSession(task=task, options=options, record=record, run=self.run, tags=self.tags)

@@ -25,8 +25,5 @@ async def list_tasks(
     who: str = Owner,
     split: str | None = Query(None, description="only the tasks of this split (tau2's train/test)"),
 ) -> Response:
-    """The views of the suite's tasks. The split is private metadata (it says nothing an agent
-    may see), so it is a filter applied here rather than a field of the view."""
-    found = await run_in_threadpool(gw.suites.load, suite)
-    chosen = [t for t in found.tasks if split is None or t.metadata.get("split") == split]
-    return JSON({"tasks": [t.agent_view() for t in chosen]})
+    """The views of the suite's tasks (of one split if given: ``SuiteCatalog.views``)."""
+    return JSON({"tasks": await run_in_threadpool(gw.suites.views, suite, split)})
