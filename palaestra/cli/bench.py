@@ -27,11 +27,9 @@ def bench_all() -> None:
 
     found = installed()
     for entry in BENCHES:
-        fam = found.get(entry.family) if entry.family else None
-        reason = fam.unavailable() if fam is not None else None
-        if entry.family and fam is None:
-            reason = f"the {entry.family} family is not installed"
-        if reason is not None:
+        fam = found.get(entry.family)
+        reason = fam.unavailable() if fam else f"the {entry.family} family is not installed"
+        if entry.family and reason is not None:
             console.print(f"[yellow]skipped[/] {entry.family} benchmark: {reason}")
             continue
         console.rule(f"{entry.name} benchmark")
