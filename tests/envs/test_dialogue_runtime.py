@@ -56,3 +56,17 @@ def test_neither_dialogue_family_loads_the_other(loaded: str, foreign: str) -> N
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_each_dialogue_familys_record_hangs_on_its_own_code_and_the_runtimes() -> None:
+    """A validation record keeps the digest of the code that decided it: tau2's covers tau2
+    and the dialogue runtime, never usersim (an edit there does not stale tau2's records)."""
+    from palaestra.verifiers.validation import code_sources
+
+    tau2, usersim = code_sources("tau2"), code_sources("usersim")
+    for shared in ("adversaries", "env", "search"):
+        name = f"palaestra/envs/runtimes/dialogue/{shared}.py"
+        assert name in tau2 and name in usersim, name
+    assert {"palaestra/envs/tau2/adversaries.py", "palaestra/verifiers/tau2.py"} <= set(tau2)
+    assert not [n for n in tau2 if n.startswith("palaestra/envs/usersim/")]
+    assert not [n for n in usersim if n.startswith("palaestra/envs/tau2/")]
