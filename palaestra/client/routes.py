@@ -75,18 +75,17 @@ JOB_DONE = ("succeeded", "failed", "cancelled", "interrupted")
 
 
 def _job(
-    start: _Call,
-    path: Callable[[str], str],
-    noun: str,
+    jobs: _JobRoutes,
+    body: dict[str, Any],
     wait: bool,
     on_progress: Callable[[dict[str, Any]], None] | None,
     poll_s: float,
     timeout: float | None,
 ) -> _Flow[dict[str, Any]]:
-    """Start a synthesis or evaluation job; with ``wait`` poll it (at ``path(job_id)``, every
-    ``poll_s``) until it ends, handing each new ``progress`` to ``on_progress``, and raise once
-    the caller's ``timeout`` has passed (the job keeps running on the gateway)."""
-    job = yield start
+    """Start a synthesis or evaluation job; with ``wait`` poll it (every ``poll_s``) until it
+    ends, handing each new ``progress`` to ``on_progress``, and raise once the caller's
+    ``timeout`` has passed (the job keeps running on the gateway)."""
+    job = yield _Call("POST", jobs.path, body)
     deadline = None if timeout is None else time.monotonic() + timeout
     seen: Any = None
     while wait:
@@ -96,9 +95,9 @@ def _job(
         if job["status"] in JOB_DONE:
             break
         if deadline is not None and time.monotonic() > deadline:
-            raise _job_timed_out(job, float(timeout or 0), noun)
+            raise _job_timed_out(job, float(timeout or 0), jobs.noun)
         yield _Sleep(poll_s)
-        job = yield _Call("GET", path(job["job_id"]))
+        job = yield _Call("GET", jobs.one(job["job_id"]))
     return job
 
 
@@ -131,12 +130,52 @@ def _job_timed_out(job: dict[str, Any], timeout: float, noun: str) -> TimeoutErr
     )
 
 
-def _job_path(job_id: str) -> str:
-    return f"/v1/synth/jobs/{quote(job_id, safe='')}"
+class _JobRoutes:
+    """The four routes every kind of gateway job has (server/routes/jobs.py), written once:
+    one job, the caller's jobs, cancel, resume, under ``path``."""
+
+    def __init__(self, path: str, noun: str) -> None:
+        self.path, self.noun = path, noun
+
+    def one(self, job_id: str) -> str:
+        return f"{self.path}/{quote(job_id, safe='')}"
+
+    def routes(
+        self, *names: str
+    ) -> tuple[
+        _route[[str], dict[str, Any]],
+        _route[[], list[dict[str, Any]]],
+        _route[[str], dict[str, Any]],
+        _route[[str], dict[str, Any]],
+    ]:
+        """(get, list, cancel, resume) as routes of the clients, with these ``names``."""
+        one, path, noun = self.one, self.path, self.noun
+
+        def get(client: Any, job_id: str) -> _Flow[dict[str, Any]]:
+            return (yield _Call("GET", one(job_id)))
+
+        def listing(client: Any) -> _Flow[list[dict[str, Any]]]:
+            return (yield _Call("GET", path))["jobs"]
+
+        def cancel(client: Any, job_id: str) -> _Flow[dict[str, Any]]:
+            return (yield _Call("POST", f"{one(job_id)}/cancel"))
+
+        def resume(client: Any, job_id: str) -> _Flow[dict[str, Any]]:
+            return (yield _Call("POST", f"{one(job_id)}/resume"))
+
+        get.__doc__ = f"The {noun} job (its status, progress and, once it ends, its result)."
+        listing.__doc__ = f"The caller's {noun} jobs."
+        cancel.__doc__ = (
+            f"Stop the {noun} job: what it finished stays, and resume continues from there."
+        )
+        resume.__doc__ = f"Run an interrupted or cancelled {noun} job again, under the same id."
+        for flow, name in zip((get, listing, cancel, resume), names, strict=True):
+            flow.__name__ = flow.__qualname__ = name
+        return _route(get), _route(listing), _route(cancel), _route(resume)
 
 
-def _eval_path(job_id: str) -> str:
-    return f"/v1/evals/{quote(job_id, safe='')}"
+_SYNTH_JOBS = _JobRoutes("/v1/synth/jobs", "synthesis")
+_EVAL_JOBS = _JobRoutes("/v1/evals", "evaluation")
 
 
 def _session_body(
@@ -372,25 +411,11 @@ class _Core:
         ``on_progress`` gets the job's ``progress`` dict whenever it changes.
         """
         body = _synth_body(domains, variants, tasks, seed, layouts, name, family)
-        start = _Call("POST", "/v1/synth/jobs", body)
-        return (yield from _job(start, _job_path, "synthesis", wait, on_progress, poll_s, timeout))
+        return (yield from _job(_SYNTH_JOBS, body, wait, on_progress, poll_s, timeout))
 
-    @_route
-    def synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
-        return (yield _Call("GET", _job_path(job_id)))
-
-    @_route
-    def synth_jobs(self) -> _Flow[list[dict[str, Any]]]:
-        return (yield _Call("GET", "/v1/synth/jobs"))["jobs"]
-
-    @_route
-    def cancel_synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
-        return (yield _Call("POST", f"{_job_path(job_id)}/cancel"))
-
-    @_route
-    def resume_synth_job(self, job_id: str) -> _Flow[dict[str, Any]]:
-        """Run an interrupted (or cancelled) synthesis job again, under the same id."""
-        return (yield _Call("POST", f"{_job_path(job_id)}/resume"))
+    synth_job, synth_jobs, cancel_synth_job, resume_synth_job = _SYNTH_JOBS.routes(
+        "synth_job", "synth_jobs", "cancel_synth_job", "resume_synth_job"
+    )
 
     @_route
     def evaluate(
@@ -427,36 +452,19 @@ class _Core:
             body["max_steps"] = max_steps
         if limit is not None:
             body["limit"] = limit
-        start = _Call("POST", "/v1/evals", body)
-        return (
-            yield from _job(start, _eval_path, "evaluation", wait, on_progress, poll_s, timeout)
-        )
+        return (yield from _job(_EVAL_JOBS, body, wait, on_progress, poll_s, timeout))
 
-    @_route
-    def eval_job(self, job_id: str) -> _Flow[dict[str, Any]]:
-        return (yield _Call("GET", _eval_path(job_id)))
-
-    @_route
-    def eval_jobs(self) -> _Flow[list[dict[str, Any]]]:
-        return (yield _Call("GET", "/v1/evals"))["jobs"]
+    eval_job, eval_jobs, cancel_eval, resume_eval = _EVAL_JOBS.routes(
+        "eval_job", "eval_jobs", "cancel_eval", "resume_eval"
+    )
 
     @_route
     def eval_results(
         self, job_id: str, offset: int = 0, limit: int = 1000
     ) -> _Flow[dict[str, Any]]:
         """The job's summary (None until it ends) and a page of its per-episode results."""
-        path = f"{_eval_path(job_id)}/results?offset={int(offset)}&limit={int(limit)}"
+        path = f"{_EVAL_JOBS.one(job_id)}/results?offset={int(offset)}&limit={int(limit)}"
         return (yield _Call("GET", path))
-
-    @_route
-    def cancel_eval(self, job_id: str) -> _Flow[dict[str, Any]]:
-        """Stop the job: no new episode starts; the finished ones stay (resume continues)."""
-        return (yield _Call("POST", f"{_eval_path(job_id)}/cancel"))
-
-    @_route
-    def resume_eval(self, job_id: str) -> _Flow[dict[str, Any]]:
-        """Continue an interrupted or cancelled job from the episodes it had finished."""
-        return (yield _Call("POST", f"{_eval_path(job_id)}/resume"))
 
     @_route
     def recording(self, run_id: str, sid: str) -> _Flow[dict[str, Any]]:
