@@ -50,7 +50,7 @@ class Domain(simuser.Domain):
     made elsewhere and copied in)."""
 
     title: ClassVar[str] = ""
-    policy: ClassVar[str] = ""
+    policy: str = ""  # the class's text, or one instance's (written when it is made)
     tools: ClassVar[dict[str, Tool]] = {}
 
     #: the world's today (ISO), where a rule counts days from it: a refusal may then say "today"

@@ -183,6 +183,10 @@ class RewordedAssistant(ScriptedAssistant):
     def _pick(self, options: tuple[str, ...]) -> str:
         return self.words.choice(options)
 
+    def _expand(self, options: tuple[str, ...], match: re.Match[str]) -> str:
+        """One of ``options`` with the match's groups filled in (a report's rewording)."""
+        return match.expand(self._pick(options))
+
     def _name(self, slot: str, style: str) -> str:
         """What the message calls ``slot``: the domain's own label unless the style rewords
         requests."""
@@ -244,7 +248,7 @@ class RewordedAssistant(ScriptedAssistant):
             frames = TERSE_REFUSE[self.bank] if style == "terse" else REFUSE[self.bank]
             return self._pick(frames).format(vp=vp, why=why.rstrip("."))
         for pattern, options in REPORT[self.bank]:
-            text = re.sub(pattern, lambda m, o=options: m.expand(self._pick(o)), text)
+            text = re.sub(pattern, partial(self._expand, options), text)
         text = ". ".join(cap(s) for s in text.split(". "))
         return ("Done. " + text) if style == "terse" else text
 

@@ -61,7 +61,8 @@ class Domain:
     what it knows."""
 
     name: ClassVar[str] = ""
-    slots: ClassVar[dict[str, Slot]] = {}
+    #: the class's slots, or one instance's (a domain read from data when it is made)
+    slots: dict[str, Slot] = {}
     requests: ClassVar[dict[str, str]] = {}  # request slot -> how the user asks for it
     #: fact slot -> how the user states its value where a bare value would not be read as that
     #: slot ("We are {value} passengers."); the slot's pattern must find it there

@@ -227,6 +227,7 @@ class Hotel(Domain):
             status = "cancelled" if r.random() < 0.1 else "booked"
             if ref in refs:
                 continue
+            row: tuple[object, ...]
             if i % 3:  # two restaurant bookings for each hotel booking, busiest in the evening
                 venue = r.choice(RESTAURANTS)
                 time = r.choice(("19:00", "19:30", "20:00", "12:30"))
@@ -628,7 +629,7 @@ def _restaurant_search(conn: sqlite3.Connection, r: Any) -> tuple[dict, dict, st
     pick = r.choice(rows(conn, "SELECT * FROM restaurants ORDER BY name"))
     criteria = {k: pick[k] for k in ("area", "food", "pricerange")}
     wanted = f"{_a(pick['pricerange'])} {pick['food']} restaurant in the {pick['area']}"
-    search = [
+    search: drafts.Steps = [
         {"ask": "area"},
         {"ask": "food"},
         {"ask": "pricerange"},
@@ -686,7 +687,7 @@ def _hotel_task(d: Hotel, conn: sqlite3.Connection, r: Any, refuse: bool) -> dic
         args["parking"] = True
         asks.append({"ask": "parking"})
         with_parking = " with {parking}"
-    search = [
+    search: drafts.Steps = [
         *asks,
         {"call": "find_hotels", "args": args},
         {

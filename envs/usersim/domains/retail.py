@@ -146,13 +146,13 @@ class Retail(Domain):
             )
             for pid in r.sample(sorted(variants), r.randrange(1, 4)):
                 iid = r.choice(variants[pid])
-                price = one(conn, "SELECT price FROM items WHERE item_id=?", iid, missing="?")
+                item = one(conn, "SELECT price FROM items WHERE item_id=?", iid, missing="?")
                 conn.execute(
                     "INSERT OR IGNORE INTO order_items VALUES (?,?,?,?,?)",
                     (
                         oid,
                         iid,
-                        price["price"],
+                        item["price"],
                         "returned" if status == "return requested" else "ordered",
                         None,
                     ),
