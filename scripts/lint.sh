@@ -27,10 +27,11 @@ if [[ $part == all || $part == imports ]]; then
 fi
 if [[ $part == all || $part == types ]]; then
     tree
-    # the kernel, the verifiers and the gateway are type-checked (pyproject: [tool.mypy])
+    # the kernel (its packages client and cli too), the verifiers and the gateway are
+    # type-checked (pyproject: [tool.mypy])
     kernel=$(cd palaestra && ls ./*.py | sed 's|^\./||; s|\.py$||' | grep -vx '__init__' |
         sed 's/^/-m palaestra./' | tr '\n' ' ')
     # shellcheck disable=SC2086
     (cd .lint && "$bin/mypy" --config-file ../pyproject.toml $kernel -p palaestra.workers \
-        -p palaestra.verifiers -p palaestra.server)
+        -p palaestra.client -p palaestra.cli -p palaestra.verifiers -p palaestra.server)
 fi
