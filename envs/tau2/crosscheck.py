@@ -153,7 +153,7 @@ class _Recorder:
 
     def close(self) -> None:
         self.run.final = self.state()
-        del self.world.call  # type: ignore[method-assign]
+        del self.world.call
 
 
 #: the address the probes write (an order's, a user's)
@@ -179,7 +179,7 @@ def world_state(world: Any) -> Any:
         rows, first = now[table], start[table]
         if rows == first:
             continue
-        changed = {k: v for k, v in rows.items() if first.get(k) != v}
+        changed: dict[str, str | None] = {k: v for k, v in rows.items() if first.get(k) != v}
         changed |= {k: None for k in first if k not in rows}
         out[table] = {k: None if v is None else json.loads(v) for k, v in changed.items()}
     return out

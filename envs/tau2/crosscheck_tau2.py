@@ -34,7 +34,7 @@ import importlib
 import json
 import os
 import sys
-from typing import Any
+from typing import Any, overload
 
 #: what tau2's environment is registered as for the evaluator (tau2's own constructor, pooled)
 REGISTERED = {"retail": "palaestra-crosscheck-retail", "telecom": "palaestra-crosscheck-telecom"}
@@ -52,6 +52,10 @@ def digest(state: Any) -> str:
     return hashlib.sha256(canonical(state).encode()).hexdigest()[:16]
 
 
+@overload
+def masked(state: Any, text: str) -> tuple[Any, str]: ...
+@overload
+def masked(state: Any, text: str | None = None) -> tuple[Any, str | None]: ...
 def masked(state: Any, text: str | None = None) -> tuple[Any, str | None]:
     """A telecom world (and an answer) with the ids of draft bills masked: tau2 draws them from
     ``uuid4``, ours are deterministic."""
@@ -233,7 +237,7 @@ def _telecom_world(env: Any) -> dict[str, Any]:
     return {"agent": env.tools.db.model_dump(), "user": env.user_tools.db.model_dump()}
 
 
-class _Table(dict):  # type: ignore[type-arg]
+class _Table(dict):
     """One table of a pooled tau2 world that remembers which entities it handed out, so only
     those can differ from the initial world (an entity is reachable only through its table);
     a walk over the whole table is remembered too, and then the whole table is compared."""
@@ -315,7 +319,8 @@ class _RetailPool:
         }
         self.chunks = {t: self._chunks(first, t) for t in self.TABLES}
         self.wholes = {t: self.adapters[t].dump_json(getattr(first, t)) for t in self.TABLES}
-        self.free, self.lent = [self._tracked(first)], []
+        self.free: list[Any] = [self._tracked(first)]
+        self.lent: list[Any] = []
 
     def _tracked(self, db: Any) -> Any:
         for table in self.TABLES:

@@ -363,7 +363,7 @@ def _arithmetic(expression: str) -> float:
         raise ValueError("Invalid expression")
 
     # eval's own parse: the same SyntaxError text, leading blanks dropped as eval drops them
-    tree = compile(expression.lstrip(" \t"), "<string>", "eval", ast.PyCF_ONLY_AST)
+    tree = ast.parse(expression.lstrip(" \t"), "<string>", "eval")
     return float(value(tree.body))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any
+from typing import Any, NoReturn
 
 from palaestra.envs.tau2.store import DATA
 from palaestra.verifiers.tau2 import REWARD_TYPES
@@ -21,9 +21,13 @@ class TaskFileError(ValueError):
     """A tau2 task that does not parse: names the domain, the task and the field."""
 
 
+def _fail(domain: str, tid: str, field: str, what: str) -> NoReturn:
+    raise TaskFileError(f"tau2 {domain} task {tid}: field {field!r} {what}")
+
+
 def _need(cond: bool, domain: str, tid: str, field: str, what: str) -> None:
     if not cond:
-        raise TaskFileError(f"tau2 {domain} task {tid}: field {field!r} {what}")
+        _fail(domain, tid, field, what)
 
 
 def check(domain: str, task: Any, index: int = 0) -> dict[str, Any]:
@@ -32,9 +36,11 @@ def check(domain: str, task: Any, index: int = 0) -> dict[str, Any]:
         raise TaskFileError(f"tau2 {domain} tasks.json[{index}]: field 'id' missing or not text")
     tid = task["id"]
     scenario = task.get("user_scenario")
-    _need(isinstance(scenario, dict), domain, tid, "user_scenario", "is missing")
+    if not isinstance(scenario, dict):
+        _fail(domain, tid, "user_scenario", "is missing")
     instructions = scenario.get("instructions")
-    _need(isinstance(instructions, dict), domain, tid, "user_scenario.instructions", "is missing")
+    if not isinstance(instructions, dict):
+        _fail(domain, tid, "user_scenario.instructions", "is missing")
     _need(
         isinstance(instructions.get("reason_for_call"), str),
         domain,
@@ -43,7 +49,8 @@ def check(domain: str, task: Any, index: int = 0) -> dict[str, Any]:
         "is missing or not text",
     )
     crit = task.get("evaluation_criteria")
-    _need(isinstance(crit, dict), domain, tid, "evaluation_criteria", "is missing")
+    if not isinstance(crit, dict):
+        _fail(domain, tid, "evaluation_criteria", "is missing")
     basis = crit.get("reward_basis")
     _need(
         isinstance(basis, list) and bool(basis) and set(basis) <= set(REWARD_TYPES),

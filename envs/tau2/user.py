@@ -32,9 +32,12 @@ class UserTurn:
 
 
 class Tau2User(Protocol):
-    #: one entry per reply: at least ``{"heard": [acts...], "said": [...], "text": ...}``, and
-    #: ``"unread": True`` when the message could not be read (the fidelity report counts it)
-    log: list[dict[str, Any]]
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        """One entry per reply: at least ``{"heard": [acts...], "said": [...], "text": ...}``,
+        and ``"unread": True`` when the message could not be read (the fidelity report counts
+        it). Read only: a user keeps its own log."""
+        ...
 
     def opening(self) -> str: ...
 
