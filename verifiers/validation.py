@@ -9,7 +9,7 @@ declares how its tasks are validated, with a :class:`ValidationPlan` (``Family.v
 names it): which env its episodes run in, what of an end state to read, its mutants and its
 strategy space. What stays here is what families and the record format need:
 :class:`Run`, :class:`ValidationReport`, :class:`ValidationRecord` (a suite's last run, with
-the digest of the code that decided it: :func:`code_digest`), keys and :func:`play`.
+the digest of the code that decided it), keys and :func:`play`.
 """
 
 from __future__ import annotations
@@ -180,10 +180,11 @@ class ValidationRecord:
     unvalidated task is never emitted.
 
     A verdict depends on code as much as on data, so a shipped record (one that names its
-    ``family`` and ``candidates``) also keeps :func:`code_digest` of the code that decided it.
-    Loading does not recompute that digest (a suite must load in milliseconds, in every
-    worker): :meth:`stale` does, in the tests, and fails them with the command that records a
-    new run, and CI re-validates every candidate against the record (:meth:`disagreements`).
+    ``family`` and ``candidates``) also keeps the digest of the code that decided it
+    (:func:`palaestra.validation.code_digest`). Loading does not recompute that digest (a suite
+    must load in milliseconds, in every worker): :func:`palaestra.validation.stale` does, in the
+    tests, and fails them with the command that records a new run, and CI re-validates every
+    candidate against the record (:meth:`disagreements`).
     """
 
     def __init__(
@@ -215,22 +216,6 @@ class ValidationRecord:
 
         return list(resolve(self.candidates)())
 
-    def stale(self) -> list[str]:
-        """Why the record no longer stands for today's tasks and code (empty: it does)."""
-        data = self.load()
-        reports = data.get("tasks", {})
-        problems = []
-        if data.get("code") != code_digest(self.family):
-            problems.append(f"the code that decides {self.family} verdicts changed")
-        tasks = self.tasks()
-        changed = [t.id for t in tasks if reports.get(t.id, {}).get("key") != self.key(t)]
-        if changed:
-            problems.append(f"{len(changed)} tasks changed or unrecorded: {changed[:5]}")
-        gone = sorted(set(reports) - {t.id for t in tasks})
-        if gone:
-            problems.append(f"{len(gone)} recorded tasks no longer exist: {gone[:5]}")
-        return problems
-
     def disagreements(self, report: Mapping[str, Any]) -> list[str]:
         """Where a new run's verdicts differ from the recorded ones."""
         recorded = self.load().get("tasks", {})
@@ -261,116 +246,13 @@ class ValidationRecord:
         return out
 
     def write(self, report: dict[str, Any]) -> dict[str, Any]:
-        if self.family and "code" not in report:
-            report = {**report, "code": code_digest(self.family)}
+        """Record a run (:func:`palaestra.validation.revalidate` made it, code digest included)."""
         self.path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
         return report
 
 
 #: the shipped records, by suite (each registers itself when its suite module is imported)
 RECORDS: dict[str, ValidationRecord] = {}
-#: files beside the code that decide behaviour too (scripts injected in pages, templates, app
-#: specs); data files (.json) are task data, which task keys cover
-_ASSET_SUFFIXES = (".js", ".html", ".yaml", ".yml", ".j2")
-#: where imports are followed: the layers that play and score an episode
-_FOLLOWED = (
-    "palaestra.envs.",
-    "palaestra.verifiers.",
-    "palaestra.synth_apps.",
-    "palaestra.validation.",
-)
-#: the validation service's runner (above the families, so named here, never imported): its
-#: package, and what it imports from the layers above (followed from there)
-_RUNNER = ("palaestra.validation",)
-
-
-def code_sources(family: str) -> dict[str, Path]:
-    """The files whose code decides ``family``'s verdicts, by installed name: every module its
-    descriptor names (envs, suites, policies and adversaries, check kinds, validation), what
-    they import from the families, runtimes, verifiers and app-synthesis layers (static
-    imports, followed transitively; families never import each other, so no other family's
-    code is in), the episode loop and the validation service's runner (:data:`_RUNNER`),
-    plus the non-Python files beside those modules (page scripts, templates, app specs).
-    Found on disk, never imported: a worker must not pay for a B-rep kernel to know what its
-    code is."""
-    import ast
-    import importlib.util
-
-    from palaestra.family import family as family_of
-
-    fam = family_of(family)
-    roots = [
-        *(spec.entry_point for spec in fam.envs),
-        *(s.source for s in fam.suites if isinstance(s.source, str)),
-        fam.policies,
-        *fam.checks,
-        fam.validation,
-        "palaestra.policies",
-        "palaestra.verifiers.validation",
-        *_RUNNER,
-    ]
-    folders: dict[str, Path] = {}  # top-level packages -> their folder (setup.py maps them)
-    for top in ("palaestra", *(f.rstrip(".") for f in _FOLLOWED)):
-        spec = importlib.util.find_spec(top)
-        assert spec is not None and spec.origin, top
-        folders[top] = Path(spec.origin).parent
-
-    def locate(name: str) -> Path | None:
-        top = max((t for t in folders if name == t or name.startswith(t + ".")), key=len)
-        base = (
-            folders[top].joinpath(*name[len(top) + 1 :].split(".")) if name != top else folders[top]
-        )
-        for path in (base / "__init__.py", base.with_suffix(".py")):
-            if path.is_file():
-                return path
-        return None
-
-    seen: dict[str, Path] = {}
-    todo = [r.partition(":")[0] for r in roots if r]
-    while todo:
-        name = todo.pop()
-        path = None if name in seen else locate(name)
-        if path is None:
-            continue
-        seen[name] = path
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in ast.walk(ast.parse(path.read_bytes())):
-            found: list[str] = []
-            if isinstance(node, ast.Import):
-                found = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*parts, base] if base else parts)
-                found = [base, *(f"{base}.{a.name}" for a in node.names)]
-            todo += [m for m in found if m.startswith(_FOLLOWED) and m not in seen]
-    files = {
-        name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py"): path
-        for name, path in seen.items()
-    }
-    packages = {n if p.name == "__init__.py" else n.rpartition(".")[0] for n, p in seen.items()}
-    for package in packages:
-        init = locate(package)
-        if init is None or init.name != "__init__.py":
-            continue
-        folder, prefix = init.parent, package.replace(".", "/")
-        files[f"{prefix}/__init__.py"] = init
-        assets = [p for p in folder.iterdir() if p.is_file() and p.suffix in _ASSET_SUFFIXES]
-        for sub in folder.iterdir():  # data folders (templates, app specs) are not packages
-            if sub.is_dir() and not (sub / "__init__.py").exists():
-                assets += [p for p in sub.rglob("*") if p.suffix in _ASSET_SUFFIXES]
-        files.update({f"{prefix}/{p.relative_to(folder)}": p for p in assets})
-    return dict(sorted(files.items()))
-
-
-def code_digest(family: str) -> str:
-    """A digest of :func:`code_sources`: each file's name (as installed, so the same in a
-    checkout and a wheel) and content."""
-    key = hashlib.sha256()
-    for name, path in code_sources(family).items():
-        key.update(name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return key.hexdigest()[:20]
 
 
 def digest(data: Any) -> str:

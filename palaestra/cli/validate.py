@@ -161,7 +161,7 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
             validation.validate_suite(tasks, family=rec.family, record=rec)["tasks"]
         )
         moved = rec.disagreements(run)
-    problems = [*rec.stale(), *moved]
+    problems = [*validation.stale(rec), *moved]
     for problem in problems:
         console.print(f"[red]{suite}: {problem}[/]")
     console.print(

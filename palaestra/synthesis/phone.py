@@ -23,7 +23,7 @@ from typing import Any
 from palaestra.envs.mobile.suites import FILE, SUITE, suite
 from palaestra.synth_apps.spec import domain_names
 from palaestra.synthesis.pipeline import synthesize
-from palaestra.verifiers.validation import code_digest
+from palaestra.validation import code_digest
 
 #: what the suite is made from; changing any of these changes the tasks
 SEED = 0

@@ -17,8 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from palaestra.tasks import Task
+from palaestra.validation.records import code_digest
 from palaestra.validation.runner import plan_of, validate_task
-from palaestra.verifiers.validation import ValidationPlan, ValidationRecord, code_digest
+from palaestra.verifiers.validation import ValidationPlan, ValidationRecord
 
 
 def validate_suite(

@@ -61,7 +61,7 @@ def test_neither_dialogue_family_loads_the_other(loaded: str, foreign: str) -> N
 def test_each_dialogue_familys_record_hangs_on_its_own_code_and_the_runtimes() -> None:
     """A validation record keeps the digest of the code that decided it: tau2's covers tau2
     and the dialogue runtime, never usersim (an edit there does not stale tau2's records)."""
-    from palaestra.verifiers.validation import code_sources
+    from palaestra.validation import code_sources
 
     tau2, usersim = code_sources("tau2"), code_sources("usersim")
     for shared in ("adversaries", "env", "search"):

@@ -34,9 +34,6 @@ NOT_TARGETS = {
     # `palaestra serve` as a child process, for the demo, the benchmarks and the tests: a
     # program started, not a module imported; the gateway could get a `python -m` of its own
     ("palaestra.server.runner", "palaestra.cli"): "runs the palaestra serve program",
-    # the code digest of a validation record reads the validation service's source files (no
-    # import); the digest belongs with the service that decides the verdicts (issue 29, P2)
-    ("palaestra.verifiers.validation", "palaestra.validation"): "files read for a code digest",
 }
 
 
