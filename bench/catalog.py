@@ -11,6 +11,7 @@ listing the benchmarks imports none of them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,19 +51,19 @@ class Bench:
     family: str = ""
 
 
-def _load() -> tuple[Bench, ...]:
-    entries = yaml.safe_load((Path(__file__).parent / "catalog.yaml").read_text())
-    return tuple(
-        Bench(
-            name=e["name"],
-            target=e.get("target", f"palaestra.bench.{e['name']}:main"),
-            help=e["help"],
-            options=tuple(Option(**o) for o in e.get("options", ())),
-            family=e.get("family", ""),
-        )
-        for e in entries
+def entry(data: Mapping[str, Any]) -> Bench:
+    """A benchmark as ``catalog.yaml`` writes it (its main: ``palaestra.bench.NAME:main``
+    unless it says ``target``)."""
+    return Bench(
+        name=data["name"],
+        target=data.get("target", f"palaestra.bench.{data['name']}:main"),
+        help=data["help"],
+        options=tuple(Option(**o) for o in data.get("options", ())),
+        family=data.get("family", ""),
     )
 
 
 #: every benchmark, in the order of ``catalog.yaml``
-BENCHES: tuple[Bench, ...] = _load()
+BENCHES: tuple[Bench, ...] = tuple(
+    entry(data) for data in yaml.safe_load((Path(__file__).parent / "catalog.yaml").read_text())
+)

@@ -156,9 +156,12 @@ def test_its_prompt_template_and_bench_entry_are_as_the_page_says(counter: Famil
     assert prompts.template("counter") is prompts.GENERIC
     actions = counter.envs[0].load().action_set.describe()
     assert actions in prompts.system_prompt("counter", actions, {"instruction": "x"})
-    from palaestra.bench.catalog import Bench, Option
+    import yaml
 
-    line = re.search(r"^Bench\(\"counter\".*\)$", DOC.read_text(), re.M)
-    assert line is not None
-    entry = eval(line.group(0), {"Bench": Bench, "Option": Option, "HELP": "help"})
-    assert entry.family == "counter" and entry.target == "palaestra.bench.counter:main"
+    from palaestra.bench.catalog import entry
+
+    block = re.search(r"^```text\n(- name: counter\n.*?)^```", DOC.read_text(), re.M | re.S)
+    assert block is not None
+    [written] = yaml.safe_load(block.group(1))
+    bench = entry(written)
+    assert bench.family == "counter" and bench.target == "palaestra.bench.counter:main"
