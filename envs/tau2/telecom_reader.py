@@ -338,14 +338,13 @@ def _clause(
         # direction read around the setting's own words, so "turn off airplane mode, turn on
         # data" gives each its own
         want: bool | None = None
-        if _OFF.search(low) and not _ON.search(low):
+        on, off = _ON.search(low), _OFF.search(low)
+        if off and not on:
             want = False
-        elif _ON.search(low) and not _OFF.search(low):
+        elif on and not off:
             want = True
-        elif _ON.search(low) and _OFF.search(low):
-            on_at = _ON.search(low).end()  # type: ignore[union-attr]
-            off_at = _OFF.search(low).end()  # type: ignore[union-attr]
-            want = on_at < off_at
+        elif on and off:
+            want = on.end() < off.end()
         if want is None and not re.search(r"\btoggle|\bflip|\bswitch\b", low):
             return [Unclear(text, f"whether to turn {label} on or off")]
         return [Instruction(tool, {}, text, want=want, label=label)]
