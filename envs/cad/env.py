@@ -171,13 +171,15 @@ class CadEnv(PalaestraEnv):
             kind = (
                 "faces" if sel.startswith("faces") else "edges" if sel.startswith("edges") else None
             )
+            if part is None:  # no part: nothing to select, as every selector would find
+                raise ActionError(f"inspect: {sel!r} selects nothing")
             out = {}
             for k in [kind] if kind else ["faces", "edges"]:
                 try:
                     found = select(part, sel, k)
                 except ActionError:
                     continue
-                everything = part.faces() if k == "faces" else part.edges()  # type: ignore[union-attr]
+                everything = part.faces() if k == "faces" else part.edges()
                 ids = [
                     f"{k[0]}{i}"
                     for i, s in enumerate(everything)
