@@ -3,11 +3,11 @@
 import-linter sees ``import`` statements only, yet much of palaestra is reached through
 ``"module:attr"`` strings resolved at run time: the ``palaestra.envs`` entry points, each
 ``Family`` descriptor's envs, options, suites, policies, checks and validation, the specs and
-suites the registries resolve, the bench catalog's mains, and any such string in product code (a
-driver table, a subprocess's ``-m`` module). A string naming a module above its owner is an
-upward import in disguise (a loop through strings). The layers and the forbidden edges are read
-from pyproject.toml's import-linter contracts, never copied here; a violation is reported with
-its owner, its target, their layers and where the string was found.
+suites the registries resolve, the bench catalog's mains (``bench/catalog.yaml``), and any such
+string in product code (a driver table, a subprocess's ``-m`` module). A string naming a module
+above its owner is an upward import in disguise (a loop through strings). The layers and the
+forbidden edges are read from pyproject.toml's import-linter contracts, never copied here; a
+violation is reported with its owner, its target, their layers and where the string was found.
 """
 
 from __future__ import annotations
@@ -234,8 +234,9 @@ def registered_targets() -> list[Ref]:
 
 
 def bench_catalog() -> list[Ref]:
-    """The bench layer's catalog: each benchmark's ``"module:function"`` (built, not written
-    out, so the code scan cannot see it); a name that resolves to no module fails too."""
+    """The bench layer's catalog: each benchmark's ``"module:function"`` (in
+    ``bench/catalog.yaml``, which the code scan does not read); a name that resolves to no
+    module fails too."""
     from palaestra.bench.catalog import BENCHES
 
     refs = []
