@@ -37,22 +37,25 @@ MAX_OTHER_FACTS = 2
 #: the year a date written without one is read in, when the expected value gives none
 DEFAULT_YEAR = 2026
 
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+#: the months' first three letters, in order (shared with the dialogue checks)
+MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august"]
 _MONTH_NAMES += ["september", "october", "november", "december", "sept"]
 #: a month's name or its abbreviation, a whole word ("maybe" is no May)
-_MON = rf"({'|'.join(_MONTH_NAMES + _MONTHS)})\b\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_MON = rf"({'|'.join(_MONTH_NAMES + MONTHS)})\b\.?"
+#: a day of the month, "1", "21st"
+DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _DATES = (
     (re.compile(r"(?<![\d-])(\d{4})([-/.])(\d\d?)\2(\d\d?)(?![\d-])"), "ymd"),
     (re.compile(r"(?<![\d.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d.])"), "dot"),
     (re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{2,4})(?![\d/])"), "slash"),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s+(\d{{4}}))?\b"), "dmy"),
-    (re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s+(\d{{4}}))?"), "mdy"),
+    (re.compile(rf"\b{DAY}\s+(?:of\s+)?{_MON}(?:,?\s+(\d{{4}}))?\b"), "dmy"),
+    (re.compile(rf"\b{_MON}\s+{DAY}\b(?:,?\s+(\d{{4}}))?"), "mdy"),
 )
 _CLOCK = re.compile(r"(?<![\d$.,:])(\d{1,2})[:h](\d\d)(?::\d\d)?(?:\s*([ap])\.?\s?m\b\.?)?(?!\d)")
-_HOUR = re.compile(r"(?<![\d$.,:])(\d{1,2})(?:\.(\d\d))?\s*([ap])\.?\s?m\b\.?")
+#: an hour with am/pm: "7 pm", "7.30pm" (group 1 the hour, 2 the minutes, 3 a or p)
+HOUR = re.compile(r"(?<![\d$.,:])(\d{1,2})(?:\.(\d\d))?\s*([ap])\.?\s?m\b\.?")
 _NOON = re.compile(r"\b(noon|midday|midnight)\b")
 _PHONE_START = r"(?<![\w+])(?:\+\d{1,3}[\s.-]?|00\d{1,3}[\s.-]?|0)\(?\d{1,5}\)?"
 _PHONE = re.compile(_PHONE_START + r"(?:[\s.-]?\d{2,6}){1,3}(?!\d)")
@@ -99,7 +102,8 @@ def _blank(text: str, span: tuple[int, int]) -> str:
     return text[: span[0]] + " " * (span[1] - span[0]) + text[span[1] :]
 
 
-def _real(y: int, m: int, d: int) -> bool:
+def real_date(y: int, m: int, d: int) -> bool:
+    """Whether year, month and day make a day of the calendar (no 31 April)."""
     try:
         date(y, m, d)
     except ValueError:
@@ -119,9 +123,9 @@ def _date_keys(groups: tuple[str | None, ...], form: str, year: int) -> frozense
         cands = [(y, int(g[0] or 0), int(g[1] or 0)), (y, int(g[1] or 0), int(g[0] or 0))]
     else:
         day, mon, said = (g[0], g[1], g[2]) if form == "dmy" else (g[1], g[0], g[2])
-        month = _MONTHS.index(str(mon)[:3]) + 1
+        month = MONTHS.index(str(mon)[:3]) + 1
         cands = [(int(said) if said else year, month, int(day or 0))]
-    return frozenset(f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in cands if _real(y, m, d))
+    return frozenset(f"{y:04d}-{m:02d}-{d:02d}" for y, m, d in cands if real_date(y, m, d))
 
 
 def phone_key(text: str) -> str:
@@ -165,7 +169,7 @@ def scan(text: str, year: int = DEFAULT_YEAR) -> Scan:
             keys = _date_keys(m.groups(), form, year)
             if keys:  # "May 60" is no day: its number stays a number
                 take("date", keys, m.span())
-    for m in [*_CLOCK.finditer(low), *_HOUR.finditer(low)]:
+    for m in [*_CLOCK.finditer(low), *HOUR.finditer(low)]:
         if not low[m.start() : m.end()].strip():
             continue  # already taken by the other clock form
         hour, minute, half = int(m.group(1)), int(m.group(2) or 0), m.group(3)

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date
 from typing import Any
 
 from palaestra.verifiers import answers
+from palaestra.verifiers.answers import DAY, HOUR, MONTHS, real_date
 from palaestra.verifiers.base import CheckResult, StateProbe, check_kind
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -124,17 +124,14 @@ def looked(calls: list[Mapping[str, Any]], wanted: Iterable[Mapping[str, Any]]) 
     return None
 
 
-_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-_MON = rf"({'|'.join(_MONTHS)})[a-z]*\.?"
-_DAY = r"(\d{1,2})(?:st|nd|rd|th)?"
+_MON = rf"({'|'.join(MONTHS)})[a-z]*\.?"
 _DATE_FORMS = (
     (re.compile(r"\b(\d{4})-(\d\d)-(\d\d)\b"), "ymd"),
     (re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b"), "slash"),
-    (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MON}(?:,?\s+(\d{{4}}))?"), "dmy"),
-    (re.compile(rf"\b{_MON}\s+{_DAY}\b(?:,?\s+(\d{{4}}))?"), "mdy"),
+    (re.compile(rf"\b{DAY}\s+(?:of\s+)?{_MON}(?:,?\s+(\d{{4}}))?"), "dmy"),
+    (re.compile(rf"\b{_MON}\s+{DAY}\b(?:,?\s+(\d{{4}}))?"), "mdy"),
 )
 _CLOCK = re.compile(r"(?<![\d$.,:])(\d{1,2}):(\d\d)(?:\s*([ap])\.?\s?m\b\.?)?")
-_HOUR = re.compile(r"(?<![\d$.,:])(\d{1,2})(?:\.(\d\d))?\s*([ap])\.?\s?m\b\.?")
 
 
 def dates(text: str, year: int) -> set[str]:
@@ -152,24 +149,16 @@ def dates(text: str, year: int) -> set[str]:
                 candidates = [(y, int(g[0]), int(g[1])), (y, int(g[1]), int(g[0]))]
             else:
                 day, mon, said = (g[0], g[1], g[2]) if form == "dmy" else (g[1], g[0], g[2])
-                candidates = [(int(said) if said else year, _MONTHS.index(mon) + 1, int(day))]
-            out |= {f"{y:04d}-{mo:02d}-{d:02d}" for y, mo, d in candidates if _real(y, mo, d)}
+                candidates = [(int(said) if said else year, MONTHS.index(mon) + 1, int(day))]
+            out |= {f"{y:04d}-{mo:02d}-{d:02d}" for y, mo, d in candidates if real_date(y, mo, d)}
     return out
-
-
-def _real(year: int, month: int, day: int) -> bool:
-    try:
-        date(year, month, day)
-    except ValueError:
-        return False
-    return True
 
 
 def times(text: str) -> set[str]:
     """The clock times a text names, as 24-hour "HH:MM": "19:30", "7:30 pm", "7.30pm", "7 PM",
     "noon"."""
     low, out = text.lower(), set()
-    for m in [*_CLOCK.finditer(low), *_HOUR.finditer(low)]:
+    for m in [*_CLOCK.finditer(low), *HOUR.finditer(low)]:
         hour, minute, half = int(m.group(1)), int(m.group(2) or 0), m.group(3)
         if half and hour <= 12:
             hour = hour % 12 + (12 if half == "p" else 0)
