@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -46,3 +47,7 @@ LlmKey = Annotated[
     str | None, typer.Option(envvar="PALAESTRA_LLM_KEY", help="API key for --llm-url")
 ]
 LlmModel = Annotated[str, typer.Option(help="Model name for --llm-url")]
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON")]
+RunsDir = Annotated[
+    Path | None, typer.Option(help="Where runs are recorded \\[default: $PALAESTRA_HOME/runs]")
+]

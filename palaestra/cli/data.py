@@ -10,7 +10,15 @@ from typing import Annotated, Any
 
 import typer
 
-from palaestra.cli._app import GatewayKey, GatewayUrl, app, console, usage_errors
+from palaestra.cli._app import (
+    AsJson,
+    GatewayKey,
+    GatewayUrl,
+    RunsDir,
+    app,
+    console,
+    usage_errors,
+)
 
 
 class ExportFormat(StrEnum):
@@ -19,9 +27,6 @@ class ExportFormat(StrEnum):
     chat_jsonl = "chat-jsonl"
 
 
-RunsDir = Annotated[
-    Path | None, typer.Option(help="Where runs are recorded \\[default: $PALAESTRA_HOME/runs]")
-]
 RUN_HELP = "A run's name (`palaestra runs`) or the results folder of the eval that recorded it"
 
 
@@ -31,7 +36,7 @@ def runs(
     suite: Annotated[str | None, typer.Option(help="Runs of this suite only")] = None,
     limit: Annotated[int, typer.Option(min=1, help="The newest N runs")] = 50,
     runs_dir: RunsDir = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """List recorded runs, newest first: name, agent, suite, sessions, episodes, success."""
     from palaestra.data import commands
@@ -56,7 +61,7 @@ def _data_command(work: Any) -> None:
 def regrade(
     run: Annotated[str, typer.Argument(help=RUN_HELP)],
     runs_dir: RunsDir = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Re-score a run's episodes with today's verifiers (from their end-state snapshots) and
     list every verdict that changed."""

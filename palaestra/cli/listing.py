@@ -8,12 +8,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from palaestra.cli._app import app, console
+from palaestra.cli._app import AsJson, app, console
 
 
 @app.command()
 def envs(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """List registered environments."""
     from palaestra import registry
@@ -30,7 +30,7 @@ def envs(
 
 @app.command()
 def families(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """List the installed env families: envs, suites, policies, check kinds, availability."""
     from palaestra.family import families as installed

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from palaestra.cli._app import app, console, err_console
+from palaestra.cli._app import RunsDir, app, console, err_console
 
 
 @app.command()
@@ -36,7 +36,7 @@ def serve(
     api_key_file: Annotated[
         Path | None, typer.Option(help="File of API keys, one a line (PALAESTRA_API_KEYS_FILE)")
     ] = None,
-    runs_dir: Annotated[Path | None, typer.Option(help="Where trajectories are recorded")] = None,
+    runs_dir: RunsDir = None,
     no_record: Annotated[bool, typer.Option("--no-record", help="Do not record sessions")] = False,
     config: Annotated[
         Path | None, typer.Option(help="Settings file (YAML or JSON); options given here win")

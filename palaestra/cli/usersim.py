@@ -13,13 +13,16 @@ from palaestra.cli._app import LlmKey, LlmModel, console, err_console
 
 usersim_app = typer.Typer(help="The user-simulator family: its simulated user, measured.")
 
+# the options both fidelity commands take (an unknown domain is refused with the list of them)
+Domains = Annotated[
+    list[str] | None, typer.Option("--domain", "-d", help="Domain (repeatable) \\[default: all]")
+]
+JsonReport = Annotated[Path | None, typer.Option(help="Also write the report as JSON here")]
+
 
 @usersim_app.command("fidelity")
 def usersim_fidelity(
-    domain: Annotated[
-        list[str] | None,
-        typer.Option("--domain", "-d", help="Domain (repeatable) \\[default: all]"),
-    ] = None,
+    domain: Domains = None,
     tasks_per_domain: Annotated[
         int, typer.Option("--tasks", min=1, help="Tasks per domain from the usersim suite")
     ] = 40,
@@ -33,7 +36,7 @@ def usersim_fidelity(
     ] = None,
     llm_key: LlmKey = None,
     llm_model: LlmModel = "gpt-4o-mini",
-    out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
+    out: JsonReport = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the report as a PNG here")] = None,
     styles: Annotated[
         bool, typer.Option(help="Also play reworded assistants: success per wording style")
@@ -91,20 +94,18 @@ def usersim_fidelity(
 
 @usersim_app.command("tau2-fidelity")
 def usersim_tau2_fidelity(
-    domain: Annotated[
-        list[str] | None,
-        typer.Option("--domain", "-d", help="retail or telecom (repeatable) \\[default: both]"),
-    ] = None,
+    domain: Domains = None,
     tasks_per_domain: Annotated[
         int | None,
         typer.Option("--tasks", min=1, help="Tasks per domain, spread over it \\[default: all]"),
     ] = None,
-    out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here")] = None,
+    out: JsonReport = None,
     failures: Annotated[bool, typer.Option(help="Also list the tasks behind each miss")] = False,
 ) -> None:
     """Score the symbolic tau2 user over every task: the gold assistant (three seeds and
     reworded), a wrong proposal, an early goodbye, unknowable questions, unread replies and,
-    in telecom, whether what it reports about its phone comes from its own tool results."""
+    in telecom, whether what it reports about its phone comes from its own tool results
+    (domains: retail, telecom)."""
     from rich.progress import Progress
 
     from palaestra.envs.tau2 import fidelity as tau2_fidelity
