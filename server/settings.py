@@ -158,16 +158,9 @@ class Settings(BaseSettings):
         return self
 
     def operator(self) -> OperatorConfig:
-        """The operator's env settings, handed to workers by the gateway (never the client)."""
-        return OperatorConfig(
-            computer_limits=self.computer_limits,
-            outbound_allow=self.outbound_allow,
-            appium_url=self.appium_url,
-            appium_capabilities=self.appium_capabilities,
-            llm_url=self.llm_url,
-            llm_key=self.llm_key,
-            llm_model=self.llm_model,
-        )
+        """The operator's env settings, handed to workers by the gateway (never the client):
+        each field of :class:`OperatorConfig` is the setting of the same name."""
+        return OperatorConfig(**{name: getattr(self, name) for name in OperatorConfig.model_fields})
 
     @field_validator("api_keys", "outbound_allow", "trusted_proxies", mode="before")
     @classmethod
