@@ -28,7 +28,10 @@ import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import TypeAlias
 
+#: a path as the callers hold it
+StrPath: TypeAlias = str | os.PathLike[str]
 #: how long one read may take (a regular file on a local filesystem takes milliseconds)
 READ_TIMEOUT_S = 5.0
 CHUNK = 1 << 20
@@ -45,14 +48,14 @@ class TooLarge(OSError):
         super().__init__(errno.EFBIG, f"larger than the {limit} {unit} a check reads", what)
 
 
-def _parts(rel: str | os.PathLike[str]) -> list[str]:
+def _parts(rel: StrPath) -> list[str]:
     parts = [p for p in PurePosixPath(os.fspath(rel)).parts if p not in ("/", ".")]
     if ".." in parts:
         raise PermissionError(errno.EACCES, "'..' is not followed", os.fspath(rel))
     return parts
 
 
-def _open(path: str | os.PathLike[str], beneath: str | os.PathLike[str] | None, last: int) -> int:
+def _open(path: StrPath, beneath: StrPath | None, last: int) -> int:
     """An fd on ``path`` opened with ``last`` flags, no link followed on the way (see above).
     Without ``beneath`` the folders of ``path`` are the caller's own (trusted); only its last
     component is the agent's."""
@@ -83,14 +86,12 @@ def _open(path: str | os.PathLike[str], beneath: str | os.PathLike[str] | None, 
     return found
 
 
-def _refuse(fd: int, path: str | os.PathLike[str]) -> int:
+def _refuse(fd: int, path: StrPath) -> int:
     os.close(fd)
     raise IsADirectoryError(errno.EISDIR, "a folder, not a file", os.fspath(path))
 
 
-def open_regular(
-    path: str | os.PathLike[str], *, beneath: str | os.PathLike[str] | None = None
-) -> int:
+def open_regular(path: StrPath, *, beneath: StrPath | None = None) -> int:
     """A read-only fd on the regular file ``path`` (the caller closes it); a link, FIFO,
     socket, device or folder is an OSError, and opening never blocks."""
     fd = _open(path, beneath, _FILE)
@@ -103,11 +104,7 @@ def open_regular(
 
 
 def chunks(
-    path: str | os.PathLike[str],
-    limit: int,
-    *,
-    beneath: str | os.PathLike[str] | None = None,
-    timeout_s: float = READ_TIMEOUT_S,
+    path: StrPath, limit: int, *, beneath: StrPath | None = None, timeout_s: float = READ_TIMEOUT_S
 ) -> Iterator[bytes]:
     """The file's bytes in chunks; TooLarge once more than ``limit`` bytes are seen (by fstat
     first, then as read: the file may grow meanwhile), TimeoutError after ``timeout_s``."""
@@ -128,22 +125,14 @@ def chunks(
 
 
 def read(
-    path: str | os.PathLike[str],
-    limit: int,
-    *,
-    beneath: str | os.PathLike[str] | None = None,
-    timeout_s: float = READ_TIMEOUT_S,
+    path: StrPath, limit: int, *, beneath: StrPath | None = None, timeout_s: float = READ_TIMEOUT_S
 ) -> bytes:
     """The whole file, if it holds at most ``limit`` bytes (else TooLarge)."""
     return b"".join(chunks(path, limit, beneath=beneath, timeout_s=timeout_s))
 
 
 def head(
-    path: str | os.PathLike[str],
-    limit: int,
-    *,
-    beneath: str | os.PathLike[str] | None = None,
-    timeout_s: float = READ_TIMEOUT_S,
+    path: StrPath, limit: int, *, beneath: StrPath | None = None, timeout_s: float = READ_TIMEOUT_S
 ) -> tuple[bytes, bool]:
     """The file's first ``limit`` bytes, and whether it holds more (a report cut, not refused)."""
     fd = open_regular(path, beneath=beneath)
@@ -160,9 +149,7 @@ def head(
     return data[:limit], len(data) > limit
 
 
-def lstat(
-    path: str | os.PathLike[str], *, beneath: str | os.PathLike[str] | None = None
-) -> os.stat_result:
+def lstat(path: StrPath, *, beneath: StrPath | None = None) -> os.stat_result:
     """The stat of ``path`` itself (a link's own, not its target's), reached without
     following a link on the way; never opens the file for reading (a FIFO does not block)."""
     fd = _open(path, beneath, os.O_PATH | os.O_CLOEXEC)
@@ -173,11 +160,7 @@ def lstat(
 
 
 def tree(
-    path: str | os.PathLike[str],
-    limit: int,
-    *,
-    beneath: str | os.PathLike[str] | None = None,
-    timeout_s: float = READ_TIMEOUT_S,
+    path: StrPath, limit: int, *, beneath: StrPath | None = None, timeout_s: float = READ_TIMEOUT_S
 ) -> list[str]:
     """The paths under the folder ``path``, relative to it, folders ending with ``/``; links
     are listed, never followed; TooLarge past ``limit`` entries or ``MAX_DEPTH`` levels."""
