@@ -57,8 +57,25 @@ class Family:
     #: subclass with bounds (empty: only the common ones); see ``palaestra.options``
     options: str = ""
     description: str = ""
+    #: the family's package (``"palaestra.envs.cad"``): when set, :attr:`policies`,
+    #: :attr:`validation` and :attr:`checks` left empty follow the house convention,
+    #: ``<package>.policies``, ``<package>.validation:PLAN`` and
+    #: ``palaestra.verifiers.<name>``, so a descriptor states only what differs
+    package: str = ""
     _policy_table: dict[str, PolicyFactory] | None = field(default=None, compare=False)
     _adversary_table: dict[str, PolicyFactory] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.package:
+            return
+        conventional = {
+            "policies": f"{self.package}.policies",
+            "validation": f"{self.package}.validation:PLAN",
+            "checks": (f"palaestra.verifiers.{self.name}",),
+        }
+        for attr, value in conventional.items():
+            if not getattr(self, attr):
+                object.__setattr__(self, attr, value)  # frozen: filled once, at construction
 
     def install(self) -> None:
         """Register the family's envs and suites (run once by the entry-point loader)."""

@@ -24,11 +24,9 @@ FAMILY = Family(
             "blank, standoff, hinge leaf), 20 seeded tasks each, execution-validated.",
         ),
     ),
-    policies="palaestra.envs.cad.policies",
-    checks=("palaestra.verifiers.cad",),
+    package="palaestra.envs.cad",
     requires=("build123d",),
     extra="cad",
-    validation="palaestra.envs.cad.validation:PLAN",
     options="palaestra.envs.cad.options:CadOptions",
     description="Parametric part modeling on OpenCascade (build123d).",
 )

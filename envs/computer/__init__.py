@@ -29,9 +29,7 @@ FAMILY = Family(
             "OSWorld's os-domain tasks in their own JSON format: the ones this desktop can run.",
         ),
     ),
-    policies="palaestra.envs.computer.policies",
-    checks=("palaestra.verifiers.computer",),
-    validation="palaestra.envs.computer.validation:PLAN",
+    package="palaestra.envs.computer",
     options="palaestra.envs.computer.options:ComputerOptions",
     description="A sandboxed Linux desktop: GUI actions and shell/Python code.",
 )

@@ -25,9 +25,7 @@ FAMILY = Family(
             "embedded phone.",
         ),
     ),
-    policies="palaestra.envs.mobile.policies",
-    #: synthesized suites are validated again (adversaries included) from their task files
-    validation="palaestra.envs.mobile.validation:PLAN",
+    package="palaestra.envs.mobile",
     checks=("palaestra.verifiers.app_state",),
     requires=("playwright",),
     extra="web",

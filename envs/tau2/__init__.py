@@ -47,9 +47,7 @@ FAMILY = Family(
             "tau2-bench telecom, the user acting on their phone; splits in metadata; validated",
         ),
     ),
-    policies="palaestra.envs.tau2.policies",
-    checks=("palaestra.verifiers.tau2",),
-    validation="palaestra.envs.tau2.validation:PLAN",
+    package="palaestra.envs.tau2",
     options="palaestra.envs.runtimes.dialogue.options:DialogueOptions",
     description="tau2-bench retail and telecom: tool-using dialogues in tau2's worlds, scored "
     "as tau2 scores them.",

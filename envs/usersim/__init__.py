@@ -25,9 +25,7 @@ FAMILY = Family(
             "Customer-service dialogues (airline, retail, train, hotel), each task validated",
         ),
     ),
-    policies="palaestra.envs.usersim.policies",
-    checks=("palaestra.verifiers.usersim",),
-    validation="palaestra.envs.usersim.validation:PLAN",
+    package="palaestra.envs.usersim",
     options="palaestra.envs.usersim.options:UserSimOptions",
     description="Tool-using customer-service dialogues with a simulated user.",
 )

@@ -23,9 +23,7 @@ FAMILY = Family(
             "MiniWoB++ (the miniwob package's own pages and rewards)",
         ),
     ),
-    policies="palaestra.envs.web.policies",
-    #: synthesized suites are validated again (adversaries included) from their task files
-    validation="palaestra.envs.web.validation:PLAN",
+    package="palaestra.envs.web",
     checks=("palaestra.verifiers.web", "palaestra.verifiers.app_state"),
     requires=("playwright", "miniwob"),
     extra="web",

@@ -88,6 +88,18 @@ def test_a_policies_module_without_policies_is_a_clear_error() -> None:
         fam.policy_names()
 
 
+def test_a_package_fills_what_a_descriptor_leaves_empty_by_the_convention() -> None:
+    fam = Family(name="cad", envs=(), package="palaestra.envs.cad")
+    assert (fam.policies, fam.validation, fam.checks) == (
+        "palaestra.envs.cad.policies",
+        "palaestra.envs.cad.validation:PLAN",
+        ("palaestra.verifiers.cad",),
+    )
+    named = Family(name="m", envs=(), package="p.m", checks=("palaestra.verifiers.app_state",))
+    assert named.checks == ("palaestra.verifiers.app_state",)
+    assert Family(name="bare", envs=()).policies == ""
+
+
 def test_a_missing_extra_makes_a_family_unavailable_with_the_reason() -> None:
     fam = Family(name="ghost", envs=(), requires=("no_such_module_xyz",), extra="ghost")
     assert fam.unavailable() == "needs no_such_module_xyz (pip install 'palaestra[ghost]')"
