@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import functools
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from palaestra.envs.tau2.telecom_world import ToolError, telecom_dir, tool
@@ -121,6 +122,18 @@ def _user_template() -> dict[str, Any]:
 def user_db() -> dict[str, Any]:
     """A fresh copy of the user's side: ``{"device": ..., "surroundings": ...}``."""
     return copy.deepcopy(_user_template())
+
+
+def _forcing(key: str, on: bool, search: bool, message: str) -> Callable[[DeviceTools], str]:
+    """An initialization action that puts the switch ``key`` in position ``on`` as tau2 does
+    (toggling, with a network search per toggle when ``search``) and answers ``message``; the
+    actions differ only in these four, so each is one row instead of a method body."""
+
+    def action(self: DeviceTools) -> str:
+        self._force(key, on, search)
+        return message
+
+    return action
 
 
 class DeviceTools:
@@ -532,25 +545,14 @@ class DeviceTools:
         self.dev["data_enabled"] = True  # tau2 sets it without a network search
         return "Data connection restored."
 
-    def turn_data_off(self) -> str:
-        self._force("data_enabled", False, True)
-        return "Data connection broken."
-
-    def turn_roaming_on(self) -> str:
-        self._force("roaming_enabled", True, True)
-        return "Data Roaming is now ON."
-
-    def turn_roaming_off(self) -> str:
-        self._force("roaming_enabled", False, True)
-        return "Data Roaming is now OFF."
-
-    def turn_data_saver_mode_on(self) -> str:
-        self._force("data_saver_mode", True, False)
-        return "Data Saver Mode is now ON."
-
-    def turn_data_saver_mode_off(self) -> str:
-        self._force("data_saver_mode", False, False)
-        return "Data Saver Mode is now OFF."
+    # switch, wanted position, network search on each toggle, tau2's message
+    turn_data_off = _forcing("data_enabled", False, True, "Data connection broken.")
+    turn_roaming_on = _forcing("roaming_enabled", True, True, "Data Roaming is now ON.")
+    turn_roaming_off = _forcing("roaming_enabled", False, True, "Data Roaming is now OFF.")
+    turn_data_saver_mode_on = _forcing("data_saver_mode", True, False, "Data Saver Mode is now ON.")
+    turn_data_saver_mode_off = _forcing(
+        "data_saver_mode", False, False, "Data Saver Mode is now OFF."
+    )
 
     def unseat_sim_card(self) -> str:
         self.dev["sim_card_missing"] = True
