@@ -31,6 +31,7 @@ following them all is kinder to agents and changes no outcome).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from palaestra.envs.runtimes.simuser import acts
@@ -551,20 +552,33 @@ class TelecomUser:
             if any(abs(a - self.refuel) < 1e-9 for a in amounts) and len(set(amounts)) == 1:
                 return True, f"Yes, please add {self.refuel:g} GB of data."
             return False, f"No, I only want to add {self.refuel:g} GB of data."
-        if proposal == "change_plan":
-            return False, "No, I don't want to change my plan."
-        if proposal == "send_payment_request":
-            if self.pays:
-                return True, "Yes, please send me the payment request."
-            return False, "No, I don't want to pay anything right now."
-        if proposal == "resume_line":
-            if self.goal == "service":
-                return True, "Yes, please resume my line."
-            return False, "No, please leave my line as it is."
-        if proposal == "enable_roaming":
-            if self.abroad:
-                return True, "Yes, please enable roaming on my line."
-            return False, "No, I'm not travelling, I don't need roaming."
-        if proposal == "transfer_to_human_agents":
-            return True, "Yes, please transfer me."
-        return False, "No, I don't want that."
+        accepts, yes, no = _CONSENT.get(proposal, _DECLINE)
+        return (True, yes) if accepts(self) else (False, no)
+
+
+#: an agent's proposal (other than refuelling, which weighs amounts) -> whether this user agrees,
+#: their yes, their no; a proposal not listed is declined
+_CONSENT: dict[str, tuple[Callable[[TelecomUser], bool], str, str]] = {
+    "change_plan": (lambda user: False, "", "No, I don't want to change my plan."),
+    "send_payment_request": (
+        lambda user: user.pays,
+        "Yes, please send me the payment request.",
+        "No, I don't want to pay anything right now.",
+    ),
+    "resume_line": (
+        lambda user: user.goal == "service",
+        "Yes, please resume my line.",
+        "No, please leave my line as it is.",
+    ),
+    "enable_roaming": (
+        lambda user: user.abroad,
+        "Yes, please enable roaming on my line.",
+        "No, I'm not travelling, I don't need roaming.",
+    ),
+    "transfer_to_human_agents": (lambda user: True, "Yes, please transfer me.", ""),
+}
+_DECLINE: tuple[Callable[[TelecomUser], bool], str, str] = (
+    lambda user: False,
+    "",
+    "No, I don't want that.",
+)
