@@ -6,32 +6,19 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from palaestra.envs.runtimes.axtree import (
-    Node,
-    OracleError,
-    action,
-    after,
-    before,
-    click,
-    field_after,
-    fill,
-    find,
-    norm,
-    one,
-    page,
-    subtree,
-    textboxes,
-)
+from palaestra.envs.runtimes import axtree as ax
 from palaestra.envs.web.policies.reading import ordinal, quoted, submit_button, widgets
 from palaestra.envs.web.policies.widgets import autocomplete, pick_date
 
 
-def priced_trips(nodes: list[Node]) -> list[tuple[Node, int, int]]:
+def priced_trips(nodes: list[ax.Node]) -> list[tuple[ax.Node, int, int]]:
     """(button, price in $, duration in minutes) for each bookable trip on a results page."""
     trips = []
-    for button in find(nodes, "button"):
+    for button in ax.find(nodes, "button"):
         price = re.search(r"\$(\d+)", button.name)
-        durations = [n for n in before(nodes, button) if re.fullmatch(r"\d+h \d+m", norm(n.name))]
+        durations = [
+            n for n in ax.before(nodes, button) if re.fullmatch(r"\d+h \d+m", ax.norm(n.name))
+        ]
         if price and durations:
             hours, minutes = map(int, re.findall(r"\d+", durations[-1].name))
             trips.append((button, int(price.group(1)), hours * 60 + minutes))
@@ -45,7 +32,7 @@ def buy_ticket(obs: dict[str, Any]) -> str:
     goal = obs["goal"]
     key = (lambda t: t[1]) if "cost" in goal else (lambda t: t[2])
     pick = max if ("longest" in goal or "expensive" in goal) else min
-    return click(pick(tickets, key=key)[0])
+    return ax.click(pick(tickets, key=key)[0])
 
 
 def book_flight(obs: dict[str, Any]) -> str:
@@ -54,19 +41,19 @@ def book_flight(obs: dict[str, Any]) -> str:
     or shortest flight of the results."""
     match = re.search(r"Book the (\w+) one-way flight from: (.+) to: (.+) on (\S+)\.", obs["goal"])
     if not match:
-        raise OracleError(f"no flight in {obs['goal']!r}")
+        raise ax.OracleError(f"no flight in {obs['goal']!r}")
     want, origin, destination, date = match.groups()
     nodes = widgets(obs)
     flights = priced_trips(nodes)
     if flights:
-        return click(min(flights, key=lambda f: f[1] if want == "cheapest" else f[2])[0])
-    start, end = one(nodes, "textbox", "From:"), one(nodes, "textbox", "To:")
-    when = field_after(nodes, one(nodes, "generic", "Departure Date"))
+        return ax.click(min(flights, key=lambda f: f[1] if want == "cheapest" else f[2])[0])
+    start, end = ax.one(nodes, "textbox", "From:"), ax.one(nodes, "textbox", "To:")
+    when = ax.field_after(nodes, ax.one(nodes, "generic", "Departure Date"))
     return (
         autocomplete(nodes, start, origin, lambda text: origin in text)
         or autocomplete(nodes, end, destination, lambda text: destination in text)
         or pick_date(nodes, when, date)
-        or click(one(nodes, "button", "Search"))
+        or ax.click(ax.one(nodes, "button", "Search"))
     )
 
 
@@ -75,27 +62,27 @@ def order_food(obs: dict[str, Any]) -> str:
     quantity with its -/+ controls (its count shows between them), then Order!."""
     nodes = widgets(obs)
     dishes = []
-    for plus in find(nodes, None, "+"):
-        minus = [n for n in before(nodes, plus) if norm(n.name) == "-"][-1]
-        title = [n for n in before(nodes, minus) if n.role == "generic" and norm(n.name)][-1]
+    for plus in ax.find(nodes, None, "+"):
+        minus = [n for n in ax.before(nodes, plus) if ax.norm(n.name) == "-"][-1]
+        title = [n for n in ax.before(nodes, minus) if n.role == "generic" and ax.norm(n.name)][-1]
         types = {n.name for n in nodes if title.index < n.index < minus.index and n.role == "img"}
         count = [n for n in nodes if minus.index < n.index < plus.index and n.name.isdigit()]
-        dishes.append((norm(title.name), types, int(count[0].name) if count else 0, minus, plus))
+        dishes.append((ax.norm(title.name), types, int(count[0].name) if count else 0, minus, plus))
     goal = obs["goal"]
     by_name = re.search(r"one of each item: (.*)", goal)
     wanted: dict[str, int] = {}
     if by_name:
-        wanted = {norm(item): 1 for item in by_name.group(1).split(",")}
+        wanted = {ax.norm(item): 1 for item in by_name.group(1).split(",")}
     else:
         match = re.search(r"Order (\d+) items that are (\S+)", goal)
         if not match:
-            raise OracleError(f"no order in {goal!r}")
+            raise ax.OracleError(f"no order in {goal!r}")
         first = next(d for d in dishes if match.group(2) in d[1])
         wanted = {first[0]: int(match.group(1))}
     for name, _, have, minus, plus in dishes:
         if have != wanted.get(name, 0):
-            return click(plus if have < wanted.get(name, 0) else minus)
-    return click(submit_button(nodes, "Order!"))
+            return ax.click(plus if have < wanted.get(name, 0) else minus)
+    return ax.click(submit_button(nodes, "Order!"))
 
 
 def search_engine(obs: dict[str, Any]) -> str:
@@ -103,37 +90,37 @@ def search_engine(obs: dict[str, Any]) -> str:
     (three per page) and click it. The pager hides '<' on the first page and '>' on the last."""
     query, index = quoted(obs["goal"])[0], ordinal(obs["goal"])
     nodes = widgets(obs)
-    box = textboxes(nodes)[0]
-    if norm(box.value).lower() != query.lower():
-        return fill(box, query)
-    pager = find(nodes, "list")
-    pages = [n for n in find(subtree(nodes, pager[0]), "link")] if pager else []
+    box = ax.textboxes(nodes)[0]
+    if ax.norm(box.value).lower() != query.lower():
+        return ax.fill(box, query)
+    pager = ax.find(nodes, "list")
+    pages = [n for n in ax.find(ax.subtree(nodes, pager[0]), "link")] if pager else []
     if not pages:
-        return click(one(nodes, "button", "Search"))
-    names = {norm(p.name) for p in pages}
+        return ax.click(ax.one(nodes, "button", "Search"))
+    names = {ax.norm(p.name) for p in pages}
     numbers = sorted(int(n) for n in names if n.isdigit())
     current = numbers[0] if "<" not in names else numbers[-1] if ">" not in names else 2
     wanted = index // 3 + 1
     if current != wanted:
-        return click(one(pages, "link", str(wanted)))
-    results = [n for n in find(before(nodes, pager[0]), "link")]
-    return click(results[index % 3])
+        return ax.click(ax.one(pages, "link", str(wanted)))
+    results = [n for n in ax.find(ax.before(nodes, pager[0]), "link")]
+    return ax.click(results[index % 3])
 
 
 def phone_book(obs: dict[str, Any]) -> str:
     """phone-book: page with '>' until the contact's card shows, then click the asked detail."""
     match = re.search(r"Find (.+) in the contact book and click on their (\w+)", obs["goal"])
     if not match:
-        raise OracleError(f"no contact in {obs['goal']!r}")
+        raise ax.OracleError(f"no contact in {obs['goal']!r}")
     person, detail = match.groups()
     nodes = widgets(obs)
-    if any(norm(h.name) == norm(person) for h in find(nodes, "heading")):
-        label = one(nodes, "generic", f"{detail.capitalize()}:")
+    if any(ax.norm(h.name) == ax.norm(person) for h in ax.find(nodes, "heading")):
+        label = ax.one(nodes, "generic", f"{detail.capitalize()}:")
         # the detail is a span with a click handler: the tree reads it as a link
-        return click(
-            next(n for n in after(nodes, label) if n.bid and n.role in ("generic", "link"))
+        return ax.click(
+            next(n for n in ax.after(nodes, label) if n.bid and n.role in ("generic", "link"))
         )
-    return click(one(nodes, "link", ">"))
+    return ax.click(ax.one(nodes, "link", ">"))
 
 
 def terminal(obs: dict[str, Any]) -> str:
@@ -141,16 +128,16 @@ def terminal(obs: dict[str, Any]) -> str:
     The terminal echoes the line being typed after the last prompt ("user$"), one text node per
     key, which the tree joins with spaces: the echo is compared without spaces."""
     nodes = widgets(obs)
-    box = textboxes(nodes)[0]
+    box = ax.textboxes(nodes)[0]
     if not box.focused:
-        return click(box)
-    texts = [n for n in nodes if n.role == "generic" and n.bid and norm(n.name) != "█"]
-    prompts = [i for i, n in enumerate(texts) if norm(n.name) == "user$"]
-    typed = norm(texts[prompts[-1] + 1].name) if prompts[-1] + 1 < len(texts) else ""
+        return ax.click(box)
+    texts = [n for n in nodes if n.role == "generic" and n.bid and ax.norm(n.name) != "█"]
+    prompts = [i for i, n in enumerate(texts) if ax.norm(n.name) == "user$"]
+    typed = ax.norm(texts[prompts[-1] + 1].name) if prompts[-1] + 1 < len(texts) else ""
     listing: list[str] = []
     for i in prompts[:-1]:
-        if norm(texts[i + 1].name) == "ls":
-            listing = norm(texts[i + 2].name).split()
+        if ax.norm(texts[i + 1].name) == "ls":
+            listing = ax.norm(texts[i + 2].name).split()
     if not listing:
         command = "ls"
     else:
@@ -158,10 +145,10 @@ def terminal(obs: dict[str, Any]) -> str:
         match = [f for f in listing if (f.endswith(ext.group(1)) if ext else "." not in f)]
         command = f"rm {match[0]}"
     if typed.replace(" ", "") == command.replace(" ", ""):
-        return action("keyboard_press", "Enter")
+        return ax.action("keyboard_press", "Enter")
     if typed:
-        return action("keyboard_press", "Backspace")
-    return action("keyboard_type", command)
+        return ax.action("keyboard_press", "Backspace")
+    return ax.action("keyboard_type", command)
 
 
 _EMAIL = re.compile(
@@ -207,10 +194,10 @@ def _email_intent(goal: str) -> _EmailIntent:
             names = [w for w in re.findall(r"\b[A-Z]\w*", rest) if w not in _NL_WORDS]
             if len(names) == 1:
                 return _EmailIntent(found[1], None, names[0], None)
-    raise OracleError(f"not an email-inbox goal: {goal!r}")
+    raise ax.OracleError(f"not an email-inbox goal: {goal!r}")
 
 
-def _icon(nodes: list[Node], hint: str) -> Node | None:
+def _icon(nodes: list[ax.Node], hint: str) -> ax.Node | None:
     """The first clickable icon whose ``hint`` (its id or first class) is ``hint``."""
     return next((n for n in nodes if n.props.get("hint", "").split()[:1] == [hint]), None)
 
@@ -219,23 +206,27 @@ def email_inbox(obs: dict[str, Any]) -> str:
     """email-inbox and its variants: open the sender's email (or use its row's icons), then
     reply, forward, trash or star it. The icons are script-bound spans without text: the tree
     keeps them as ``clickable`` with a ``hint`` (``trash``, ``star``, ``send-reply``...)."""
-    intent = _email_intent(norm(obs["goal"]))
-    nodes = page(obs)
+    intent = _email_intent(ax.norm(obs["goal"]))
+    nodes = ax.page(obs)
     for view, text in (("send-reply", intent.reply), ("send-forward", intent.to)):
         send = _icon(nodes, view)
         if send is not None:  # the reply or forward form: its first box takes the text
-            box = textboxes(nodes)[0]
-            return click(send) if norm(box.value) == norm(text or "") else fill(box, text or "")
+            box = ax.textboxes(nodes)[0]
+            return (
+                ax.click(send)
+                if ax.norm(box.value) == ax.norm(text or "")
+                else ax.fill(box, text or "")
+            )
     if _icon(nodes, "close-email") is not None:  # one email open
         if intent.icon:
             icon = _icon(nodes, intent.icon)
             if icon is None:
-                raise OracleError(f"no {intent.icon} icon on the open email")
-            return click(icon)
-        return click(one(nodes, None, "Reply" if intent.reply is not None else "Forward"))
+                raise ax.OracleError(f"no {intent.icon} icon on the open email")
+            return ax.click(icon)
+        return ax.click(ax.one(nodes, None, "Reply" if intent.reply is not None else "Forward"))
     for row in (n for n in nodes if "clickable" in n.props and n.name):
-        inner = subtree(nodes, row)
-        if inner and norm(inner[0].name) == norm(intent.sender):
+        inner = ax.subtree(nodes, row)
+        if inner and ax.norm(inner[0].name) == ax.norm(intent.sender):
             icon = _icon(inner, intent.icon) if intent.icon else None
-            return click(icon or row)
-    raise OracleError(f"no email from {intent.sender!r} in the inbox")
+            return ax.click(icon or row)
+    raise ax.OracleError(f"no email from {intent.sender!r} in the inbox")

@@ -6,29 +6,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from palaestra.envs.runtimes.axtree import (
-    Node,
-    OracleError,
-    action,
-    after,
-    click,
-    field_after,
-    fill,
-    fill_then,
-    find,
-    norm,
-    one,
-    press,
-    subtree,
-    textboxes,
-)
+from palaestra.envs.runtimes import axtree as ax
 from palaestra.envs.web.policies.reading import ORDINAL, ordinal, quoted, submit_button, widgets
 
 
 def enter_text(obs: dict[str, Any]) -> str:
     """enter-text, enter-text-dynamic: type the quoted text, then Submit."""
     nodes = widgets(obs)
-    return fill_then([(textboxes(nodes)[0], quoted(obs["goal"])[0])], submit_button(nodes))
+    return ax.fill_then([(ax.textboxes(nodes)[0], quoted(obs["goal"])[0])], submit_button(nodes))
 
 
 def enter_text_2(obs: dict[str, Any]) -> str:
@@ -36,29 +21,29 @@ def enter_text_2(obs: dict[str, Any]) -> str:
     text = quoted(obs["goal"])[0]
     text = text.upper() if "upper case" in obs["goal"] else text.lower()
     nodes = widgets(obs)
-    return fill_then([(textboxes(nodes)[0], text)], submit_button(nodes))
+    return ax.fill_then([(ax.textboxes(nodes)[0], text)], submit_button(nodes))
 
 
 def enter_password(obs: dict[str, Any]) -> str:
     """enter-password: the quoted password in both fields, then Submit."""
     password = quoted(obs["goal"])[0]
     nodes = widgets(obs)
-    return fill_then([(box, password) for box in textboxes(nodes)[:2]], submit_button(nodes))
+    return ax.fill_then([(box, password) for box in ax.textboxes(nodes)[:2]], submit_button(nodes))
 
 
 def login_user(obs: dict[str, Any]) -> str:
     """login-user(-popup): username and password into their labelled fields, then the button.
     A popup that steals the focus (login-user-popup) is dismissed with its Cancel button."""
     nodes = widgets(obs)
-    cancel = find(nodes, "button", "Cancel")
+    cancel = ax.find(nodes, "button", "Cancel")
     if cancel:
-        return click(cancel[-1])
+        return ax.click(cancel[-1])
     user, password = quoted(obs["goal"])[:2]
     fields = [
-        (field_after(nodes, one(nodes, "LabelText", "Username")), user),
-        (field_after(nodes, one(nodes, "LabelText", "Password")), password),
+        (ax.field_after(nodes, ax.one(nodes, "LabelText", "Username")), user),
+        (ax.field_after(nodes, ax.one(nodes, "LabelText", "Password")), password),
     ]
-    return fill_then(fields, submit_button(nodes, "Login", "OK"))
+    return ax.fill_then(fields, submit_button(nodes, "Login", "OK"))
 
 
 def enter_date(obs: dict[str, Any]) -> str:
@@ -66,58 +51,60 @@ def enter_date(obs: dict[str, Any]) -> str:
     the display format, so the date is filled in that form."""
     match = re.search(r"(\d\d)/(\d\d)/(\d{4})", obs["goal"])
     if not match:
-        raise OracleError(f"no date in {obs['goal']!r}")
+        raise ax.OracleError(f"no date in {obs['goal']!r}")
     month, day, year = match.groups()
     nodes = widgets(obs)
-    return fill_then([(textboxes(nodes)[0], f"{year}-{month}-{day}")], submit_button(nodes))
+    return ax.fill_then([(ax.textboxes(nodes)[0], f"{year}-{month}-{day}")], submit_button(nodes))
 
 
 def enter_time(obs: dict[str, Any]) -> str:
     """enter-time: a time input's value is 24-hour HH:MM, whatever the display (12:14 AM)."""
     match = re.search(r"(\d{1,2}):(\d\d)\s*([AP]M)?", obs["goal"])
     if not match:
-        raise OracleError(f"no time in {obs['goal']!r}")
+        raise ax.OracleError(f"no time in {obs['goal']!r}")
     hour, minute = int(match.group(1)), match.group(2)
     if match.group(3):
         hour = hour % 12 + (12 if match.group(3) == "PM" else 0)
     nodes = widgets(obs)
-    return fill_then([(textboxes(nodes)[0], f"{hour:02d}:{minute}")], submit_button(nodes))
+    return ax.fill_then([(ax.textboxes(nodes)[0], f"{hour:02d}:{minute}")], submit_button(nodes))
 
 
 def focus_text(obs: dict[str, Any]) -> str:
     """focus-text: click into the textbox."""
-    return click(textboxes(widgets(obs))[0])
+    return ax.click(ax.textboxes(widgets(obs))[0])
 
 
 def focus_text_2(obs: dict[str, Any]) -> str:
     """focus-text-2: click into the n-th textbox."""
-    return click(textboxes(widgets(obs))[ordinal(obs["goal"])])
+    return ax.click(ax.textboxes(widgets(obs))[ordinal(obs["goal"])])
 
 
 def choose_list(obs: dict[str, Any]) -> str:
     """choose-list: pick the option in the drop-down, then Submit."""
     match = re.search(r"Select (.*) from the list", obs["goal"])
     if not match:
-        raise OracleError(f"no item in {obs['goal']!r}")
+        raise ax.OracleError(f"no item in {obs['goal']!r}")
     nodes = widgets(obs)
-    box = one(nodes, "combobox")
-    if norm(box.value) != norm(match.group(1)):
-        return action("select_option", box.bid, [match.group(1)])
-    return click(submit_button(nodes))
+    box = ax.one(nodes, "combobox")
+    if ax.norm(box.value) != ax.norm(match.group(1)):
+        return ax.action("select_option", box.bid, [match.group(1)])
+    return ax.click(submit_button(nodes))
 
 
 def click_scroll_list(obs: dict[str, Any]) -> str:
     """click-scroll-list: select exactly the listed items in the list box, then Submit."""
     match = re.search(r"Select (.*) from the scroll list", obs["goal"])
     if not match:
-        raise OracleError(f"no items in {obs['goal']!r}")
+        raise ax.OracleError(f"no items in {obs['goal']!r}")
     wanted = match.group(1).split(", ")
     nodes = widgets(obs)
-    box = one(nodes, "listbox")
-    chosen = {norm(o.name) for o in find(subtree(nodes, box), "option") if "selected" in o.props}
-    if chosen != {norm(w) for w in wanted}:
-        return action("select_option", box.bid, wanted)
-    return click(submit_button(nodes))
+    box = ax.one(nodes, "listbox")
+    chosen = {
+        ax.norm(o.name) for o in ax.find(ax.subtree(nodes, box), "option") if "selected" in o.props
+    }
+    if chosen != {ax.norm(w) for w in wanted}:
+        return ax.action("select_option", box.bid, wanted)
+    return ax.click(submit_button(nodes))
 
 
 def use_spinner(obs: dict[str, Any]) -> str:
@@ -125,58 +112,60 @@ def use_spinner(obs: dict[str, Any]) -> str:
     the field) until it shows the number, then Submit."""
     match = re.search(r"Select (-?\d+)", obs["goal"])
     if not match:
-        raise OracleError(f"no number in {obs['goal']!r}")
+        raise ax.OracleError(f"no number in {obs['goal']!r}")
     target = int(match.group(1))
     nodes = widgets(obs)
-    spin = one(nodes, "spinbutton")
-    up, down = find(after(nodes, spin), "button")[:2]
+    spin = ax.one(nodes, "spinbutton")
+    up, down = ax.find(ax.after(nodes, spin), "button")[:2]
     current = int(spin.value or 0)
     if current == target:
-        return click(submit_button(nodes))
-    return click(up if current < target else down)
+        return ax.click(submit_button(nodes))
+    return ax.click(up if current < target else down)
 
 
-def _cut(source: Node) -> str:
+def _cut(source: ax.Node) -> str:
     """Select all of the source, then cut it: cutting moves the exact text (the tree collapses
     whitespace, so retyping what it shows could differ from the original), and the emptied
     source shows that the clipboard holds it."""
-    return press(source, "Control+x" if source.focused else "Control+a")
+    return ax.press(source, "Control+x" if source.focused else "Control+a")
 
 
 def copy_paste(obs: dict[str, Any]) -> str:
     """copy-paste: the textarea and the input come in either order and look alike once the text
     has moved, so the empty input first gets a marker '-' that the paste then replaces."""
     nodes = widgets(obs)
-    boxes = textboxes(nodes)
+    boxes = ax.textboxes(nodes)
     marked = [b for b in boxes if b.value == "-"]
     if not marked:
         if any(b.focused for b in boxes):  # the pasted text, still focused after the paste
-            return click(submit_button(nodes))
-        return fill(next(b for b in boxes if not b.value), "-")
+            return ax.click(submit_button(nodes))
+        return ax.fill(next(b for b in boxes if not b.value), "-")
     full = [b for b in boxes if b.value and b.value != "-"]
     if full:
         return _cut(full[0])
-    return press(marked[0], "Control+v" if marked[0].focused else "Control+a")
+    return ax.press(marked[0], "Control+v" if marked[0].focused else "Control+a")
 
 
 def copy_paste_2(obs: dict[str, Any]) -> str:
     """copy-paste-2: cut the n-th text area, paste into the input (the last textbox), Submit."""
     nodes = widgets(obs)
-    boxes = textboxes(nodes)
+    boxes = ax.textboxes(nodes)
     source, target = boxes[ordinal(obs["goal"])], boxes[-1]
     if target.value:
-        return click(submit_button(nodes))
-    return _cut(source) if source.value else press(target, "Control+v")
+        return ax.click(submit_button(nodes))
+    return _cut(source) if source.value else ax.press(target, "Control+v")
 
 
 def form_sequence_2(obs: dict[str, Any]) -> str:
     """form-sequence-2: the n-th radio button, the number into the m-th textbox, Submit."""
     radio_n, box_n = (int(n) - 1 for n in ORDINAL.findall(obs["goal"])[:2])
     nodes = widgets(obs)
-    radio = find(nodes, "radio")[radio_n]
+    radio = ax.find(nodes, "radio")[radio_n]
     if not radio.checked:
-        return click(radio)
-    return fill_then([(textboxes(nodes)[box_n], quoted(obs["goal"])[0])], submit_button(nodes))
+        return ax.click(radio)
+    return ax.fill_then(
+        [(ax.textboxes(nodes)[box_n], quoted(obs["goal"])[0])], submit_button(nodes)
+    )
 
 
 _MOVIE_FIELDS = {"genre": "genre", "director": "director", "year": "year", "date": "year"}
@@ -187,16 +176,16 @@ def multi_layouts(obs: dict[str, Any]) -> str:
     A caption sits before its input, except in the layout where every input comes first."""
     match = re.search(r"Search for (\S+) movies directed by (.+) from year (\d+)", obs["goal"])
     if not match:
-        raise OracleError(f"no movie query in {obs['goal']!r}")
+        raise ax.OracleError(f"no movie query in {obs['goal']!r}")
     values = dict(zip(("genre", "director", "year"), match.groups(), strict=True))
     nodes = widgets(obs)
-    boxes = textboxes(nodes)
+    boxes = ax.textboxes(nodes)
     captions = [
         (n, key)
         for n in nodes
         if n.bid and n.role in ("generic", "columnheader", "LabelText")
         for word, key in _MOVIE_FIELDS.items()
-        if word in norm(n.name).lower() and len(n.name) < 20
+        if word in ax.norm(n.name).lower() and len(n.name) < 20
     ]
     inputs_first = boxes[0].index < captions[0][0].index
     fields = []
@@ -204,16 +193,16 @@ def multi_layouts(obs: dict[str, Any]) -> str:
         if inputs_first:
             box = [b for b in boxes if b.index < caption.index][-1]
         else:
-            box = field_after(nodes, caption)
+            box = ax.field_after(nodes, caption)
         fields.append((box, values[key]))
-    return fill_then(fields, submit_button(nodes, "Submit", "Search", "Go!"))
+    return ax.fill_then(fields, submit_button(nodes, "Submit", "Search", "Go!"))
 
 
 def scroll_text_2(obs: dict[str, Any]) -> str:
     """scroll-text-2: Control+End (or Control+Home) in the textarea moves its caret to the end
     (start) and scrolls there; the textarea keeps the focus, which shows it is done; Submit."""
     nodes = widgets(obs)
-    area = textboxes(nodes)[0]
+    area = ax.textboxes(nodes)[0]
     if area.focused:
-        return click(submit_button(nodes))
-    return press(area, "Control+End" if "bottom" in obs["goal"] else "Control+Home")
+        return ax.click(submit_button(nodes))
+    return ax.press(area, "Control+End" if "bottom" in obs["goal"] else "Control+Home")

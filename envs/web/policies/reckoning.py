@@ -6,58 +6,46 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from palaestra.envs.runtimes.axtree import (
-    Node,
-    OracleError,
-    after,
-    before,
-    click,
-    field_after,
-    fill,
-    fill_then,
-    find,
-    norm,
-    one,
-    subtree,
-    textboxes,
-)
+from palaestra.envs.runtimes import axtree as ax
 from palaestra.envs.web.policies.reading import evaluate, number, ordinal, submit_button, widgets
 
 
 def simple_arithmetic(obs: dict[str, Any]) -> str:
     """simple-arithmetic: compute "a op b =" shown on the page ("x" is times), submit it."""
     nodes = widgets(obs)
-    problem = next(n for n in nodes if norm(n.name).endswith("="))
-    result = evaluate(norm(problem.name).rstrip("=").replace("x", "*"))
-    return fill_then([(textboxes(nodes)[0], number(result))], submit_button(nodes))
+    problem = next(n for n in nodes if ax.norm(n.name).endswith("="))
+    result = evaluate(ax.norm(problem.name).rstrip("=").replace("x", "*"))
+    return ax.fill_then([(ax.textboxes(nodes)[0], number(result))], submit_button(nodes))
 
 
 def simple_algebra(obs: dict[str, Any]) -> str:
     """simple-algebra: solve the linear equation in x shown on the page."""
     nodes = widgets(obs)
-    equation = next(n for n in nodes if "x" in n.name and "=" in n.name and norm(n.name) != "x =")
-    left, right = (side.strip() for side in norm(equation.name).split("="))
+    equation = next(
+        n for n in nodes if "x" in n.name and "=" in n.name and ax.norm(n.name) != "x ="
+    )
+    left, right = (side.strip() for side in ax.norm(equation.name).split("="))
     at0 = evaluate(left, 0) - evaluate(right, 0)
     at1 = evaluate(left, 1) - evaluate(right, 1)
     x = -at0 / (at1 - at0)
-    return fill_then([(textboxes(nodes)[0], number(round(x, 6)))], submit_button(nodes))
+    return ax.fill_then([(ax.textboxes(nodes)[0], number(round(x, 6)))], submit_button(nodes))
 
 
 def find_word(obs: dict[str, Any]) -> str:
     """find-word: the n-th word of the paragraph (punctuation does not count)."""
     nodes = widgets(obs)
-    words = one(nodes, "paragraph").name.split()
+    words = ax.one(nodes, "paragraph").name.split()
     word = re.sub(r"[^A-Za-z0-9]", "", words[ordinal(obs["goal"])])
-    return fill_then([(textboxes(nodes)[0], word)], submit_button(nodes))
+    return ax.fill_then([(ax.textboxes(nodes)[0], word)], submit_button(nodes))
 
 
-def _table(nodes: list[Node]) -> dict[str, str]:
+def _table(nodes: list[ax.Node]) -> dict[str, str]:
     """A two-column table as key -> value (first cell of each row -> second cell)."""
     out = {}
-    for row in find(nodes, "row"):
-        cells = find(subtree(nodes, row), "cell")
+    for row in ax.find(nodes, "row"):
+        cells = ax.find(ax.subtree(nodes, row), "cell")
         if len(cells) >= 2:
-            out[norm(cells[0].name)] = cells[1].name
+            out[ax.norm(cells[0].name)] = cells[1].name
     return out
 
 
@@ -65,10 +53,10 @@ def read_table(obs: dict[str, Any]) -> str:
     """read-table: the value of the row the utterance names."""
     match = re.search(r"value of (.*) into the text field", obs["goal"])
     if not match:
-        raise OracleError(f"no key in {obs['goal']!r}")
+        raise ax.OracleError(f"no key in {obs['goal']!r}")
     nodes = widgets(obs)
-    value = _table(nodes)[norm(match.group(1))]
-    return fill_then([(textboxes(nodes)[0], value)], submit_button(nodes))
+    value = _table(nodes)[ax.norm(match.group(1))]
+    return ax.fill_then([(ax.textboxes(nodes)[0], value)], submit_button(nodes))
 
 
 def read_table_2(obs: dict[str, Any]) -> str:
@@ -76,42 +64,42 @@ def read_table_2(obs: dict[str, Any]) -> str:
     nodes = widgets(obs)
     table = _table(nodes)
     fields = [
-        (field_after(nodes, label), table[norm(label.name).rstrip(":")])
-        for label in find(nodes, "LabelText")
+        (ax.field_after(nodes, label), table[ax.norm(label.name).rstrip(":")])
+        for label in ax.find(nodes, "LabelText")
     ]
-    return fill_then(fields, submit_button(nodes))
+    return ax.fill_then(fields, submit_button(nodes))
 
 
 def text_transform(obs: dict[str, Any]) -> str:
     """text-transform: the distorted letters are separate text spans before the textbox."""
     nodes = widgets(obs)
-    box = textboxes(nodes)[0]
-    text = "".join(n.name for n in before(nodes, box) if n.role == "generic")
-    return fill_then([(box, text)], submit_button(nodes))
+    box = ax.textboxes(nodes)[0]
+    text = "".join(n.name for n in ax.before(nodes, box) if n.role == "generic")
+    return ax.fill_then([(box, text)], submit_button(nodes))
 
 
 def guess_number(obs: dict[str, Any]) -> str:
     """guess-number: start at 5 and walk one step toward the feedback ("higher than 5")."""
     nodes = widgets(obs)
-    box = textboxes(nodes)[0]
-    feedback = " ".join(n.name for n in before(nodes, box))
+    box = ax.textboxes(nodes)[0]
+    feedback = " ".join(n.name for n in ax.before(nodes, box))
     match = re.search(r"(higher|lower) than\D*(-?\d+)", feedback)
     guess = "5"
     if match:
         guess = str(int(match.group(2)) + (1 if match.group(1) == "higher" else -1))
-    if norm(box.value) == guess:
-        return click(submit_button(nodes))
-    return fill(box, guess)
+    if ax.norm(box.value) == guess:
+        return ax.click(submit_button(nodes))
+    return ax.fill(box, guess)
 
 
 def odd_or_even(obs: dict[str, Any]) -> str:
     """odd-or-even: mark each row in turn (the last marked button keeps the focus), Submit."""
     nodes = widgets(obs)
     rows = []
-    for odd in find(nodes, "button", "Odd"):
-        rest = after(nodes, odd)
-        shown = next(n for n in rest if re.fullmatch(r"-?\d+", norm(n.name)))
-        even = next(n for n in rest if n.role == "button" and norm(n.name) == "Even")
+    for odd in ax.find(nodes, "button", "Odd"):
+        rest = ax.after(nodes, odd)
+        shown = next(n for n in rest if re.fullmatch(r"-?\d+", ax.norm(n.name)))
+        even = next(n for n in rest if n.role == "button" and ax.norm(n.name) == "Even")
         rows.append((odd, even, int(shown.name)))
     done = -1
     for i, (odd, even, _) in enumerate(rows):
@@ -119,17 +107,17 @@ def odd_or_even(obs: dict[str, Any]) -> str:
             done = i
     if done + 1 < len(rows):
         odd, even, value = rows[done + 1]
-        return click(odd if value % 2 else even)
-    return click(submit_button(nodes))
+        return ax.click(odd if value % 2 else even)
+    return ax.click(submit_button(nodes))
 
 
 def generate_number(obs: dict[str, Any]) -> str:
     """generate-number: press Generate until the shown number fits the rule, then Submit."""
     nodes = widgets(obs)
-    generate = one(nodes, "button", "Generate")
-    shown = [n for n in before(nodes, generate) if re.fullmatch(r"-?\d+", norm(n.name))]
+    generate = ax.one(nodes, "button", "Generate")
+    shown = [n for n in ax.before(nodes, generate) if re.fullmatch(r"-?\d+", ax.norm(n.name))]
     if not shown:
-        return click(generate)
+        return ax.click(generate)
     value, goal = int(shown[-1].name), obs["goal"]
     bound = re.search(r"(less|greater) than (-?\d+)", goal)
     if bound:
@@ -137,4 +125,4 @@ def generate_number(obs: dict[str, Any]) -> str:
         ok = value < limit if bound.group(1) == "less" else value > limit
     else:
         ok = (value % 2 == 1) == ("odd" in goal)
-    return click(submit_button(nodes) if ok else generate)
+    return ax.click(submit_button(nodes) if ok else generate)

@@ -9,25 +9,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from palaestra.envs.runtimes.axtree import (
-    Node,
-    OracleError,
-    action,
-    before,
-    click,
-    fill,
-    find,
-    norm,
-    one,
-    press,
-    subtree,
-    textboxes,
-)
+from palaestra.envs.runtimes import axtree as ax
 from palaestra.envs.web.policies.reading import ordinal, quoted, submit_button, widgets
 
 
 def autocomplete(
-    nodes: list[Node], box: Node, typed: str, fits: Callable[[str], bool]
+    nodes: list[ax.Node], box: ax.Node, typed: str, fits: Callable[[str], bool]
 ) -> str | None:
     """Set an autocomplete field to a suggestion that fits; None once it holds one.
 
@@ -35,15 +22,15 @@ def autocomplete(
     below the field), click the first that fits. A picked suggestion is what the widget's live
     region ("status") announces, which tells it apart from the same text merely typed.
     """
-    offered = [n for n in find(nodes, "listitem") if fits(n.name)]
+    offered = [n for n in ax.find(nodes, "listitem") if fits(n.name)]
     if offered:
-        return click(offered[0])
-    announced = {norm(n.name) for s in find(nodes, "status") for n in subtree(nodes, s)}
-    if fits(box.value) and norm(box.value) in announced:
+        return ax.click(offered[0])
+    announced = {ax.norm(n.name) for s in ax.find(nodes, "status") for n in ax.subtree(nodes, s)}
+    if fits(box.value) and ax.norm(box.value) in announced:
         return None
-    if norm(box.value) != norm(typed):  # the tree trims values: "New " shows as 'New'
-        return fill(box, typed)
-    return action("noop", 300)
+    if ax.norm(box.value) != ax.norm(typed):  # the tree trims values: "New " shows as 'New'
+        return ax.fill(box, typed)
+    return ax.action("noop", 300)
 
 
 def use_autocomplete(obs: dict[str, Any]) -> str:
@@ -56,8 +43,8 @@ def use_autocomplete(obs: dict[str, Any]) -> str:
     def fits(text: str) -> bool:
         return text.startswith(start) and text.endswith(end)
 
-    picked = autocomplete(nodes, textboxes(nodes)[0], start, fits)
-    return picked or click(submit_button(nodes))
+    picked = autocomplete(nodes, ax.textboxes(nodes)[0], start, fits)
+    return picked or ax.click(submit_button(nodes))
 
 
 _MONTHS = list(calendar.month_name)[1:]
@@ -66,7 +53,7 @@ _MONTHS = list(calendar.month_name)[1:]
 _DATE = re.compile(r"(\d\d)/(\d\d)/(\d{4})")
 
 
-def pick_date(nodes: list[Node], box: Node, date: str) -> str | None:
+def pick_date(nodes: list[ax.Node], box: ax.Node, date: str) -> str | None:
     """Set a read-only jQuery UI date field to ``date`` (MM/DD/YYYY); None once it holds it.
 
     Open the picker by clicking the field, step months with Prev/Next until the picker's header
@@ -76,17 +63,17 @@ def pick_date(nodes: list[Node], box: Node, date: str) -> str | None:
         return None
     parts = _DATE.fullmatch(date)
     if parts is None:
-        raise OracleError(f"not a MM/DD/YYYY date: {date!r}")
+        raise ax.OracleError(f"not a MM/DD/YYYY date: {date!r}")
     month, day, year = (int(g) for g in parts.groups())
-    shown_month = [n for n in nodes if norm(n.name) in _MONTHS]
-    shown_year = [n for n in nodes if re.fullmatch(r"\d{4}", norm(n.name))]
+    shown_month = [n for n in nodes if ax.norm(n.name) in _MONTHS]
+    shown_year = [n for n in nodes if re.fullmatch(r"\d{4}", ax.norm(n.name))]
     if not shown_month or not shown_year:
-        return click(box)
-    shown = int(shown_year[0].name) * 12 + _MONTHS.index(norm(shown_month[0].name)) + 1
+        return ax.click(box)
+    shown = int(shown_year[0].name) * 12 + _MONTHS.index(ax.norm(shown_month[0].name)) + 1
     wanted = year * 12 + month
     if shown != wanted:
-        return click(one(nodes, "generic", "Next" if shown < wanted else "Prev"))
-    return click(one(subtree(nodes, one(nodes, "table")), "link", str(day)))
+        return ax.click(ax.one(nodes, "generic", "Next" if shown < wanted else "Prev"))
+    return ax.click(ax.one(ax.subtree(nodes, ax.one(nodes, "table")), "link", str(day)))
 
 
 def choose_date(obs: dict[str, Any]) -> str:
@@ -94,51 +81,51 @@ def choose_date(obs: dict[str, Any]) -> str:
     the date picker, then Submit."""
     match = _DATE.search(obs["goal"])
     if not match:
-        raise OracleError(f"no date in {obs['goal']!r}")
+        raise ax.OracleError(f"no date in {obs['goal']!r}")
     nodes = widgets(obs)
-    picked = pick_date(nodes, textboxes(nodes)[0], match.group(0))
-    return picked or click(submit_button(nodes))
+    picked = pick_date(nodes, ax.textboxes(nodes)[0], match.group(0))
+    return picked or ax.click(submit_button(nodes))
 
 
-def _slide(nodes: list[Node], target: int) -> str | None:
+def _slide(nodes: list[ax.Node], target: int) -> str | None:
     """Move a jQuery UI slider to ``target`` with its keys; None once it shows the target.
 
     The handle has no text, so it is in the tree only while it has the focus: Tab gives it the
     focus (it is the first focusable element of these tasks). Page keys move a fifth of the
     range, at most 20, so they are used only while 20 or more away; arrows move by one.
     """
-    shown = next(n for n in nodes if re.fullmatch(r"-?\d+", norm(n.name)))
+    shown = next(n for n in nodes if re.fullmatch(r"-?\d+", ax.norm(n.name)))
     diff = target - int(shown.name)
     if diff == 0:
         return None
     handle = [n for n in nodes if n.role == "generic" and n.focused and not n.name]
     if not handle:
-        return action("keyboard_press", "Tab")
+        return ax.action("keyboard_press", "Tab")
     if abs(diff) >= 20:
-        return press(handle[0], "PageUp" if diff > 0 else "PageDown")
-    return press(handle[0], "ArrowRight" if diff > 0 else "ArrowLeft")
+        return ax.press(handle[0], "PageUp" if diff > 0 else "PageDown")
+    return ax.press(handle[0], "ArrowRight" if diff > 0 else "ArrowLeft")
 
 
 def use_slider(obs: dict[str, Any]) -> str:
     """use-slider: set the slider to the number, then Submit."""
     match = re.search(r"Select (-?\d+) with the slider", obs["goal"])
     if not match:
-        raise OracleError(f"no number in {obs['goal']!r}")
+        raise ax.OracleError(f"no number in {obs['goal']!r}")
     nodes = widgets(obs)
-    return _slide(nodes, int(match.group(1))) or click(submit_button(nodes))
+    return _slide(nodes, int(match.group(1))) or ax.click(submit_button(nodes))
 
 
 def form_sequence(obs: dict[str, Any]) -> str:
     """form-sequence: the slider to the number, check the n-th checkbox, then Submit."""
     match = re.search(r"Select (-?\d+) with the slider", obs["goal"])
     if not match:
-        raise OracleError(f"no number in {obs['goal']!r}")
+        raise ax.OracleError(f"no number in {obs['goal']!r}")
     nodes = widgets(obs)
     moved = _slide(nodes, int(match.group(1)))
     if moved:
         return moved
-    box = find(nodes, "checkbox")[ordinal(obs["goal"])]
-    return click(submit_button(nodes)) if box.checked else click(box)
+    box = ax.find(nodes, "checkbox")[ordinal(obs["goal"])]
+    return ax.click(submit_button(nodes)) if box.checked else ax.click(box)
 
 
 def form_sequence_3(obs: dict[str, Any]) -> str:
@@ -146,12 +133,12 @@ def form_sequence_3(obs: dict[str, Any]) -> str:
     it, pick the item, then click the quoted button."""
     match = re.search(r"Choose (.+) from the dropdown", obs["goal"])
     if not match:
-        raise OracleError(f"no choice in {obs['goal']!r}")
-    choice = norm(match.group(1))
+        raise ax.OracleError(f"no choice in {obs['goal']!r}")
+    choice = ax.norm(match.group(1))
     nodes = widgets(obs)
-    arrow = one(nodes, "generic", "▾")
-    shown = [n for n in before(nodes, arrow) if n.role == "generic" and n.bid]
-    if shown and norm(shown[-1].name) == choice:
-        return click(one(nodes, "button", quoted(obs["goal"])[-1]))
-    items = find(nodes, "listitem", choice)
-    return click(items[0] if items else arrow)
+    arrow = ax.one(nodes, "generic", "▾")
+    shown = [n for n in ax.before(nodes, arrow) if n.role == "generic" and n.bid]
+    if shown and ax.norm(shown[-1].name) == choice:
+        return ax.click(ax.one(nodes, "button", quoted(obs["goal"])[-1]))
+    items = ax.find(nodes, "listitem", choice)
+    return ax.click(items[0] if items else arrow)
