@@ -24,9 +24,9 @@ from palaestra.envs.computer.rows import (
     in_editor,
     in_terminal,
     intact,
-    members,
     moved,
     output,
+    packed,
     process,
     rewrite,
     row,
@@ -372,12 +372,12 @@ TABLE: dict[str, list[Row]] = {
         ),
     ],
     "archive": [
-        row(
+        packed(
             "tar-project",
             "Create a gzip-compressed tar archive ~/backup.tar.gz of the folder ~/project.",
-            members("~/backup.tar.gz", {"project/main.py": "print(1)", "project/README": "hi"}),
-            sh("cd ~ && tar czf backup.tar.gz project"),
-            files={"project/main.py": "print(1)\n", "project/README": "hi\n"},
+            "~/backup.tar.gz",
+            {"project/main.py": "print(1)\n", "project/README": "hi\n"},
+            "cd ~ && tar czf backup.tar.gz project",
         ),
         row(
             "extract-bundle",
@@ -387,12 +387,12 @@ TABLE: dict[str, list[Row]] = {
             files={"stage/inner/msg.txt": "secret plans\n"},
             commands=["tar czf ~/bundle.tar.gz -C ~/stage inner && rm -r ~/stage"],
         ),
-        row(
+        packed(
             "zip-docs",
             "Create a zip archive ~/docs.zip holding the folder ~/docs.",
-            members("~/docs.zip", {"docs/a.txt": "a", "docs/b.txt": "b"}),
-            sh("cd ~ && python3 -m zipfile -c docs.zip docs"),
-            files={"docs/a.txt": "a", "docs/b.txt": "b"},
+            "~/docs.zip",
+            {"docs/a.txt": "a", "docs/b.txt": "b"},
+            "cd ~ && python3 -m zipfile -c docs.zip docs",
         ),
         moved(
             "gzip-log",

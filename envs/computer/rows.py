@@ -220,6 +220,12 @@ def moved(
     return row(tid, instruction, moved_out, oracle, files={source: text})
 
 
+def packed(tid: str, instruction: str, archive: str, files: dict[str, str], command: str) -> Row:
+    """The session's ``files`` packed by the agent into ``archive``, which must hold exactly
+    them (their texts as :func:`members` compares them); ``command`` is the oracle."""
+    return row(tid, instruction, members(archive, files), sh(command), files=files)
+
+
 def in_editor(tid: str, instruction: str, before: str, after: str, keys: list[str]) -> Row:
     """A rewrite of ~/notes.txt in the editor showing it, saved: its oracle is the GUI's keys."""
     oracle = [*keys, "key('ctrl+s')", "wait(0.5)"]
