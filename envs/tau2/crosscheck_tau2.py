@@ -34,6 +34,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, overload
 
 #: what tau2's environment is registered as for the evaluator (tau2's own constructor, pooled)
@@ -237,6 +238,26 @@ def _telecom_world(env: Any) -> dict[str, Any]:
     return {"agent": env.tools.db.model_dump(), "user": env.user_tools.db.model_dump()}
 
 
+def _noting_key(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``dict``'s ``method`` on a :class:`_Table`, first noting its key argument as seen."""
+
+    def noted(self: _Table, key: Any, *args: Any) -> Any:
+        self.seen.add(key)
+        return method(self, key, *args)
+
+    return noted
+
+
+def _noting_walk(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``dict``'s ``method`` on a :class:`_Table`, first noting that the whole table was walked."""
+
+    def noted(self: _Table, *args: Any, **kwargs: Any) -> Any:
+        self.walked = True
+        return method(self, *args, **kwargs)
+
+    return noted
+
+
 class _Table(dict):
     """One table of a pooled tau2 world that remembers which entities it handed out, so only
     those can differ from the initial world (an entity is reachable only through its table);
@@ -247,56 +268,13 @@ class _Table(dict):
         self.seen: set[str] = set()
         self.walked = False
 
-    def __getitem__(self, key: Any) -> Any:
-        self.seen.add(key)
-        return super().__getitem__(key)
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        self.seen.add(key)
-        return super().get(key, default)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self.seen.add(key)
-        super().__setitem__(key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self.seen.add(key)
-        super().__delitem__(key)
-
-    def _walk(self) -> None:
-        self.walked = True
-
-    def __iter__(self) -> Any:
-        self._walk()
-        return super().__iter__()
-
-    def values(self) -> Any:
-        self._walk()
-        return super().values()
-
-    def items(self) -> Any:
-        self._walk()
-        return super().items()
-
-    def pop(self, *args: Any) -> Any:
-        self._walk()
-        return super().pop(*args)
-
-    def popitem(self) -> Any:
-        self._walk()
-        return super().popitem()
-
-    def setdefault(self, *args: Any) -> Any:
-        self._walk()
-        return super().setdefault(*args)
-
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        self._walk()
-        super().update(*args, **kwargs)
-
-    def clear(self) -> None:
-        self._walk()
-        super().clear()
+# the dict methods that hand out (or change) the entity under their key argument, and those
+# that walk over the whole table
+for _name in ("__getitem__", "get", "__setitem__", "__delitem__"):
+    setattr(_Table, _name, _noting_key(getattr(dict, _name)))
+for _name in ("__iter__", "values", "items", "pop", "popitem", "setdefault", "update", "clear"):
+    setattr(_Table, _name, _noting_walk(getattr(dict, _name)))
 
 
 class _RetailPool:
