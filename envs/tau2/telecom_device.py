@@ -136,6 +136,18 @@ def _forcing(key: str, on: bool, search: bool, message: str) -> Callable[[Device
     return action
 
 
+def _toggling(key: str, search: bool, label: str) -> Callable[..., Any]:
+    """A device tool that flips the switch ``key`` (a network search follows when ``search``)
+    and says its new position as tau2 does; the switch tools differ only in these three."""
+
+    @tool
+    def toggle(self: DeviceTools) -> str:
+        on = self._flip(key, search)
+        return self._with_bar(f"{label} is now {'ON' if on else 'OFF'}.")
+
+    return toggle
+
+
 class DeviceTools:
     """The user's tools on their phone (tau2 ``TelecomUserTools``)."""
 
@@ -399,22 +411,10 @@ class DeviceTools:
             self.simulate_network_search()
         return bool(self.dev[key])
 
-    @tool
-    def toggle_data(self) -> str:
-        return self._with_bar(
-            f"Mobile Data is now {'ON' if self._flip('data_enabled', True) else 'OFF'}."
-        )
-
-    @tool
-    def toggle_roaming(self) -> str:
-        return self._with_bar(
-            f"Data Roaming is now {'ON' if self._flip('roaming_enabled', True) else 'OFF'}."
-        )
-
-    @tool
-    def toggle_data_saver_mode(self) -> str:
-        on = self._flip("data_saver_mode", False)
-        return self._with_bar(f"Data Saver Mode is now {'ON' if on else 'OFF'}.")
+    # switch, network search after the flip, what tau2 calls it in the answer
+    toggle_data = _toggling("data_enabled", True, "Mobile Data")
+    toggle_roaming = _toggling("roaming_enabled", True, "Data Roaming")
+    toggle_data_saver_mode = _toggling("data_saver_mode", False, "Data Saver Mode")
 
     @tool
     def toggle_wifi(self) -> str:
@@ -426,10 +426,7 @@ class DeviceTools:
             d.update(wifi_connected=False, wifi_ssid=None, wifi_signal_strength="none")
         return self._with_bar(f"Wi-Fi is now {'ON' if d['wifi_enabled'] else 'OFF'}.")
 
-    @tool
-    def toggle_wifi_calling(self) -> str:
-        on = self._flip("wifi_calling_enabled", False)
-        return self._with_bar(f"Wi-Fi Calling is now {'ON' if on else 'OFF'}.")
+    toggle_wifi_calling = _toggling("wifi_calling_enabled", False, "Wi-Fi Calling")
 
     @tool
     def reseat_sim_card(self) -> str:
