@@ -189,16 +189,20 @@ def is_closed_error(exc: Exception) -> bool:
     return "has been closed" in text or "Target crashed" in text or "Browser closed" in text
 
 
+#: reads of a page caught mid-navigation: a page that redirects or navigates twice in a row (a
+#: form post, then its redirect) can destroy the context of a second read too
+READ_ATTEMPTS = 3
+
+
 async def when_loaded(page: Any, read: Callable[[], Awaitable[T]], timeout_ms: float) -> T:
     """``read()`` on the page once it has loaded. A page caught mid-navigation (the load began
-    after we looked) cannot be captured or evaluated: wait for the new page and read once more."""
-    with contextlib.suppress(Exception):
-        await page.wait_for_load_state("load", timeout=timeout_ms)
-    try:
-        return await read()
-    except Exception as exc:
-        if is_closed_error(exc):
-            raise
+    after we looked) cannot be captured or evaluated: wait for the new page and read again."""
+    for attempt in range(READ_ATTEMPTS):
         with contextlib.suppress(Exception):
             await page.wait_for_load_state("load", timeout=timeout_ms)
-        return await read()
+        try:
+            return await read()
+        except Exception as exc:
+            if is_closed_error(exc) or attempt == READ_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")

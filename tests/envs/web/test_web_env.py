@@ -173,10 +173,10 @@ def test_chromium_crash_fails_the_session_and_the_worker_recovers(gateway):
     workers = {w["name"]: w["pid"] for w in httpx.get(f"{gateway}/v1/health").json()["workers"]}
     worker = httpx.get(f"{gateway}/v1/sessions/{env.session_id}").json()["worker"]
     os.kill(_chromium_of(workers[worker]), signal.SIGKILL)
-    time.sleep(0.5)
-    with pytest.raises(EnvCrashed) as err:
-        env.step("noop(0)")
-        env.step("noop(0)")
+    with pytest.raises(EnvCrashed) as err:  # as soon as the worker has seen it die
+        for _ in range(20):  # a loaded machine takes a moment to notice: bounded, then fail
+            env.step("noop(0)")
+            time.sleep(0.25)
     assert "Chromium" in err.value.detail or "stopped responding" in err.value.detail
     env.close()
     fresh = RemoteEnv(task="webtest/home", base_url=gateway)
