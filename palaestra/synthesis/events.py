@@ -1,4 +1,4 @@
-"""What a synthesis run reports while it runs and when it ends: plain, picklable records.
+"""What a synthesis run reports while it runs and when it ends: plain records, sent as JSON.
 
 Kept apart from the pipeline so that a reader of the events (the gateway, which receives them
 from a child process) never imports the pipeline itself: browsers, the app server.
@@ -6,7 +6,8 @@ from a child process) never imports the pipeline itself: browsers, the app serve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from typing import Any
 
 
@@ -38,3 +39,27 @@ class Failed:
 
 
 Event = Progress | Finished | Failed
+
+KINDS: dict[str, type[Progress] | type[Finished] | type[Failed]] = {
+    "progress": Progress,
+    "finished": Finished,
+    "failed": Failed,
+}
+
+
+def encode(event: Event) -> bytes:
+    kind = next(k for k, cls in KINDS.items() if isinstance(event, cls))
+    return json.dumps({"kind": kind, **asdict(event)}).encode()
+
+
+def decode(data: bytes) -> Event:
+    """An event from the child's bytes: JSON of a known kind with exactly its fields, never
+    an object the bytes choose (the child drives browsers on generated pages; it is not
+    trusted with the gateway's process)."""
+    fields = json.loads(data)
+    if not isinstance(fields, dict):
+        raise ValueError("a synthesis event is a JSON object")
+    cls = KINDS.get(fields.pop("kind", None))
+    if cls is None:
+        raise ValueError("a synthesis event of no known kind")
+    return cls(**fields)

@@ -16,7 +16,8 @@ without a ``__main__`` guard would start again) and hands the child the parent's
 environment.
 
 Nothing travels as text to parse: the call's arguments go to the child pickled on its stdin, and
-the child sends structured events (:mod:`.events`) as pickled messages on a pipe of their own:
+the child sends structured events (:mod:`.events`) as JSON messages on a pipe of their own,
+decoded into known kinds only (the gateway never unpickles what the child sends):
 each ``Progress`` as the pipeline reports it, then one ``Finished`` (the report) or ``Failed``.
 The calls here block; the gateway makes them from a thread (``asyncio.to_thread``).
 """
@@ -37,7 +38,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from palaestra.synthesis.events import Event, Failed, Finished
+from palaestra.synthesis.events import Event, Failed, Finished, decode, encode
 from palaestra.workers.local import _child_env
 
 #: the largest event read from the child (a report lists every task it checked)
@@ -96,8 +97,11 @@ class SynthesisProcess:
         except (EOFError, OSError):
             events.close()
             return None
-        event: Event = pickle.loads(data)  # from our own child, which runs no agent's code
-        return event
+        try:
+            return decode(data)
+        except (ValueError, TypeError):  # not an event: the child is broken, end its stream
+            events.close()
+            return None
 
     def wait(self, timeout: float | None = None) -> int | None:
         """The child's exit status once it has ended (``None`` if still running at
@@ -146,7 +150,7 @@ def _child(kwargs: dict[str, Any], events: Connection) -> int:
 
     def send(event: Event) -> None:
         with lock:  # a pipeline may report from several threads; events never interleave
-            events.send(event)
+            events.send_bytes(encode(event))
 
     with events:
         # the module, not its function: a test stands a fake pipeline in for it
