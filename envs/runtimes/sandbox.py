@@ -202,7 +202,8 @@ def seccomp_exec() -> list[str]:
 #: the system, read-only (on a merged-/usr system the others are links into /usr)
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: the /etc entries programs in the sandbox read (the dynamic linker, name service, locale,
-#: fonts, X11, GTK, D-Bus, XDG, dconf, shells and terminfo, MIME and magic, Python)
+#: fonts, X11, GTK, D-Bus, XDG, dconf, shells and terminfo, MIME and magic, Python, and
+#: LibreOffice's defaults: its ``sofficerc`` and registry live there on Debian)
 ETC = (
     "alternatives",
     "bash.bashrc",
@@ -222,6 +223,7 @@ ETC = (
     "ld.so.cache",
     "ld.so.conf",
     "ld.so.conf.d",
+    "libreoffice",
     "locale.alias",
     "localtime",
     "magic",
