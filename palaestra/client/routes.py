@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from types import MethodType
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 from urllib.parse import quote
 
 import httpx
@@ -34,13 +34,24 @@ from palaestra.errors import TransportError
 from palaestra.registry import tasks_known
 from palaestra.steps import ResetReply, StepReply
 
-if TYPE_CHECKING:
-    from palaestra.client.http import AsyncClient, Client
-
 _log = logging.getLogger("palaestra.client")
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+class _Runs(Protocol):
+    """A client that runs a flow to its result (:class:`palaestra.client.http.Client`)."""
+
+    def _drive(self, flow: _Flow[T]) -> T: ...
+
+
+class _Awaits(Protocol):
+    """A client that runs a flow as a coroutine (:class:`palaestra.client.http.AsyncClient`).
+    The two drivers are named by what they do, not by their classes: the clients sit above
+    this module (they subclass :class:`_Core`), and naming them here would be a circle."""
+
+    def _drive(self, flow: _Flow[T]) -> Coroutine[Any, Any, T]: ...
 
 
 class _route(Generic[P, T]):
@@ -62,10 +73,10 @@ class _route(Generic[P, T]):
     def __get__(self, client: None, owner: type | None = None) -> _route[P, T]: ...
     @overload
     def __get__(
-        self, client: AsyncClient, owner: type | None = None
+        self, client: _Awaits, owner: type | None = None
     ) -> Callable[P, Coroutine[Any, Any, T]]: ...
     @overload
-    def __get__(self, client: Client, owner: type | None = None) -> Callable[P, T]: ...
+    def __get__(self, client: _Runs, owner: type | None = None) -> Callable[P, T]: ...
     def __get__(self, client: Any, owner: type | None = None) -> Any:
         return self if client is None else MethodType(self._run, client)
 
