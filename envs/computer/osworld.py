@@ -15,9 +15,12 @@ Decisions:
   shell-quoted (``shlex.join``), never its Python repr; a shell step runs in the sandbox as the
   user, with OSWorld's ``echo password | sudo -S`` and
   ``sudo`` prefixes removed (the sandbox user owns its home, which is all these steps touch).
-  ``sleep`` is dropped (a reset waits until the screen is still). ``download`` cannot work with
-  no network and makes a task unsupported, as does any step needing package installation,
-  GNOME services, audio, systemd or root.
+  ``sleep`` is dropped (a reset waits until the screen is still). Any step needing package
+  installation, GNOME services, audio, systemd or root makes a task unsupported.
+- ``download`` steps and gold ``cloud_file`` getters read the download cache
+  (``osworld_cache.py``; no network here): a task whose files the cache lacks is unsupported
+  with the URLs it needs (:attr:`Conversion.needs`). The office domains' steps (``download``,
+  ``open``, ``launch``) and document metrics are ``osworld_office.py``'s.
 - The sandbox has a session D-Bus and dconf, so ``gsettings`` and ``xdg-settings`` work in
   config steps and evaluators as on OSWorld's Ubuntu (a check reads dconf's database file).
 - Evaluators: ``exact_match`` and ``check_include_exclude`` over ``vm_command_line`` become
@@ -46,7 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.computer import osworld_office as office
 from palaestra.envs.computer.actions import parse_pyautogui
+from palaestra.envs.computer.osworld_cache import Cache
 from palaestra.envs.computer.suites import task_key
 from palaestra.errors import ActionError
 from palaestra.tasks import Oracle, PublicMetadata, Task
@@ -72,6 +77,8 @@ RECORD = ValidationRecord(
     candidates="palaestra.envs.computer.osworld:candidates",
 )
 OSWORLD_SCREEN = (1920, 1080)
+#: the task domains the loader reads (the folders of OSWorld's ``evaluation_examples``)
+DOMAINS = ("os", *office.DOMAINS)
 SCREEN = (1024, 768)
 #: commands a step may use that this desktop cannot offer, and why
 _NEEDS = {
@@ -99,15 +106,21 @@ class Conversion:
     task_id: str
     task: Task | None = None
     reasons: list[str] = field(default_factory=list)
+    #: the URLs the task downloads that the download cache does not hold
+    needs: list[str] = field(default_factory=list)
 
 
-def default_dir() -> Path | None:
-    """``PALAESTRA_OSWORLD_DIR``, else the shared folder beside the repo or at /work/shared."""
+def default_dir(domain: str = "os") -> Path | None:
+    """A domain's task folder: ``PALAESTRA_OSWORLD_DIR`` (the ``os`` domain's folder, or a
+    folder holding one per domain), else the shared examples beside the repo or at
+    /work/shared."""
     repo = Path(__file__).resolve().parents[2]
-    candidates = [os.environ.get("PALAESTRA_OSWORLD_DIR", "")]
+    given = os.environ.get("PALAESTRA_OSWORLD_DIR", "")
+    candidates = [str(Path(given) / domain) if given else ""]
+    candidates += [given] if domain == "os" else []
     candidates += [
-        str(repo.parent / "shared/osworld/examples/os"),
-        "/work/shared/osworld/examples/os",
+        str(repo.parent / "shared/osworld/examples" / domain),
+        f"/work/shared/osworld/examples/{domain}",
     ]
     for c in candidates:
         if c and Path(c).is_dir():
@@ -145,13 +158,18 @@ def _scale(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return actions
 
 
-def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conversion:
+def convert(
+    data: dict[str, Any], oracles: dict[str, Any] | None = None, cache: Cache | None = None
+) -> Conversion:
+    """One OSWorld task as ours, or the reasons it cannot be (``cache``: where downloads come
+    from, by default ``PALAESTRA_OSWORLD_CACHE``'s folder)."""
     tid = str(data.get("id", "?"))
-    out = Conversion(tid)
+    files = office.Files(cache or Cache())
+    out = Conversion(tid, needs=files.missing)
     ev = data.get("evaluator") or {}
     func = ev.get("func")
     infeasible = func == "infeasible"
-    setup: dict[str, Any] = {"apps": [], "commands": [], "gui": []}
+    setup: dict[str, Any] = {"binary": {}, "apps": [], "commands": [], "gui": []}
     skipped: list[str] = []
 
     def problem(reason: str) -> None:
@@ -161,10 +179,9 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
         kind = step.get("type")
         if kind == "sleep":
             continue
-        if kind == "download":
-            urls = [f.get("url", "") for f in (step.get("parameters") or {}).get("files", [])]
-            host = re.sub(r"^https?://([^/]+).*", r"\1", urls[0]) if urls else "?"
-            problem(f"config downloads files from {host}: no network in the sandbox")
+        if kind in office.STEPS:
+            for reason in office.STEPS[kind](step, files, setup):
+                problem(reason)
         elif kind in ("execute", "command"):
             cmd = _shell(step)
             if isinstance(cmd, list):
@@ -195,19 +212,17 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
         if causes:  # a cause the instruction itself says is no cause
             status["reason_causes"] = causes
         verifier = {"kind": "all", "checks": [status]}
-    elif isinstance(func, list):
-        out.reasons.append("evaluators with several metrics are not supported")
+    elif office.reads_documents(ev):
+        verifier, reasons = office.evaluator(ev, files)
+        out.reasons += reasons
     else:
         for step in ev.get("postconfig") or []:
             if step.get("type") != "sleep":
-                out.reasons.append(
-                    f"evaluator postconfig step {step.get('type')!r} "
-                    + (
-                        "downloads its checker (no network)"
-                        if step.get("type") == "download"
-                        else "drives GNOME Terminal before scoring"
-                    )
-                )
+                does = {
+                    "download": "downloads its checker (no network)",
+                    "execute": "drives GNOME Terminal before scoring",
+                }.get(step.get("type"), "is not supported")
+                out.reasons.append(f"evaluator postconfig step {step.get('type')!r} {does}")
                 break
         result = ev.get("result") or {}
         rules = (ev.get("expected") or {}).get("rules") or {}
@@ -239,6 +254,8 @@ def convert(data: dict[str, Any], oracles: dict[str, Any] | None = None) -> Conv
                     contains=rules.get("include", []),
                     not_contains=rules.get("exclude", []),
                 )
+    if files.missing:
+        problem(files.reason())
     if out.reasons or verifier is None:
         return out
     strict = (oracles or {}).get(STRICT, {}).get(tid)
@@ -270,12 +287,15 @@ def _check(command: str, **how: Any) -> dict[str, Any]:
     return {"kind": "all", "checks": [{"kind": "command_output", "command": command, **how}]}
 
 
-def load_dir(folder: Path | None = None) -> list[Conversion]:
+def load_dir(folder: Path | None = None, cache: Cache | None = None) -> list[Conversion]:
+    """Every task JSON of a folder (by default the ``os`` domain's), converted."""
     folder = folder or default_dir()
     if folder is None:
         return []
     oracles = json.loads(ORACLES.read_text()) if ORACLES.exists() else {}
-    return [convert(json.loads(p.read_text()), oracles) for p in sorted(folder.glob("*.json"))]
+    return [
+        convert(json.loads(p.read_text()), oracles, cache) for p in sorted(folder.glob("*.json"))
+    ]
 
 
 def candidates(folder: Path | None = None) -> list[Task]:
@@ -283,17 +303,23 @@ def candidates(folder: Path | None = None) -> list[Task]:
     return [c.task for c in load_dir(folder) if c.task is not None and c.task.oracle is not None]
 
 
-def report(folder: Path | None = None, record: ValidationRecord | None = None) -> dict[str, Any]:
+def report(
+    folder: Path | None = None,
+    record: ValidationRecord | None = None,
+    cache: Cache | None = None,
+) -> dict[str, Any]:
     """Which tasks run here and, for the others, why not: ``unsupported`` could not be
-    converted; ``unvalidated`` were converted but are not (yet) proven sound in our sandbox
-    (no reference solution, never validated, or the validation's first failure). Only
-    ``runnable`` tasks are in the suite."""
+    converted (``needs``: the URLs each of those lacks in the download cache); ``unvalidated``
+    were converted but are not (yet) proven sound in our sandbox (no reference solution, never
+    validated, or the validation's first failure). Only ``runnable`` tasks are in a suite."""
     record = record or RECORD
     recorded = record.load().get("tasks", {})
-    runnable, unsupported, unvalidated = [], {}, {}
-    for c in load_dir(folder):
+    runnable, unsupported, unvalidated, needs = [], {}, {}, {}
+    for c in load_dir(folder, cache):
         if c.task is None:
             unsupported[c.task_id] = "; ".join(c.reasons)
+            if c.needs:
+                needs[c.task_id] = c.needs
             continue
         entry = recorded.get(c.task_id)
         if c.task.oracle is None:
@@ -309,6 +335,7 @@ def report(folder: Path | None = None, record: ValidationRecord | None = None) -
         "runnable": runnable,
         "unsupported": unsupported,
         "unvalidated": unvalidated,
+        "needs": needs,
     }
 
 
@@ -318,11 +345,16 @@ def load_suite() -> list[Task]:
 
 
 def main() -> None:
-    """``python -m palaestra.envs.computer.osworld``: print the report."""
-    rep = report()
-    print(f"{len(rep['runnable'])} of {rep['total']} OSWorld tasks run on this desktop")
-    for tid, reason in {**rep["unsupported"], **rep["unvalidated"]}.items():
-        print(f"- {tid}: {reason}")
+    """``python -m palaestra.envs.computer.osworld``: print the report of every domain found
+    (``palaestra osworld report`` prints it as tables)."""
+    for domain in DOMAINS:
+        folder = default_dir(domain)
+        if folder is None:
+            continue
+        rep = report(folder)
+        print(f"{domain}: {len(rep['runnable'])} of {rep['total']} tasks run on this desktop")
+        for tid, reason in {**rep["unsupported"], **rep["unvalidated"]}.items():
+            print(f"- {tid}: {reason}")
 
 
 if __name__ == "__main__":

@@ -15,10 +15,12 @@ from palaestra.cli import serve, listing, validate, eval, synth, data  # noqa: F
 from palaestra.bench.fixtures import use_fixtures
 from palaestra.cli._app import app, console, err_console
 from palaestra.cli.bench import bench_app
+from palaestra.cli.osworld import osworld_app
 from palaestra.cli.usersim import usersim_app
 
 app.add_typer(bench_app, name="bench")
 app.add_typer(usersim_app, name="usersim")
+app.add_typer(osworld_app, name="osworld")
 
 # every command serves or measures with the benchmark fixtures (`palaestra serve` and its
 # workers, `palaestra bench`, `palaestra eval palaestra-bench`): the kernel does not load them
