@@ -128,6 +128,12 @@ class ValidationPlan:
         """What an end state is, for :attr:`abstains` (None: never compared)."""
         return None
 
+    def references(self, task: Any) -> Sequence[str]:
+        """Further reference solutions of ``task``, each played once after the oracle's runs
+        (as the family's policies of those names) and each of which must pass as the oracle
+        must: a desktop task's code solution beside its GUI one. None by default."""
+        return ()
+
     def plays_as_noop(self, task: Any, adversary: str) -> bool:
         """True when the adversary has nothing to try on ``task``: its episode is the
         do-nothing one, not played again."""

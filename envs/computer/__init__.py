@@ -24,6 +24,21 @@ FAMILY = Family(
             "permissions, mixed GUI + code; each with an oracle, execution-validated.",
         ),
         SuiteSpec(
+            "office",
+            "palaestra.envs.computer.office.suite:load_suite",
+            "Office work in LibreOffice Calc, Writer and Impress: generated spreadsheets, "
+            "documents and decks, checked in the saved file; office-calc, -writer, -impress.",
+        ),
+        *(
+            SuiteSpec(
+                f"office-{app}",
+                f"palaestra.envs.computer.office.suite:load_{app}",
+                f"Office work in LibreOffice {app.capitalize()} (a part of the office suite), "
+                "checked in the saved file; execution-validated.",
+            )
+            for app in ("calc", "writer", "impress")
+        ),
+        SuiteSpec(
             "osworld-os",
             "palaestra.envs.computer.osworld:load_suite",
             "OSWorld's os-domain tasks in their own JSON format: the ones this desktop can run.",

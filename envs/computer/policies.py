@@ -7,6 +7,7 @@
   validation's do-nothing: no action, then the verifier). It ends the episode without a step;
   the runner verifies.
 - ``random``: :class:`RandomPolicy`, seeded GUI actions on the screen the observation shows.
+- ``code_oracle``: plays a task's code solution (an office task's private ``code_oracle``).
 
 ``ADVERSARIES`` are the cheap strategies a reward hacker tries on a desktop, each a script built
 from the task's own data (its verifier, its oracle), never written for one task; execution
@@ -46,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from palaestra.envs.computer.actions import COMPUTER_ACTIONS, translate
+from palaestra.envs.computer.office import strategies as office_strategies
 from palaestra.errors import ActionError
 from palaestra.policies import Policy, PolicyFactory, ReplayPolicy, ScriptPolicy
 from palaestra.tasks import Task
@@ -101,10 +103,17 @@ def noop(**_: Any) -> Policy:
     return ReplayPolicy([])
 
 
+def code_oracle(**_: Any) -> Policy:
+    """A task's code solution (an office task's, in its private metadata): validation plays it
+    beside the GUI oracle, and it must pass too."""
+    return ScriptPolicy(lambda task: list((task.metadata.get("code_oracle") or []) if task else []))
+
+
 POLICIES: dict[str, PolicyFactory] = {
     "replay": ReplayPolicy,
     "noop": noop,
     "random": RandomPolicy,
+    "code_oracle": code_oracle,
 }
 
 
@@ -266,4 +275,7 @@ ADVERSARIES: dict[str, PolicyFactory] = {
     "code_only": _script(_code_only),
     "repeat_last": _script(_repeat_last),
     "hollow": _script(_hollow),
+    # a document saved unchanged, hollow, with wrong content, in another format (each plays as
+    # doing nothing on a task with no office document)
+    **office_strategies.ADVERSARIES,
 }

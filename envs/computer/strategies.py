@@ -143,12 +143,13 @@ _STATE = (
 )
 
 
-def named_state(probe: Any, task: Task) -> str:
-    """The kind and content of every path the instruction names, as the verifier's own
-    command runner reads them: equal after a strategy and after the oracle means the strategy
-    did the task (its hollow output is the answer), not that it beat the verifier."""
-    paths = " ".join(_q(p) for p in named(task.instruction))
-    code, out, _ = probe.run(f"sh -c {shlex.quote(_STATE)} state {paths}")
+def named_state(probe: Any, task: Task, paths: list[str] | None = None) -> str:
+    """The kind and content of every path the instruction names (or of ``paths``), as the
+    verifier's own command runner reads them: equal after a strategy and after the oracle means
+    the strategy did the task (its hollow output is the answer), not that it beat the verifier."""
+    chosen = named(task.instruction) if paths is None else paths
+    quoted = " ".join(_q(p) for p in chosen)
+    code, out, _ = probe.run(f"sh -c {shlex.quote(_STATE)} state {quoted}")
     return f"{code}\n{out}"
 
 

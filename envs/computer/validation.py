@@ -12,6 +12,14 @@ hold the same) did the task, and abstains. End states are files on a live deskto
 no snapshot mutants; the do-nothing run plays that part. ``palaestra validate computer-basic
 --record`` records the last full run in ``validation.json``; ``osworld-os`` (the OSWorld
 tasks with a reference solution of ours) records its own (``osworld_validation.json``).
+
+Office tasks (:mod:`palaestra.envs.computer.office.suite`) play their GUI oracle twice and
+their code solution once (a reference: it must pass too), then doing nothing, the desktop's
+adversaries (those with nothing to try on a document, a bare ``done()`` or refusal where no
+check reads the agent's status, count as the do-nothing run instead of paying for a reset),
+the office adversaries (:mod:`palaestra.envs.computer.office.strategies`: the document saved
+unchanged, hollow, with wrong content, in another format) and the office strategy space;
+each app records its own run (``office/validation_<app>.json``).
 """
 
 from __future__ import annotations
@@ -21,8 +29,11 @@ from typing import Any
 
 from palaestra.envs.computer import osworld, strategies
 from palaestra.envs.computer.env import ComputerEnv
+from palaestra.envs.computer.office import strategies as office_strategies
+from palaestra.envs.computer.office import suite as office
+from palaestra.envs.computer.policies import ADVERSARIES, checks
 from palaestra.envs.computer.suites import RECORD, all_tasks
-from palaestra.policies import Policy
+from palaestra.policies import Policy, ScriptPolicy
 from palaestra.tasks import Task
 from palaestra.verifiers.search import Search
 from palaestra.verifiers.validation import Run, ValidationPlan, ValidationRecord
@@ -34,21 +45,47 @@ class ComputerPlan(ValidationPlan):
     abstains = ("search",)
 
     def candidates(self) -> list[Task]:
-        return all_tasks()
+        return [*all_tasks(), *office.all_tasks()]
 
     def record(self, tasks: list[Task]) -> ValidationRecord:
-        """OSWorld's tasks report under their own suite."""
+        """OSWorld's tasks and each office app's report under their own suites."""
+        if tasks and all(office.is_office(t) for t in tasks):
+            return office.record_for(tasks)
         osw = bool(tasks) and all("osworld" in t.metadata.get("tags", []) for t in tasks)
         return osworld.RECORD if osw else RECORD
 
     def open(self) -> ComputerEnv:
         return ComputerEnv()
 
+    def references(self, task: Task) -> tuple[str, ...]:
+        """An office task's code solution, played once beside its GUI oracle's runs."""
+        return ("code_oracle",) if task.metadata.get("code_oracle") else ()
+
+    def plays_as_noop(self, task: Task, adversary: str) -> bool:
+        """An office adversary on any other task; on an office task, a desktop
+        adversary whose script only ends the episode (``done()``, a refusal) where no check
+        reads how the agent ended."""
+        if adversary in office_strategies.ADVERSARIES:
+            return not office.is_office(task)
+        if not office.is_office(task) or adversary not in ADVERSARIES:
+            return False
+        if any(True for _ in checks(task.verifier, "agent_status")):
+            return False
+        policy = ADVERSARIES[adversary]()
+        if not isinstance(policy, ScriptPolicy):
+            return False
+        policy.reset(task)
+        return all(str(a).startswith(("done(", "fail(")) for a in policy.actions)
+
     def end_digest(self, env: Any, task: Task, state: Mapping[str, Any]) -> str:
-        """The kind and content of every path the instruction names."""
-        return strategies.named_state(env.state_probe(), task)
+        """The kind and content of every path the instruction names (an office task's
+        documents: those named, else the open one)."""
+        paths = office_strategies.documents(task) if office.is_office(task) else None
+        return strategies.named_state(env.state_probe(), task, paths)
 
     def search(self, task: Task, play: Callable[[Policy], Run], budget: int) -> Search:
+        if office.is_office(task):
+            return office_strategies.search_for(task, play, min(budget, office_strategies.BUDGET))
         return strategies.search_for(task, play, budget)
 
 

@@ -92,6 +92,7 @@ def validate_task(
                 repeats=plan.repeats if repeats is None else repeats,
                 adversaries=names,
                 search=searched,
+                references=episodes.references,
             )
     finally:
         if own and env is not None:
@@ -109,9 +110,11 @@ class Episodes:
         self.seeds = itertools.count()
         self.idle: Run | None = None  # the do-nothing episode
         self.reference: list[str | None] = []  # the oracle's end state, when abstains count
+        self.references = tuple(plan.references(task))  # further solutions, played as oracles
 
     def run(self, name: str) -> Run:
-        role = name if name in ("oracle", "noop") else "adversary"
+        role = "oracle" if name in self.references else name
+        role = role if role in ("oracle", "noop") else "adversary"
         if role == "adversary" and self.idle and self.plan.plays_as_noop(self.task, name):
             return self.idle
         seed = next(self.seeds) if self.plan.seeded else 0
@@ -170,9 +173,11 @@ def validate(
     repeats: int = 3,
     adversaries: Sequence[str] = (),
     search: Search | None = None,
+    references: Sequence[str] = (),
 ) -> ValidationReport:
     """The verdict over a task's episodes (``run(name)`` plays one): the first failure is the
-    report's reason."""
+    report's reason. ``references`` (further solutions, e.g. a code one beside the GUI one)
+    each play once after the oracle's runs and must pass; their scores follow the oracle's."""
     started = time.perf_counter()
     report = ValidationReport(False)
 
@@ -198,6 +203,15 @@ def validate(
             first = played
         elif _signature(result) != _signature(first.result):
             return reject(f"oracle run {i + 1} disagrees with run 1")
+    for name in references:
+        try:
+            result = run(name).result
+        except Exception as exc:
+            return reject(f"reference {name!r} crashed: {type(exc).__name__}: {exc}")
+        report.oracle_scores.append(result.score)
+        if not result.success:
+            failed = [c.detail for c in result.checks if not c.passed] or [result.error or ""]
+            return reject(f"reference {name!r} failed: {'; '.join(failed)[:300]}")
     try:
         noop = run("noop").result
     except Exception as exc:

@@ -29,7 +29,13 @@ class CountingEnv(FaultyEnv):
     family = "counting"
 
 
-POLICIES = {"replay": ReplayPolicy, "noop": lambda: ConstantPolicy("finish()")}
+POLICIES = {
+    "replay": ReplayPolicy,
+    "noop": lambda: ConstantPolicy("finish()"),
+    # further reference solutions (a desktop task's code one beside its GUI one)
+    "again": lambda: ReplayPolicy(["ok()", "ok()", "ok()", "finish()"]),
+    "short": lambda: ReplayPolicy(["ok()", "ok()", "finish()"]),
+}
 ADVERSARIES = {
     "give_up": lambda: ConstantPolicy("finish()"),
     "mimic": lambda: ReplayPolicy(["ok()", "ok()", "ok()", "finish()"]),
@@ -133,6 +139,19 @@ def test_without_the_abstain_rule_a_mimic_wins_and_its_trajectory_is_kept(monkey
     report = validate_task(task(3))
     assert not report.validated and "'mimic' beats the verifier" in (report.reason or "")
     assert report.adversaries["mimic"]["actions"] == ["ok()", "ok()", "ok()", "finish()"]
+
+
+def test_a_further_reference_plays_after_the_oracle_and_must_pass_too(monkeypatch):
+    PLAN.episodes.clear()
+    monkeypatch.setattr(CountPlan, "references", lambda self, t: ("again",))
+    report = validate_task(task(3), adversaries=False)
+    assert report.validated, report.reason
+    assert report.oracle_scores == [1.0, 1.0, 1.0]
+    assert PLAN.episodes == ["oracle", "oracle", "again", "noop"]
+    monkeypatch.setattr(CountPlan, "references", lambda self, t: ("short",))
+    report = validate_task(task(3), adversaries=False)
+    assert not report.validated
+    assert (report.reason or "").startswith("reference 'short' failed"), report.reason
 
 
 def test_a_verifier_blind_to_the_mutant_is_caught():
