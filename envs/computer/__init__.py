@@ -45,6 +45,8 @@ FAMILY = Family(
         ),
     ),
     package="palaestra.envs.computer",
+    # the office documents' check kinds (spreadsheet, text_document, presentation, OSWorld's)
+    checks=("palaestra.verifiers.computer", "palaestra.verifiers.office"),
     options="palaestra.envs.computer.options:ComputerOptions",
     description="A sandboxed Linux desktop: GUI actions and shell/Python code.",
 )
