@@ -1,12 +1,13 @@
 """The office suites: ``office-calc``, ``office-writer``, ``office-impress`` and their union
 ``office``, tasks made of the templates the app modules declare.
 
-A task is one template at one seed (id ``office/<template>/<seed>``): the case's documents
-written into the fresh home (``setup.binary``, base64) with the app started on the one it opens,
-the instruction one of the template's phrasings chosen by the seed, the case's check spec as the
-verifier and its GUI-only solution as the oracle (``replay``). The code solution, the template's
-skills and its app are private metadata; the public metadata names the app only (where the task
-is, never what it asks).
+A task is one template at one seed (id ``<template>/<seed>``: ``office/<template>/<seed>`` in
+the union suite, ``office-calc/<template>/<seed>`` in its app's): the case's documents written
+into the fresh home (``setup.binary``, base64) with the app started on the one it opens, the
+instruction one of the template's phrasings chosen by the seed, the case's check spec as the
+verifier and its GUI-only solution as the oracle (``replay``). The code solution, the
+template's skills and its app are private metadata; the public metadata names the app only
+(where the task is, never what it asks).
 
 Decisions:
 
@@ -91,7 +92,7 @@ def make_task(template: Template, seed: int) -> Task:
     if verifier.get("kind") != "all":
         verifier = {"kind": "all", "checks": [verifier]}
     return Task(
-        id=f"office/{template.name}/{seed}",
+        id=f"{template.name}/{seed}",
         family="computer",
         env=ENV_ID,
         instruction=instruction,
@@ -114,8 +115,8 @@ def make_task(template: Template, seed: int) -> Task:
 
 
 def template_of(task: Task) -> str:
-    """The template a task was made from (its id's middle part)."""
-    return task.id.split("/")[1]
+    """The template a task was made from (its id's first part)."""
+    return task.id.split("/")[0]
 
 
 def is_office(task: Task) -> bool:
