@@ -62,14 +62,13 @@ def templates(app: str) -> list[Template]:
 
 
 @functools.cache
-def _case(app: str, name: str, seed: int) -> Case:
-    template = next(t for t in templates(app) if t.name == name)
+def _case(template: Template, seed: int) -> Case:
     try:
         return template.make(seed)
     except ArtifactError:
         raise
     except Exception as exc:  # a generator's bug names its template and seed
-        raise ArtifactError(name, seed, f"{type(exc).__name__}: {exc}") from exc
+        raise ArtifactError(template.name, seed, f"{type(exc).__name__}: {exc}") from exc
 
 
 def setup_of(template: Template, case: Case) -> dict[str, Any]:
@@ -82,7 +81,7 @@ def setup_of(template: Template, case: Case) -> dict[str, Any]:
 
 
 def make_task(template: Template, seed: int) -> Task:
-    case = _case(template.app, template.name, seed)
+    case = _case(template, seed)
     phrasing = template.phrasings[seed % len(template.phrasings)]
     try:
         instruction = phrasing.format(**case.params)
