@@ -54,27 +54,37 @@ Text-document assertions:
 - ``{"paragraph": "Quarterly report", "match": "equals|contains|pattern", ...}`` (or an int:
   the n-th non-empty paragraph) with any of ``text``, ``style`` (its name, ``Normal`` and
   ``Standard`` alike), ``heading`` (level, 0 for body text), ``align``, ``bold``, ``italic``,
-  ``underline``, ``list`` (``"bullet"``, ``"numbered"`` or ``null``), ``level`` (0-based);
-  ``{"paragraph": ..., "absent": true}``: no paragraph matches.
+  ``underline`` (all its text), ``list`` (``"bullet"``, ``"numbered"`` or ``null``), ``level``
+  (0-based), ``bold_text`` / ``italic_text`` / ``underline_text`` (these words of it, every
+  character); ``{"paragraph": ..., "absent": true}``: no paragraph matches.
+- ``{"bold_text": "net total"}`` (or ``italic_text``, ``underline_text``): some paragraph has
+  these words with that property on every character.
 - ``{"contains": "text"}`` / ``{"absent": "text"}`` over the whole text (paragraphs and
   tables); ``{"occurrences": "colour", "count": 0}`` (find and replace outcomes).
 - ``{"headings": [[1, "Intro"], [2, "Scope"]]}``: the document's headings, exactly, in order.
-- ``{"order": ["first", "second"]}``: paragraphs with these texts appear in this order.
+- ``{"order": ["first", "second"]}``: paragraphs with these texts appear in this order
+  (``"adjacent": true``: each directly after the one before, empty paragraphs aside).
 - ``{"list": ["milk", "eggs"], "ordered": false}``: consecutive list items with these texts.
 - ``{"table": 0, "cells": [[...]]}``, ``{"table": 0, "cell": [1, 2], "text": "..."}``,
   ``{"table": 0, "rows": 3, "cols": 4}``; ``{"tables": 1}``.
-- ``{"comment": "check the totals", "match": "contains", "author": "..."}``;
+- ``{"comment": "check the totals", "match": "contains", "author": "...", "anchor": "..."}``
+  (``anchor``: the commented text contains this);
   ``{"comments": 2}``.
 - ``{"page": {"orientation": "landscape", "width": 297, "height": 210, "margins": {"top": 20},
   "tol": 1.0}}`` (mm).
 
 Presentation assertions:
 
-- ``{"slides": 5}``; ``{"titles": ["Intro", "Plan", "Costs"]}`` (every slide's title, in order).
+- ``{"slides": 5}``; ``{"titles": ["Intro", "Plan", "Costs"]}`` (every slide's title, in order);
+  ``{"contains": "X"}`` / ``{"absent": "X"}``: some slide / no slide shows X (notes included).
 - ``{"slide": 2, ...}`` (0-based; or a str: the slide with that title) with any of ``title``,
   ``subtitle``, ``body`` (its paragraphs, exactly), ``body_contains``, ``notes``,
   ``notes_contains``, ``layout`` (the placeholder kinds in order, ``"title,body"``),
-  ``images`` (how many), ``contains`` (any text on the slide); ``{"slide": "Old",
+  ``layout_kind`` (``title_slide|title_content|two_content|title_only|blank|centered_text``,
+  Impress's ``AL1T<n>`` and PowerPoint's layouts alike), ``images`` (how many),
+  ``images_at_least``, ``contains`` (any text on the slide, text boxes and tables too),
+  ``table`` (some table's rows of cell texts), ``hidden``, ``background`` (``#RRGGBB``, a
+  solid fill), ``bold_text`` / ``italic_text`` / ``underline_text``; ``{"slide": "Old",
   "absent": true}``: no slide has that title.
 """
 
@@ -589,7 +599,40 @@ def _paragraph_problems(p: Model, a: Mapping[str, Any], spec: Mapping[str, Any])
             bad.append(f"list: {kind}")
     if "level" in a and (p["list"] or {}).get("level") != int(a["level"]):
         bad.append(f"list level {(p['list'] or {}).get('level')}")
+    for key, prop in STYLED.items():
+        if key in a and not styled(p.get("runs", []), str(a[key]), prop, _ic(a, spec)):
+            bad.append(f"{_show(a[key])} is not {prop}")
     return bad
+
+
+def styled(runs: list[Model], needle: str, prop: str, ignore_case: bool = False) -> bool:
+    """Some occurrence of ``needle`` in the runs' text has ``prop`` (bold...) on every
+    character that is not a space."""
+    text = "".join(r["text"] for r in runs)
+    flags = [bool(r.get(prop)) for r in runs for _ in r["text"]]
+    hay, want = text, needle.strip()
+    if ignore_case and len(text.lower()) == len(text):  # lower() keeps the flags' positions
+        hay, want = text.lower(), want.lower()
+    start = hay.find(want) if want else -1
+    while start >= 0:
+        span = range(start, start + len(want))
+        if all(flags[i] or text[i].isspace() for i in span):
+            return True
+        start = hay.find(want, start + 1)
+    return False
+
+
+STYLED = {"bold_text": "bold", "italic_text": "italic", "underline_text": "underline"}
+
+
+def _judge_styled(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[bool, str]:
+    """``{"bold_text": "net total"}``: some paragraph has these words, all of them bold."""
+    key = next(k for k in STYLED if k in a)
+    ok = any(
+        styled(p.get("runs", []), str(a[key]), STYLED[key], _ic(a, spec))
+        for p in model["paragraphs"]
+    )
+    return ok, f"{_show(a[key])} is {'' if ok else 'not '}{STYLED[key]}"
 
 
 def _judge_paragraph(
@@ -648,8 +691,8 @@ def _judge_headings(
 
 
 def _judge_order(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[bool, str]:
-    texts = [p["text"] for p in model["paragraphs"]]
-    at = 0
+    texts = [p["text"] for p in model["paragraphs"] if p["text"].strip() or not a.get("adjacent")]
+    at, last = 0, None
     for want in a["order"]:
         hit = next(
             (i for i in range(at, len(texts)) if text_equal(texts[i], want, _ic(a, spec))),
@@ -657,7 +700,9 @@ def _judge_order(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) ->
         )
         if hit is None:
             return False, f"{_show(want)} is missing or out of order"
-        at = hit + 1
+        if a.get("adjacent") and last is not None and hit != last + 1:
+            return False, f"{_show(want)} does not follow directly"
+        at, last = hit + 1, hit
     return True, "the paragraphs are in order"
 
 
@@ -711,8 +756,13 @@ def _judge_tables(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) -
 def _judge_comment(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[bool, str]:
     how = a.get("match", "contains")
     for c in model["comments"]:
-        if match_text(c["text"], str(a["comment"]), how, _ic(a, spec)) and (
-            "author" not in a or text_equal(c["author"], a["author"], ignore_case=True)
+        if (
+            match_text(c["text"], str(a["comment"]), how, _ic(a, spec))
+            and ("author" not in a or text_equal(c["author"], a["author"], ignore_case=True))
+            and (
+                "anchor" not in a
+                or match_text(c.get("anchor") or "", a["anchor"], "contains", True)
+            )
         ):
             return True, "the comment is there"
     return False, f"comments: {_show([c['text'] for c in model['comments']])}"
@@ -752,6 +802,9 @@ TEXT_DOCUMENT: dict[str, Judge] = {
     "table": _judge_table,
     "tables": _judge_tables,
     "comment": _judge_comment,
+    "bold_text": _judge_styled,
+    "italic_text": _judge_styled,
+    "underline_text": _judge_styled,
     "comments": _judge_comments,
     "page": _judge_page,
 }
@@ -777,9 +830,20 @@ def _judge_slide(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) ->
         return False, f"no slide {_show(a['slide'])} ({len(model['slides'])} slides)"
     ic = _ic(a, spec)
     bad = []
-    for field in ("title", "subtitle", "notes", "layout"):
-        if field in a and not text_equal(slide[field], a[field], ic or field == "layout"):
+    for field in ("title", "subtitle", "notes", "layout", "layout_kind", "background"):
+        if field in a and not text_equal(slide[field], a[field], ic or field in LOOSE):
             bad.append(f"{field} is {_show(slide[field])}")
+    if "hidden" in a and slide["hidden"] != bool(a["hidden"]):
+        bad.append("hidden" if slide["hidden"] else "shown")
+    if "table" in a:
+        want = [[str(c) for c in row] for row in a["table"]]
+        if not any(_same_rows(t, want, ic) for t in slide["tables"]):
+            bad.append(f"tables are {_show(slide['tables'])}")
+    for key, prop in STYLED.items():
+        if key in a and not styled(slide["runs"], str(a[key]), prop, ic):
+            bad.append(f"{_show(a[key])} is not {prop}")
+    if "images_at_least" in a and slide["images"] < int(a["images_at_least"]):
+        bad.append(f"{slide['images']} image(s)")
     if "body" in a:
         have = [b for b in slide["body"] if b.strip()]
         want = [b for b in a["body"] if str(b).strip()]
@@ -797,6 +861,31 @@ def _judge_slide(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) ->
     if "images" in a and slide["images"] != int(a["images"]):
         bad.append(f"{slide['images']} image(s)")
     return not bad, f"slide {_show(a['slide'])}: " + (", ".join(bad) or "as expected")
+
+
+LOOSE = ("layout", "layout_kind", "background")
+
+
+def _same_rows(have: list[list[str]], want: list[list[str]], ic: bool) -> bool:
+    return len(have) == len(want) and all(
+        len(h) == len(w) and all(text_equal(x, y, ic) for x, y in zip(h, w, strict=True))
+        for h, w in zip(have, want, strict=True)
+    )
+
+
+def _judge_deck_text(
+    model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]
+) -> tuple[bool, str]:
+    """``{"contains": "X"}``: some slide shows X; ``{"absent": "X"}``: none does (notes
+    included)."""
+    key = "contains" if "contains" in a else "absent"
+    hits = [
+        i
+        for i, s in enumerate(model["slides"])
+        if match_text(_slide_text(s), str(a[key]), "contains", _ic(a, spec))
+    ]
+    ok = bool(hits) == (key == "contains")
+    return ok, f"{_show(a[key])} is on slide(s) {hits}" if hits else f"{_show(a[key])} is nowhere"
 
 
 def _judge_slides(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) -> tuple[bool, str]:
@@ -817,6 +906,8 @@ PRESENTATION: dict[str, Judge] = {
     "slide": _judge_slide,
     "slides": _judge_slides,
     "titles": _judge_titles,
+    "contains": _judge_deck_text,
+    "absent": _judge_deck_text,
 }
 
 JUDGES = {"spreadsheet": SPREADSHEET, "text_document": TEXT_DOCUMENT, "presentation": PRESENTATION}

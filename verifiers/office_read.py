@@ -1195,9 +1195,11 @@ def read_docx(pkg: Package) -> dict[str, Any]:
             raise DocumentError(f"more than {MAX_ITEMS} paragraphs")
     comments = []
     croot = pkg.xml_or_none(by_type.get("comments", "word/comments.xml"))
+    anchors = docx_anchors(body)
     for c in findall(croot, "w:comment"):
         text = "\n".join(docx_text(p) for p in c.iter(q("w:p")))
-        comments.append({"text": cut(text), "author": w(c, "author")})
+        anchor = cut(anchors.get(w(c, "id", ""), ""))
+        comments.append({"text": cut(text), "author": w(c, "author"), "anchor": anchor})
     sect = find(body, "w:sectPr")
     size, margins = find(sect, "w:pgSz"), find(sect, "w:pgMar")
 
@@ -1222,6 +1224,25 @@ def read_docx(pkg: Package) -> dict[str, Any]:
         "comments": comments,
         "page": page,
     }
+
+
+def docx_anchors(body: ET.Element) -> dict[str, str]:
+    """Comment id -> the text it is anchored on (commentRangeStart to commentRangeEnd)."""
+    active: set[str] = set()
+    text: dict[str, str] = {}
+    for el in body.iter():
+        if el.tag == q("w:commentRangeStart"):
+            active.add(w(el, "id", ""))
+            text.setdefault(w(el, "id", ""), "")
+        elif el.tag == q("w:commentRangeEnd"):
+            active.discard(w(el, "id", ""))
+        elif el.tag == q("w:t"):
+            for cid in active:
+                text[cid] = (text[cid] + (el.text or ""))[:MAX_TEXT]
+        elif el.tag == q("w:p"):
+            for cid in active:
+                text[cid] += "\n" if text[cid] else ""
+    return text
 
 
 def docx_numbering(root: ET.Element | None) -> dict[tuple[str, int], bool]:
@@ -1262,41 +1283,59 @@ def docx_paragraph(
         level = int(w(find(num, "w:ilvl"), "val", "0") or 0)
         if nid != "0":
             lst = {"level": level, "ordered": numbering.get((nid, level), True)}
-    runs = [r for r in p.iter(q("w:r")) if "".join(t.text or "" for t in r.iter(q("w:t"))).strip()]
+    runs = []
+    for r in p.iter(q("w:r")):
+        rpr = find(r, "w:rPr")
+        rstyle = w(find(rpr, "w:rStyle"), "val")
 
-    def every(tag: str) -> bool:
-        if not runs:
-            return False
-        for r in runs:
-            rpr = find(r, "w:rPr")
+        def on(tag: str, rpr: ET.Element | None = rpr, rstyle: str | None = rstyle) -> bool:
             own = w_on(find(rpr, tag))
-            if own is None:
-                rstyle = w(find(rpr, "w:rStyle"), "val")
-                own = w_on(styles.rpr(rstyle, tag)) if rstyle else None
+            if own is None and rstyle:
+                own = w_on(styles.rpr(rstyle, tag))
             if own is None:
                 own = w_on(styles.rpr(sid, tag))
-            if not own:
-                return False
-        return True
+            return bool(own)
 
-    def underlined() -> bool:
-        if not runs:
-            return False
-        for r in runs:
-            u = either(find(find(r, "w:rPr"), "w:u"), styles.rpr(sid, "w:u"))
-            if u is None or w(u, "val", "single") == "none":
-                return False
-        return True
+        u = either(find(rpr, "w:u"), styles.rpr(sid, "w:u"))
+        props = (on("w:b"), on("w:i"), u is not None and w(u, "val", "single") != "none")
+        runs.append((docx_text(r), *props))
+    return paragraph_model(docx_text(p), name, heading, jc, lst, runs)
 
+
+def paragraph_model(
+    text: str,
+    style: str | None,
+    heading: int,
+    jc: ET.Element | str | None,
+    lst: dict[str, Any] | None,
+    pieces: list[tuple[str, bool, bool, bool]],
+) -> dict[str, Any]:
+    """A paragraph: its text, style and, from its pieces of text with their (bold, italic,
+    underline), the runs (neighbours alike merged) and whether all its text is bold..."""
+    runs: list[dict[str, Any]] = []
+    for text_, bold, italic, underline in pieces:
+        if not text_:
+            continue
+        props = {"bold": bold, "italic": italic, "underline": underline}
+        if runs and all(runs[-1][k] == v for k, v in props.items()):
+            runs[-1]["text"] += text_
+        else:
+            runs.append({"text": text_, **props})
+    shown = [r for r in runs if r["text"].strip()]
+    if isinstance(jc, ET.Element):
+        align = DOCX_ALIGN.get(w(jc, "val", "left"), "left")
+    else:
+        align = jc or "left"
     return {
-        "text": docx_text(p),
-        "style": name,
+        "text": text,
+        "style": style,
         "heading": heading,
-        "align": DOCX_ALIGN.get(w(jc, "val", "left"), "left") if jc is not None else "left",
-        "bold": every("w:b"),
-        "italic": every("w:i"),
-        "underline": underlined(),
+        "align": align,
+        "bold": bool(shown) and all(r["bold"] for r in shown),
+        "italic": bool(shown) and all(r["italic"] for r in shown),
+        "underline": bool(shown) and all(r["underline"] for r in shown),
         "list": lst,
+        "runs": runs[:200],
     }
 
 
@@ -1362,6 +1401,9 @@ def read_odt(pkg: Package) -> dict[str, Any]:
                 walk(child, lst, list_style)
 
     walk(body, None, None)
+    anchors = odt_anchors(body)
+    for comment, anchor in zip(comments, anchors, strict=False):
+        comment["anchor"] = cut(anchor)
     return {
         "type": "text_document",
         "paragraphs": paragraphs,
@@ -1369,6 +1411,38 @@ def read_odt(pkg: Package) -> dict[str, Any]:
         "comments": comments,
         "page": odf_page(styles),
     }
+
+
+def odt_anchors(body: ET.Element) -> list[str]:
+    """The text each annotation is anchored on, in document order (from the annotation to
+    its ``office:annotation-end`` of the same name; empty for a comment on a point)."""
+    found: list[str] = []
+    active: dict[str, int] = {}
+
+    def add(text: str | None) -> None:
+        for i in active.values():
+            found[i] = (found[i] + (text or ""))[:MAX_TEXT]
+
+    def walk(el: ET.Element) -> None:
+        add(el.text)
+        for child in el:
+            if child.tag == q("office:annotation"):
+                found.append("")
+                name = at(child, "office:name")
+                if name:
+                    active[name] = len(found) - 1
+            elif child.tag == q("office:annotation-end"):
+                active.pop(at(child, "office:name", ""), None)
+            elif child.tag == q("text:s"):
+                add(" " * int(at(child, "text:c", "1") or 1))
+            elif child.tag != q("text:note"):
+                if child.tag in (q("text:p"), q("text:h")):
+                    add("\n" if any(found[i] for i in active.values()) else "")
+                walk(child)
+            add(child.tail)
+
+    walk(body)
+    return [a.strip("\n") for a in found]
 
 
 def odt_ordered(styles: OdfStyles, style: str | None, level: int) -> bool:
@@ -1396,59 +1470,62 @@ def odt_paragraph(p: ET.Element, styles: OdfStyles, lst: dict[str, Any] | None) 
             level = None
         heading = int(level) if level and level.isdigit() else 0
 
-    def spans_all(check: Any) -> bool:
-        """Every piece of text in the paragraph has the property (its span's or the
-        paragraph's style)."""
-        base = check(sname, fam)
-        pieces: list[bool] = []
-        if (p.text or "").strip():
-            pieces.append(base)
-
-        def walk(el: ET.Element, inherited: bool) -> None:
-            for child in el:
-                if child.tag in (q("office:annotation"), q("text:note")):
-                    pass
-                elif child.tag == q("text:span"):
-                    own = at(child, "text:style-name")
-                    value = (
-                        check(own, "text") if own and check(own, "text") is not None else inherited
-                    )
-                    if (child.text or "").strip():
-                        pieces.append(bool(value))
-                    walk(child, value)
-                else:
-                    if (child.text or "").strip():
-                        pieces.append(inherited)
-                    walk(child, inherited)
-                if (child.tail or "").strip():
-                    pieces.append(bool(base))
-
-        walk(p, base)
-        return bool(pieces) and all(pieces)
-
-    def prop(attr: str, test: Any) -> Any:
-        def check(name: str | None, family: str) -> bool | None:
-            value = styles.prop(family, name, "style:text-properties", attr)
-            if value is None:
-                return None if family == "text" else False
-            return test(value)
-
-        return check
-
-    bold = spans_all(prop("fo:font-weight", odf_bold))
-    italic = spans_all(prop("fo:font-style", lambda v: v in ("italic", "oblique")))
-    underline = spans_all(prop("style:text-underline-style", lambda v: v != "none"))
     align = styles.prop(fam, sname, "style:paragraph-properties", "fo:text-align")
-    return {
-        "text": odf_text(p),
-        "style": styles.display(fam, sname),
-        "heading": heading,
-        "align": odf_align(align) or "left",
-        "bold": bold,
-        "italic": italic,
-        "underline": underline,
-        "list": lst,
-    }
+    pieces = odf_pieces(p, styles, fam, sname)
+    return paragraph_model(
+        odf_text(p), styles.display(fam, sname), heading, odf_align(align), lst, pieces
+    )
+
+
+def odf_props(styles: OdfStyles, family: str, name: str | None) -> list[bool | None]:
+    """(bold, italic, underline) a style sets (None: it says nothing of one)."""
+
+    def get(attr: str, test: Any) -> bool | None:
+        value = styles.prop(family, name, "style:text-properties", attr)
+        return None if value is None else bool(test(value))
+
+    return [
+        get("fo:font-weight", odf_bold),
+        get("fo:font-style", lambda v: v in ("italic", "oblique")),
+        get("style:text-underline-style", lambda v: v != "none"),
+    ]
+
+
+def odf_pieces(
+    p: ET.Element, styles: OdfStyles, family: str, name: str | None
+) -> list[tuple[str, bool, bool, bool]]:
+    """The paragraph's text in pieces, each with its (bold, italic, underline): a span's own
+    style over the paragraph's."""
+    base = tuple(bool(v) for v in odf_props(styles, family, name))
+    out: list[tuple[str, bool, bool, bool]] = []
+    skipped = (q("office:annotation"), q("text:note"))
+
+    def add(text: str | None, props: tuple[bool, ...]) -> None:
+        if text:
+            out.append((text, *props))  # type: ignore[arg-type]
+
+    def walk(el: ET.Element, props: tuple[bool, ...]) -> None:
+        add(el.text, props)
+        for child in el:
+            if child.tag in skipped:
+                pass
+            elif child.tag == q("text:span"):
+                own = odf_props(styles, "text", at(child, "text:style-name"))
+                walk(
+                    child, tuple(o if o is not None else i for o, i in zip(own, props, strict=True))
+                )
+            elif child.tag == q("text:s"):
+                add(" " * int(at(child, "text:c", "1") or 1), props)
+            elif child.tag == q("text:tab"):
+                add("\t", props)
+            elif child.tag == q("text:line-break"):
+                add("\n", props)
+            else:
+                walk(child, props)
+            add(child.tail, props)
+
+    walk(p, base)
+    return out
 
 
 def odf_page(styles: OdfStyles) -> dict[str, Any]:
@@ -1530,20 +1607,26 @@ def pptx_shapes(tree: ET.Element | None) -> list[dict[str, Any]]:
             return None if v is None else round(v / EMU_MM, 2)
 
         paras = pptx_paragraphs(find(el, "p:txBody"))
-        if tag == "graphicFrame":
-            paras = [
-                "\t".join(
-                    "".join(t.text or "" for t in tc.iter(q("a:t"))) for tc in tr.iter(q("a:tc"))
-                )
-                for tr in el.iter(q("a:tr"))
-            ]
+        rows = [
+            ["".join(t.text or "" for t in tc.iter(q("a:t"))) for tc in tr.iter(q("a:tc"))]
+            for tr in el.iter(q("a:tr"))
+        ]
+        if rows:
+            paras = ["\t".join(row) for row in rows]
         if tag == "pic" and ph is not None:
             kind = "image"
+        runs = []
+        for r in el.iter(q("a:r")):
+            rpr = find(r, "a:rPr")
+            flags = [at(rpr, k) in ("1", "true") for k in ("b", "i")]
+            runs.append((rich_text(r, "a:t"), *flags, at(rpr, "u") not in (None, "none")))
         out.append(
             {
                 "kind": kind,
                 "text": cut("\n".join(paras)),
                 "paragraphs": paras,
+                "rows": rows,
+                "runs": runs,
                 "x": emu(off, "x"),
                 "y": emu(off, "y"),
                 "w": emu(ext, "cx"),
@@ -1568,14 +1651,26 @@ def read_pptx(pkg: Package) -> dict[str, Any]:
         root = pkg.xml(part)
         shapes = pptx_shapes(find(root, "p:cSld/p:spTree"))
         srels = pkg.rels(part)
-        layout_name, notes = None, ""
+        layout_name, layout_type, notes = None, None, ""
         for kind, target in srels.values():
             if kind == "slideLayout" and pkg.has(target):
-                layout_name = at(find(pkg.xml(target), "p:cSld"), "name")
+                layout = pkg.xml(target)
+                layout_name, layout_type = at(find(layout, "p:cSld"), "name"), layout.get("type")
             elif kind == "notesSlide" and pkg.has(target):
                 nshapes = pptx_shapes(find(pkg.xml(target), "p:cSld/p:spTree"))
                 notes = "\n".join(s["text"] for s in nshapes if s["kind"] == "body")
-        slides.append(slide_model(shapes, notes, layout_name))
+        fill = find(root, "p:cSld/p:bg/p:bgPr/a:solidFill/a:srgbClr")
+        slides.append(
+            slide_model(
+                shapes,
+                notes,
+                layout_name,
+                PPTX_LAYOUT_NAMES.get((layout_name or "").casefold())
+                or PPTX_LAYOUTS.get(layout_type or "", layout_type),
+                root.get("show") in ("0", "false"),
+                hex_color(at(fill, "val")),
+            )
+        )
         if len(slides) > MAX_ITEMS:
             raise DocumentError(f"more than {MAX_ITEMS} slides")
     return {
@@ -1588,22 +1683,53 @@ def read_pptx(pkg: Package) -> dict[str, Any]:
     }
 
 
+#: a layout by what it holds, the same name for Impress's ``AL1T<n>`` and PowerPoint's types
+LAYOUT_KINDS = {0: "title_slide", 1: "title_content", 3: "two_content", 19: "title_only",
+                20: "blank", 32: "centered_text"}  # fmt: skip
+#: LibreOffice writes some layouts' type as "tx" or "obj" whatever they hold: their names say
+PPTX_LAYOUT_NAMES = {"title slide": "title_slide", "title, content": "title_content",
+                     "title and content": "title_content", "title only": "title_only",
+                     "blank slide": "blank", "blank": "blank", "two content": "two_content",
+                     "title, 2 content": "two_content"}  # fmt: skip
+PPTX_LAYOUTS = {"title": "title_slide", "obj": "title_content", "twoObj": "two_content",
+                "titleOnly": "title_only", "blank": "blank"}  # fmt: skip
+
+
 def slide_model(
-    shapes: list[dict[str, Any]], notes: str, layout_name: str | None
+    shapes: list[dict[str, Any]],
+    notes: str,
+    layout_name: str | None,
+    layout_kind: str | None,
+    hidden: bool,
+    background: str | None,
 ) -> dict[str, Any]:
     def first(kind: str) -> str | None:
         return next((s["text"] for s in shapes if s["kind"] == kind), None)
 
     placeholders = [s["kind"] for s in shapes if s["kind"] in ("title", "subtitle", "body")]
+    runs = []
+    for shape in shapes:
+        for text, bold, italic, underline in shape["runs"]:
+            if text.strip():
+                runs.append({"text": cut(text), "bold": bold, "italic": italic,
+                             "underline": underline})  # fmt: skip
     return {
         "title": first("title"),
         "subtitle": first("subtitle"),
         "body": [p for s in shapes if s["kind"] == "body" for p in s["paragraphs"]],
+        "texts": [s["text"] for s in shapes if s["kind"] == "text"],
+        "tables": [s["rows"] for s in shapes if s["rows"]],
         "notes": cut(notes),
         "layout": ",".join(placeholders),
         "layout_name": layout_name,
+        "layout_kind": layout_kind,
+        "hidden": hidden,
+        "background": background,
         "images": sum(1 for s in shapes if s["kind"] == "image"),
-        "shapes": [{k: v for k, v in s.items() if k != "paragraphs"} for s in shapes],
+        "runs": runs[:500],
+        "shapes": [
+            {k: v for k, v in s.items() if k not in ("paragraphs", "runs", "rows")} for s in shapes
+        ],
     }
 
 
@@ -1621,12 +1747,12 @@ def odp_paragraphs(el: ET.Element) -> list[str]:
     return out
 
 
-def odp_shapes(page: ET.Element) -> list[dict[str, Any]]:
+def odp_shapes(page: ET.Element, styles: OdfStyles) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for el in page:
         tag = el.tag.split("}")[1]
         if tag == "g":
-            out += odp_shapes(el)
+            out += odp_shapes(el, styles)
             continue
         if el.tag.split("}")[0][1:] != NS["draw"] or tag in ("page-thumbnail",):
             continue
@@ -1645,22 +1771,35 @@ def odp_shapes(page: ET.Element) -> list[dict[str, Any]]:
         if kind == "image" and find(el, "draw:image") is None:
             empty = True
         paras = [] if empty else odp_paragraphs(el)
-        if kind == "table":
-            paras = [
-                "\t".join(
-                    "\n".join(odf_text(p) for p in tc.iter(q("text:p")))
-                    for tc in tr
-                    if tc.tag == q("table:table-cell")
-                )
-                for tr in el.iter(q("table:table-row"))
+        rows = [
+            [
+                "\n".join(odf_text(p) for p in tc.iter(q("text:p")))
+                for tc in tr
+                if tc.tag == q("table:table-cell")
             ]
+            for tr in el.iter(q("table:table-row"))
+        ]
+        if rows:
+            paras = ["\t".join(row) for row in rows]
         if empty and kind == "image":
             kind = "placeholder"
+        runs = (
+            []
+            if empty
+            else [
+                piece
+                for p in el.iter()
+                if p.tag in (q("text:p"), q("text:h"))
+                for piece in odf_pieces(p, styles, "paragraph", at(p, "text:style-name"))
+            ]
+        )
         out.append(
             {
                 "kind": kind,
                 "text": cut("\n".join(paras)),
                 "paragraphs": paras,
+                "rows": rows,
+                "runs": runs,
                 "x": length_mm(at(el, "svg:x")),
                 "y": length_mm(at(el, "svg:y")),
                 "w": length_mm(at(el, "svg:width")),
@@ -1680,13 +1819,25 @@ def read_odp(pkg: Package) -> dict[str, Any]:
         raise DocumentError("content.xml has no presentation body")
     slides = []
     for page in findall(body, "draw:page"):
-        shapes = odp_shapes(page)
+        shapes = odp_shapes(page, styles)
         notes_el = find(page, "presentation:notes")
         notes = ""
         if notes_el is not None:
-            notes = "\n".join(s["text"] for s in odp_shapes(notes_el) if s["kind"] == "notes")
+            notes_shapes = odp_shapes(notes_el, styles)
+            notes = "\n".join(s["text"] for s in notes_shapes if s["kind"] == "notes")
         layout = at(page, "presentation:presentation-page-layout-name")
-        slides.append(slide_model(shapes, notes, layout))
+        m = re.fullmatch(r"AL\d+T(\d+)", layout or "")
+        kind = LAYOUT_KINDS.get(int(m.group(1)), f"T{m.group(1)}") if m else None
+        look = at(page, "draw:style-name")
+
+        def page_prop(attr: str, look: str | None = look) -> str | None:
+            return styles.prop("drawing-page", look, "style:drawing-page-properties", attr)
+
+        solid = page_prop("draw:fill") == "solid"
+        background = hex_color(page_prop("draw:fill-color")) if solid else None
+        hidden = page_prop("presentation:visibility") == "hidden"
+        hidden = hidden or at(page, "presentation:visibility") == "hidden"
+        slides.append(slide_model(shapes, notes, layout, kind, hidden, background))
         if len(slides) > MAX_ITEMS:
             raise DocumentError(f"more than {MAX_ITEMS} slides")
     master = styles.masters[0] if styles.masters else None
