@@ -1,0 +1,320 @@
+"""Writer templates on layout and structure: page setup (orientation, margins, paper size),
+bulleted and numbered lists, tables (inserted, filled, a row added) and comments (registered
+in :data:`.writer_base.TEMPLATES`)."""
+
+from __future__ import annotations
+
+from palaestra.envs.computer.office import data
+from palaestra.envs.computer.office import writer_gui as g
+from palaestra.envs.computer.office.template import Case
+from palaestra.envs.computer.office.writer_base import make_case, pick, searchable, template
+from palaestra.envs.computer.office.writer_docs import find, letter, minutes, report
+from palaestra.envs.computer.office.writer_docx import PAPERS, Page, Table
+
+_CODE_PAGE = """s = d.sections[0]
+s.orientation = {orient}
+s.page_width, s.page_height = Mm({w}), Mm({h})
+"""
+
+
+# ----- page setup ---------------------------------------------------------------------------
+@template(
+    "writer-page-landscape",
+    ("page-setup",),
+    "The revenue table in the report is too wide for the page. Switch the page orientation "
+    "to landscape (same paper size) and save.",
+    "Turn the pages of {file} to landscape and save the document.",
+    "Lay the open report out on landscape {paper} pages instead of portrait, then save it.",
+)
+def page_landscape(seed: int) -> Case:
+    paper = ("A4", "Letter", "A4")[seed % 3]
+    w, h = PAPERS[paper]
+    return make_case(
+        "quarterly-report.docx",
+        report(seed),
+        {"file": "quarterly-report.docx", "paper": paper},
+        [g.page_is(orientation="landscape", width=h, height=w, tol=1.0)],
+        g.page(landscape=True),
+        _CODE_PAGE.format(orient="WD_ORIENT.LANDSCAPE", w=h, h=w),
+        page=Page(paper=paper),
+    )
+
+
+@template(
+    "writer-page-margins",
+    ("page-setup",),
+    "Set all four page margins of the open letter to {cm} cm and save it.",
+    "The letter needs {cm} cm margins on every side (top, bottom, left and right). Change "
+    "them and save {file}.",
+    "Our letterhead paper requires margins of {cm} cm all round: adjust the document's page "
+    "margins accordingly and save.",
+)
+def page_margins(seed: int) -> Case:
+    cm = (1.5, 3.0, 2.0)[seed % 3]
+    mm = cm * 10
+    return make_case(
+        "invoice-letter.docx",
+        letter(seed),
+        {"cm": f"{cm:g}", "file": "invoice-letter.docx"},
+        [
+            g.page_is(
+                margins={"top": mm, "bottom": mm, "left": mm, "right": mm}, width=210.0, tol=0.6
+            )
+        ],
+        g.page(margins_cm=(cm, cm, cm, cm)),
+        "s = d.sections[0]\n"
+        f"s.top_margin = s.bottom_margin = s.left_margin = s.right_margin = Mm({mm})",
+        page=Page(margins_mm=(25.0, 25.0, 25.0, 25.0)),
+    )
+
+
+@template(
+    "writer-page-paper",
+    ("page-setup",),
+    "This letter will be printed in {region}: change its paper size from {old} to {new} and save.",
+    "Set the paper format of {file} to {new} (it is {old} now), keeping portrait, and save.",
+    "Switch the open document to {new} paper and save it.",
+)
+def page_paper(seed: int) -> Case:
+    old, new, region = (("A4", "Letter", "the US"), ("Letter", "A4", "Germany"))[seed % 2]
+    w, h = PAPERS[new]
+    return make_case(
+        "invoice-letter.docx",
+        letter(seed),
+        {"old": old, "new": new, "region": region, "file": "invoice-letter.docx"},
+        [g.page_is(orientation="portrait", width=w, height=h, tol=1.0)],
+        g.page(paper=(old, new)),
+        _CODE_PAGE.format(orient="WD_ORIENT.PORTRAIT", w=w, h=h),
+        page=Page(paper=old),
+    )
+
+
+# ----- lists --------------------------------------------------------------------------------
+_CODE_LIST = """for text in {items!r}:
+    ppr = para(text)._p.get_or_add_pPr()
+    num = OxmlElement('w:numPr')
+    for tag, val in (('w:ilvl', '0'), ('w:numId', '{num_id}')):
+        el = OxmlElement(tag)
+        el.set(qn('w:val'), val)
+        num.append(el)
+    ppr.append(num)
+"""
+
+
+@template(
+    "writer-list-bullets",
+    ("lists",),
+    "Turn the {n} agenda items of the minutes into a bulleted list and save.",
+    'In {file}, the lines from "{first}" to "{last}" should be bullet points. Format '
+    "them that way and save the document.",
+    "Make the agenda a bulleted list (one bullet per item) and save the file.",
+)
+def list_bullets(seed: int) -> Case:
+    blocks = minutes(seed)
+    top = find(blocks, "Agenda") + 1
+    items = [blocks[i].plain for i in range(top, top + 4)]  # type: ignore[union-attr]
+    if not searchable(blocks, top, items[0]):
+        raise ValueError(f"{items[0]!r} first occurs elsewhere")
+    return make_case(
+        "minutes.docx",
+        blocks,
+        {"n": len(items), "first": items[0], "last": items[-1], "file": "minutes.docx"},
+        [{"list": items, "ordered": False}, g.para("Discussion", list=None)],
+        [*g.select_paragraphs(items[0], len(items)), g.key("shift+F12"), g.wait(0.5)],
+        _CODE_LIST.format(items=items, num_id=1),
+    )
+
+
+@template(
+    "writer-list-numbered",
+    ("lists",),
+    "Number the next steps at the end of the report (1, 2, 3, ...) as a numbered list and save.",
+    'Format the {n} paragraphs under "Next steps" in {file} as a numbered list, then save.',
+    'The closing action points of the report, from "{first}" to "{last}", should form a '
+    "numbered list. Do it and save the document.",
+)
+def list_numbered(seed: int) -> Case:
+    blocks = report(seed)
+    top = find(blocks, "Next steps") + 1
+    items = [b.plain for b in blocks[top:]]  # type: ignore[union-attr]
+    start = " ".join(items[0].split()[:3])
+    if not searchable(blocks, top, start):
+        raise ValueError(f"{start!r} first occurs elsewhere")
+    return make_case(
+        "quarterly-report.docx",
+        blocks,
+        {"n": len(items), "first": items[0], "last": items[-1], "file": "quarterly-report.docx"},
+        [{"list": items, "ordered": True}, g.para("Next steps", list=None)],
+        [*g.select_paragraphs(start, len(items)), g.key("F12"), g.wait(0.5)],
+        _CODE_LIST.format(items=items, num_id=2),
+    )
+
+
+# ----- tables -------------------------------------------------------------------------------
+@template(
+    "writer-table-insert",
+    ("tables",),
+    "Below the paragraph about what the delivery included, insert a table with the columns "
+    "Product, Quantity and Unit price and one row per item: {listing}. Save the letter.",
+    "Add a 3-column table (Product, Quantity, Unit price) to {file}, right after the "
+    'paragraph starting "{start}", holding these rows: {listing}. Then save.',
+    "Put the delivered items in a table under the delivery paragraph: header row Product / "
+    "Quantity / Unit price, then {listing}. Save the document when done.",
+)
+def table_insert(seed: int) -> Case:
+    blocks = letter(seed)
+    inv = data.invoice(seed)
+    rows = [["Product", "Quantity", "Unit price"]] + [
+        [x.product, str(x.quantity), f"{x.unit_price:.2f}"] for x in inv.lines[:3]
+    ]
+    i = find(blocks, "The delivery included")
+    start = " ".join(blocks[i].plain.split()[:4])  # type: ignore[union-attr]
+    listing = "; ".join(f"{p}, {q}, {u}" for p, q, u in rows[1:])
+    cells = [a for r in rows for c in r for a in (g.key("Tab"), g.type_text(c))][1:]
+    return make_case(
+        "invoice-letter.docx",
+        blocks,
+        {"listing": listing, "start": start, "file": "invoice-letter.docx"},
+        [g.table(0, rows), {"tables": 1}],
+        [
+            *g.select_paragraphs(start, 1),
+            g.key("Right"),
+            g.key("ctrl+F12"),
+            g.wait(1.5),
+            g.key("alt+c"),
+            g.key("ctrl+a"),
+            g.type_text("3"),
+            g.key("alt+r"),
+            g.key("ctrl+a"),
+            g.type_text(str(len(rows))),
+            g.key("Return"),
+            g.wait(1.0),
+            *cells,
+        ],
+        f"t = d.add_table(rows={len(rows)}, cols=3)\n"
+        f"for r, values in zip(t.rows, {rows!r}):\n"
+        "    for c, v in zip(r.cells, values):\n"
+        "        c.text = v\n"
+        f"para({blocks[i].plain!r})._p.addnext(t._tbl)",  # type: ignore[union-attr]
+    )
+
+
+@template(
+    "writer-table-fill",
+    ("tables",),
+    "The Owner column of the action items table is empty. Fill it in: {listing}. Save the minutes.",
+    "Complete the actions table in {file} with who owns each action ({listing}) and save.",
+    "Write the owners into the action items table of the open minutes ({listing}), then save "
+    "the file.",
+)
+def table_fill(seed: int) -> Case:
+    blocks = minutes(seed)
+    t = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
+    full: Table = blocks[t]  # type: ignore[assignment]
+    empty = Table((full.rows[0], *((a, "", d) for a, _, d in full.rows[1:])))
+    before = [*blocks[:t], empty, *blocks[t + 1 :]]
+    listing = "; ".join(f"{a}: {w}" for a, w, _ in full.rows[1:])
+    gui = []
+    for action, owner, _ in full.rows[1:]:
+        if not searchable(before, t, action):
+            raise ValueError(f"{action!r} first occurs elsewhere")
+        gui += [*g.find(action), g.key("Tab"), g.type_text(owner)]
+    return make_case(
+        "minutes.docx",
+        before,
+        {"listing": listing, "file": "minutes.docx"},
+        [g.table(0, [list(r) for r in full.rows])],
+        gui,
+        "t = d.tables[0]\n"
+        f"for r, owner in zip(t.rows[1:], {[w for _, w, _ in full.rows[1:]]!r}):\n"
+        "    r.cells[1].paragraphs[0].add_run(owner)",
+    )
+
+
+@template(
+    "writer-table-add-row",
+    ("tables",),
+    "The revenue table stops at {prev}. Add a row at the bottom for {quarter}: revenue {revenue}, "
+    "customers {customers}. Save the report.",
+    "Append the figures for {quarter} to the table in {file} (Revenue {revenue}, Customers "
+    "{customers}) as a new last row, then save.",
+    "Extend the quarterly table by one row: {quarter}, {revenue}, {customers}. Save the "
+    "document afterwards.",
+)
+def table_add_row(seed: int) -> Case:
+    blocks = report(seed)
+    t = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
+    full: Table = blocks[t]  # type: ignore[assignment]
+    short = Table(full.rows[:-1])
+    before = [*blocks[:t], short, *blocks[t + 1 :]]
+    quarter, revenue, customers = full.rows[-1]
+    last = short.rows[-1][1]  # the last row's revenue: only the table has it formatted so
+    if not searchable(before, t, last):
+        raise ValueError(f"{last!r} first occurs elsewhere")
+    return make_case(
+        "quarterly-report.docx",
+        before,
+        {
+            "prev": short.rows[-1][0],
+            "quarter": quarter,
+            "revenue": revenue,
+            "customers": customers,
+            "file": "quarterly-report.docx",
+        },
+        [g.table(0, [list(r) for r in full.rows])],
+        [
+            *g.find(last),
+            g.key("Tab"),
+            g.key("Tab"),
+            g.wait(0.3),
+            g.type_text(quarter),
+            g.key("Tab"),
+            g.type_text(revenue),
+            g.key("Tab"),
+            g.type_text(customers),
+        ],
+        "r = d.tables[0].add_row()\n"
+        f"for c, v in zip(r.cells, {list(full.rows[-1])!r}):\n"
+        "    c.text = v",
+    )
+
+
+# ----- comments -----------------------------------------------------------------------------
+@template(
+    "writer-comment-add",
+    ("comments",),
+    'Attach a comment to the paragraph starting "{start}" that says: {note} Save the report.',
+    'Leave the review note "{note}" as a comment on the summary figure in {file}, then save.',
+    'Add a comment with the text "{note}" on the paragraph beginning "{start}", and save '
+    "the document.",
+)
+def comment_add(seed: int) -> Case:
+    blocks = report(seed)
+    i = find(blocks, "Revenue reached")
+    text = blocks[i].plain  # type: ignore[union-attr]
+    start = " ".join(text.split()[:3])
+    note = pick(
+        seed,
+        "note",
+        [
+            "Please check this figure against the ledger.",
+            "Confirm the growth rate with Finance.",
+            "Source for this number?",
+        ],
+    )
+    return make_case(
+        "quarterly-report.docx",
+        blocks,
+        {"start": start, "note": note, "file": "quarterly-report.docx"},
+        [g.comment(note.rstrip("?.")), {"comments": 1}],
+        [
+            *g.find(start),
+            g.key("ctrl+alt+c"),
+            g.wait(1.5),
+            g.type_text(note),
+            g.wait(0.3),
+            g.key("Escape"),
+            g.wait(0.5),
+        ],
+        None,
+    )
