@@ -1,0 +1,166 @@
+"""How the Calc templates' reference solutions are written.
+
+GUI recipes are action lists (keyboard first, Calc's own shortcuts), played by ``replay``; each
+was tried on LibreOffice 7.4 (gtk3, 1024x768, en-US):
+
+- ``goto(ref)``: Ctrl+Shift+F5 focuses the Name Box; a cell (``B7``) or a range (``B2:B9``)
+  typed there and Enter moves the cursor or selects the range;
+- ``cells(ref, values)``: from ``ref``, each value typed and Tab (the last one Enter): a row of
+  cells, one ``type_text`` per cell (typing several cells in one text let AutoInput and the
+  formula tooltip eat keys);
+- ``command(name)``: Shift+Esc opens "Search Commands" (LibreOffice 7.2+), the menu item's
+  name typed picks it as the first hit, Enter runs it ("sort ascending", "chart", "freeze rows
+  and columns", "insert sheet at end", "rename sheet");
+- formulas typed in the GUI use Calc's references (``$Sheet.A1``), commas between arguments
+  (en-US); the code solutions write Excel's (``Sheet!A1``) through openpyxl;
+- ``conditional(...)``: Format (Alt+O), eleven Downs to "Conditional" (disabled items are
+  skipped), Right to "Condition...": in the dialog Tab, Down to the operator (the list's order
+  is fixed), Tab, the value, Tab, Downs to the style (Accent, Accent 1-3, Bad, ...), Enter;
+- ``chart(...)``: "Insert > Chart" on the selected range; the type list has the focus (Column,
+  Bar, Pie, Area, Line: Downs), Enter does not finish, so the wizard's Finish button is
+  clicked (its place is fixed on the 1024x768 screen);
+- ``save()``: Ctrl+S and Enter on "Use Excel 2007-365!" (keep the format).
+
+Code recipes are Python run in the sandbox with Debian's python3-openpyxl: ``code(path, body)``
+wraps a body that sees ``wb`` (the workbook) and ``ws`` (its first sheet); a body that writes
+formulas asks for ``recalc``: openpyxl stores formulas without results, so the saved file goes
+once through a headless LibreOffice (its own profile, not the session's) that computes and
+stores them, as a spreadsheet app would.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+Action = dict[str, Any]
+HOME = "/home/user"
+#: the chart wizard's Finish button on the 1024x768 screen
+FINISH = (926, 579)
+#: the operators of the conditional format dialog's list, in its order
+OPERATORS = ("=", "<", ">", "<=", ">=", "!=")
+#: the cell styles of its style list from the default one (Accent)
+STYLES = ("Accent", "Accent 1", "Accent 2", "Accent 3", "Bad", "Default", "Error", "Footnote")
+#: the chart wizard's types, in the list's order
+CHARTS = ("column", "bar", "pie", "area", "line")
+
+
+def key(combo: str) -> Action:
+    return {"name": "key", "args": {"combo": combo}}
+
+
+def type_text(text: str) -> Action:
+    return {"name": "type_text", "args": {"text": text}}
+
+
+def wait(seconds: float) -> Action:
+    return {"name": "wait", "args": {"seconds": seconds}}
+
+
+def click(x: int, y: int) -> Action:
+    return {"name": "click", "args": {"x": x, "y": y}}
+
+
+def goto(ref: str) -> list[Action]:
+    return [key("ctrl+shift+F5"), wait(0.4), type_text(ref), key("Return"), wait(0.4)]
+
+
+def cells(ref: str, values: list[str], down: bool = False) -> list[Action]:
+    """Type ``values`` into the cells from ``ref`` on: along the row, or down the column."""
+    out = goto(ref)
+    for i, v in enumerate(values):
+        last = i == len(values) - 1
+        out += [type_text(v), key("Return" if down or last else "Tab"), wait(0.2)]
+    return out
+
+
+def fill(range_ref: str, down: bool = True) -> list[Action]:
+    """Copy the first cell (row) of the range over the rest: Ctrl+D down, Ctrl+R right."""
+    return [*goto(range_ref), key("ctrl+d" if down else "ctrl+r"), wait(0.4)]
+
+
+def command(name: str, settle: float = 1.0) -> list[Action]:
+    return [key("shift+Escape"), wait(1.0), type_text(name), wait(1.0), key("Return"), wait(settle)]
+
+
+def new_sheet(name: str) -> list[Action]:
+    """Append a sheet named ``name`` (it becomes the current one, the cursor on A1)."""
+    return [
+        *command("insert sheet at end", 1.5),
+        key("ctrl+a"),
+        type_text(name),
+        key("Return"),
+        wait(1.0),
+    ]
+
+
+def conditional(range_ref: str, operator: str, value: str, style: str = "Bad") -> list[Action]:
+    return [
+        *goto(range_ref),
+        key("alt+o"),
+        wait(0.8),
+        key(" ".join(["Down"] * 11)),
+        key("Right"),
+        wait(0.5),
+        key("Return"),
+        wait(2.0),
+        key("Tab"),
+        *(
+            [key(" ".join(["Down"] * OPERATORS.index(operator)))]
+            if OPERATORS.index(operator)
+            else []
+        ),
+        key("Tab"),
+        type_text(value),
+        key("Tab"),
+        *([key(" ".join(["Down"] * STYLES.index(style)))] if STYLES.index(style) else []),
+        wait(0.3),
+        key("Return"),
+        wait(1.0),
+    ]
+
+
+def chart(range_ref: str, kind: str) -> list[Action]:
+    downs = CHARTS.index(kind)
+    return [
+        *goto(range_ref),
+        *command("chart", 3.0),
+        *([key(" ".join(["Down"] * downs)), wait(0.5)] if downs else []),
+        click(*FINISH),
+        wait(2.0),
+        key("Escape"),
+        wait(1.0),
+    ]
+
+
+def save() -> list[Action]:
+    return [key("ctrl+s"), wait(1.5), key("Return"), wait(2.0)]
+
+
+_RECALC = """
+def _recalc(path):
+    import os, shutil, subprocess, tempfile
+    out = tempfile.mkdtemp()
+    subprocess.run(["soffice", "-env:UserInstallation=file://" + out + "/profile", "--headless",
+                    "--norestore", "--convert-to", path.rsplit(".", 1)[1], "--outdir", out, path],
+                   check=True, timeout=180, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shutil.copyfile(os.path.join(out, os.path.basename(path)), path)
+    shutil.rmtree(out, ignore_errors=True)
+"""
+
+
+def code(path: str, body: str, recalc: bool = False) -> list[Action]:
+    """A ``run_python`` action that opens ``~/path`` with openpyxl, runs ``body``, saves
+    (and has LibreOffice compute the formulas it wrote when ``recalc``)."""
+    full = f"{HOME}/{path}"
+    src = (
+        "import openpyxl\n"
+        "from openpyxl.utils import get_column_letter\n"
+        + (_RECALC if recalc else "")
+        + f"path = {full!r}\n"
+        + "wb = openpyxl.load_workbook(path)\nws = wb.worksheets[0]\n"
+        + textwrap.dedent(body).strip()
+        + "\nwb.save(path)\n"
+        + ("_recalc(path)\n" if recalc else "")
+    )
+    return [{"name": "run_python", "args": {"code": src, "timeout": 200}}]
