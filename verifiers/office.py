@@ -143,12 +143,16 @@ def home_rel(path: str) -> str:
     return rel
 
 
-def read_model(probe: Any, path: str, formats: Iterable[str], timeout: float = TIMEOUT) -> Model:
-    """The model of the agent's document, read in the session's isolated runner."""
+def read_model(
+    probe: Any, path: str, formats: Iterable[str], timeout: float = TIMEOUT, detail: bool = False
+) -> Model:
+    """The model of the agent's document, read in the session's isolated runner (``detail``:
+    a pptx's shapes as python-pptx sees them, for OSWorld's comparison)."""
     if not isinstance(probe, ComputerProbe):
         raise TypeError("an office check needs a computer session's probe")
     allowed = ",".join(formats)
     command = f'{_command_head()} "$HOME"/{shlex.quote(home_rel(path))} {shlex.quote(allowed)}'
+    command += " detail" if detail else ""
     try:
         code, out, err = probe.run(command, timeout)
     except Exception as exc:  # a timeout is the document's doing: a failed check

@@ -1853,6 +1853,180 @@ def read_odp(pkg: Package) -> dict[str, Any]:
     }
 
 
+# ----- PPTX as python-pptx sees it (OSWorld's compare_pptx_files) ---------------------------
+PPTX_TYPES = {"pic": 13, "graphicFrame": 7, "grpSp": 6, "cxnSp": 9}
+
+
+def pptx_runs(p: ET.Element) -> list[dict[str, Any]]:
+    """A paragraph's ``a:r`` runs with their font as python-pptx reports it (None: unset)."""
+    runs = []
+    for r in findall(p, "a:r"):
+        rpr = find(r, "a:rPr")
+
+        def flag(name: str, rpr: ET.Element | None = rpr) -> bool | None:
+            v = at(rpr, name)
+            return None if v is None else v in ("1", "true")
+
+        u = at(rpr, "u")
+        rgb = at(find(rpr, "a:solidFill/a:srgbClr"), "val")
+        runs.append(
+            {
+                "text": cut(rich_text(r, "a:t")),
+                "font": at(find(rpr, "a:latin"), "typeface"),
+                "size": at(rpr, "sz"),
+                "b": flag("b"),
+                "i": flag("i"),
+                "u": None if u is None else (False if u == "none" else (True if u == "sng" else u)),
+                "rgb": rgb.upper() if rgb else None,
+                "strike": at(rpr, "strike", "noStrike"),
+            }
+        )
+    return runs
+
+
+def pptx_text_frame(body: ET.Element | None) -> list[dict[str, Any]]:
+    paras = []
+    for p in findall(body, "a:p"):
+        ppr = find(p, "a:pPr")
+        text = []
+        for el in p:
+            if el.tag in (q("a:r"), q("a:fld")):
+                text.append(rich_text(el, "a:t"))
+            elif el.tag == q("a:br"):
+                text.append("\v")
+        paras.append(
+            {
+                "text": cut("".join(text)),
+                "align": at(ppr, "algn"),
+                "level": int(at(ppr, "lvl", "0") or 0),
+                "runs": pptx_runs(p),
+            }
+        )
+    return paras
+
+
+def pptx_placeholders(pkg: Package, part: str) -> dict[tuple[str, str], list[int | None]]:
+    """(kind, idx or type) -> the xfrm of the placeholders of a layout or master part."""
+    out: dict[tuple[str, str], list[int | None]] = {}
+    for sp in pkg.xml(part).iter(q("p:sp")):
+        ph = find(sp, "p:nvSpPr/p:nvPr/p:ph")
+        xfrm = find(sp, "p:spPr/a:xfrm")
+        if ph is None or xfrm is None:
+            continue
+        box = pptx_box(xfrm)
+        out.setdefault(("idx", ph.get("idx", "0")), box)
+        out.setdefault(("type", ph.get("type", "body")), box)
+    return out
+
+
+def pptx_box(xfrm: ET.Element | None) -> list[int | None]:
+    off, ext = find(xfrm, "a:off"), find(xfrm, "a:ext")
+    return [
+        int(v) if v is not None else None
+        for v in (at(off, "x"), at(off, "y"), at(ext, "cx"), at(ext, "cy"))
+    ]
+
+
+def pptx_detail(pkg: Package) -> list[dict[str, Any]]:
+    """Per slide: its shapes with positions (EMU), text frames, runs and tables, notes, the
+    background and the bullets of its XML, the way python-pptx presents them."""
+    main = "ppt/presentation.xml"
+    rels = pkg.rels(main)
+    out = []
+    for sid in findall(pkg.xml(main), "p:sldIdLst/p:sldId"):
+        part = rels.get(at(sid, "r:id", ""), ("", ""))[1]
+        root = pkg.xml(part)
+        srels = {kind: target for kind, target in pkg.rels(part).values()}
+        layout = srels.get("slideLayout", "")
+        master = dict(pkg.rels(layout).values()).get("slideMaster", "") if layout else ""
+        inherited = [pptx_placeholders(pkg, p) for p in (layout, master) if p and pkg.has(p)]
+        bg = find(root, "p:cSld/p:bg")
+        if bg is None and master and pkg.has(master):
+            bg = find(pkg.xml(master), "p:cSld/p:bg")
+        solid = find(bg, "p:bgPr/a:solidFill")
+        notes = ""
+        if srels.get("notesSlide") and pkg.has(srels["notesSlide"]):
+            for sp in pkg.xml(srels["notesSlide"]).iter(q("p:sp")):
+                if at(find(sp, "p:nvSpPr/p:nvPr/p:ph"), "type") == "body":
+                    paras = pptx_text_frame(find(sp, "p:txBody"))
+                    notes = "\n".join(p["text"] for p in paras)
+                    break
+        bullets: list[Any] | None = []
+        for p in root.iter(q("a:p")):
+            ppr = find(p, "a:pPr")
+            texts = [t.text for t in p.iter(q("a:t"))]
+            if any(t is None for t in texts):
+                bullets = None  # python-pptx's side fails to join them: no bullet comparison
+                break
+            if ppr is not None:
+                lvl, char = ppr.get("lvl"), at(find(ppr, "a:buChar"), "char", "No Bullet")
+            else:
+                lvl, char = "No Level", "No Bullet"
+            if "".join(texts).strip():
+                bullets.append(["0" if lvl is None else lvl, char, "".join(texts)])
+        tree = find(root, "p:cSld/p:spTree")
+        out.append(
+            {
+                "bg": at(find(solid, "a:srgbClr"), "val") if solid is not None else None,
+                "notes": cut(notes),
+                "shapes": [pptx_detail_shape(el, inherited) for el in pptx_children(tree)],
+                "text_shapes": [
+                    pptx_detail_shape(el, inherited)
+                    for el in (tree.iter(q("p:sp")) if tree is not None else [])
+                ],
+                "bullets": bullets,
+            }
+        )
+    return out
+
+
+def pptx_children(tree: ET.Element | None) -> list[ET.Element]:
+    kinds = (q("p:sp"), q("p:pic"), q("p:graphicFrame"), q("p:grpSp"), q("p:cxnSp"))
+    return [el for el in (tree if tree is not None else []) if el.tag in kinds]
+
+
+def pptx_detail_shape(
+    el: ET.Element, inherited: list[dict[tuple[str, str], list[int | None]]]
+) -> dict[str, Any]:
+    tag = el.tag.split("}")[1]
+    ph = next(iter(el.iter(q("p:ph"))), None) if tag != "grpSp" else None
+    xfrm = either(find(el, "p:spPr/a:xfrm"), find(el, "p:xfrm"), find(el, "p:grpSpPr/a:xfrm"))
+    box = pptx_box(xfrm) if xfrm is not None else [None] * 4
+    if ph is not None and xfrm is None:
+        for table in inherited:
+            found = table.get(("idx", ph.get("idx", ""))) or table.get(
+                ("type", ph.get("type", "body"))
+            )
+            if found:
+                box = found
+                break
+    if ph is not None:
+        kind = 14
+    elif tag == "sp":
+        kind = (
+            17
+            if at(find(el, "p:nvSpPr/p:cNvSpPr"), "txBox") == "1"
+            else (5 if find(el, "p:spPr/a:custGeom") is not None else 1)
+        )
+    elif tag == "graphicFrame" and any(True for _ in el.iter(q("a:tbl"))):
+        kind = 19
+    else:
+        kind = PPTX_TYPES.get(tag, 1)
+    shape: dict[str, Any] = {"type": kind, "box": box, "has_text": tag == "sp"}
+    if tag == "sp":
+        paras = pptx_text_frame(find(el, "p:txBody"))
+        shape["paragraphs"] = paras or [{"text": "", "align": None, "level": 0, "runs": []}]
+        shape["text"] = "\n".join(p["text"] for p in shape["paragraphs"])
+    if kind == 19:
+        tbl = next(el.iter(q("a:tbl")))
+        shape["table"] = [
+            [pptx_text_frame(find(tc, "a:txBody")) for tc in findall(tr, "a:tc")]
+            for tr in findall(tbl, "a:tr")
+        ]
+        shape["columns"] = len(findall(tbl, "a:tblGrid/a:gridCol"))
+    return shape
+
+
 READERS = {
     "xlsx": read_xlsx,
     "ods": read_ods,
@@ -1865,7 +2039,7 @@ READERS = {
 
 # ----- entry points -------------------------------------------------------------------------
 def parse(
-    data: bytes, formats: list[str] | tuple[str, ...] = FORMATS, ext: str = ""
+    data: bytes, formats: list[str] | tuple[str, ...] = FORMATS, ext: str = "", detail: bool = False
 ) -> dict[str, Any]:
     """The model of a document's bytes. ``formats``: what the task allows; ``ext``: the
     file's extension, which must agree with the content when it names a known format."""
@@ -1889,6 +2063,11 @@ def parse(
             f"{fmt} content that does not parse: {type(exc).__name__}: {exc}"
         ) from None
     model["format"] = fmt
+    if detail and fmt == "pptx":
+        try:
+            model["pptx"] = pptx_detail(pkg)
+        except (KeyError, ValueError, IndexError, TypeError, AttributeError) as exc:
+            raise DocumentError(f"pptx content that does not parse: {exc}") from None
     return model
 
 
@@ -1921,11 +2100,13 @@ def read_file(path: str) -> bytes:
         os.close(fd)
 
 
-def read_document(path: str, formats: list[str] | tuple[str, ...] = FORMATS) -> dict[str, Any]:
+def read_document(
+    path: str, formats: list[str] | tuple[str, ...] = FORMATS, detail: bool = False
+) -> dict[str, Any]:
     """The model of the document at ``path`` (the first of ``path`` and its other allowed
-    extensions that exists)."""
+    extensions that exists); ``detail``: a pptx's shapes as python-pptx sees them too."""
     found = first_existing(candidates(path, formats))
-    return parse(read_file(found), formats, posixpath.splitext(found)[1])
+    return parse(read_file(found), formats, posixpath.splitext(found)[1], detail)
 
 
 def candidates(path: str, formats: list[str] | tuple[str, ...]) -> list[str]:
@@ -1964,7 +2145,7 @@ def main(argv: list[str]) -> int:
     sys.setrecursionlimit(3000)
     try:
         formats = [f for f in argv[2].split(",") if f in FORMATS]
-        model = read_document(argv[1], formats)
+        model = read_document(argv[1], formats, detail=argv[3:4] == ["detail"])
         found = {"ok": True, "model": model}
     except DocumentError as exc:
         found = {"ok": False, "error": str(exc)}

@@ -46,7 +46,11 @@ FAMILY = Family(
     ),
     package="palaestra.envs.computer",
     # the office documents' check kinds (spreadsheet, text_document, presentation, OSWorld's)
-    checks=("palaestra.verifiers.computer", "palaestra.verifiers.office"),
+    checks=(
+        "palaestra.verifiers.computer",
+        "palaestra.verifiers.office",
+        "palaestra.verifiers.office_osworld",
+    ),
     options="palaestra.envs.computer.options:ComputerOptions",
     description="A sandboxed Linux desktop: GUI actions and shell/Python code.",
 )
