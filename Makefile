@@ -10,7 +10,7 @@ EXTRAS := dev,bench,eval,data,web,synth,usersim,mobile,cad,computer,ray,docker
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh scripts/setup-openenv.sh \
-		scripts/setup-worker-venv.sh scripts/setup-tau2.sh \
+		scripts/setup-worker-venv.sh scripts/setup-tau2.sh scripts/setup-osworld.sh \
 		bench/browsergym_baseline.py
 	bash scripts/setup-system.sh
 	bash scripts/setup-appium.sh
@@ -19,6 +19,7 @@ $(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.s
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	PYTHON=$(PYTHON) bash scripts/setup-openenv.sh  # .venv-openenv: OpenEnv's own clients, tests/openenv
 	PYTHON=$(PYTHON) bash scripts/setup-tau2.sh  # .venv-tau2: tau2-bench's deps, its cross-check
+	PYTHON=$(PYTHON) bash scripts/setup-osworld.sh  # .venv-osworld: OSWorld's office metrics
 	bash scripts/setup-worker-venv.sh  # .venv-worker: Debian's Python for unprivileged workers
 	# .venv-browsergym: BrowserGym's own observation utilities (tests/envs/web), bench web's baseline
 	$(PY) -c "from palaestra.bench.browsergym_baseline import ensure_browsergym_venv as e; e()"
