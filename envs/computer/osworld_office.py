@@ -38,6 +38,7 @@ from typing import Any
 from palaestra.envs.computer.actions import parse_pyautogui
 from palaestra.envs.computer.osworld_cache import Cache
 from palaestra.errors import ActionError
+from palaestra.verifiers.office_osworld import UNSUPPORTED as UNSUPPORTED_RULES
 
 DOMAINS = ("libreoffice_calc", "libreoffice_writer", "libreoffice_impress")
 HOME = "/home/user"
@@ -223,6 +224,10 @@ def _metric(
         reasons.append("evaluator's gold is several files (multi), not supported")
     else:
         reasons.append(f"evaluator's expected getter {expected.get('type')!r} is not supported")
+    rules = options.get("rules") if func == "compare_table" else None
+    for rule in rules if isinstance(rules, list) else []:
+        if isinstance(rule, dict) and rule.get("type") in UNSUPPORTED_RULES:
+            reasons.append(f"compare_table rule {rule['type']!r} is not implemented")
     if reasons or data is None:
         return None, reasons
     name = str(expected.get("dest") or PurePosixPath(str(path)).name)

@@ -1,0 +1,256 @@
+"""OSWorld-format office tasks whose files are generated here, played on a real LibreOffice
+session: one task per app in OSWorld's own JSON (download + open, a gold ``cloud_file`` and the
+metric OSWorld's real tasks of that app use), its files put in a temporary download cache under
+the URLs the task names. A reference solution through the GUI scores 1, doing nothing scores 0,
+and each score agrees with OSWorld's own metric function (``desktop-env`` in ``.venv-osworld``)
+on the same two files.
+
+The documents are made with the libraries OSWorld's metrics read them with (openpyxl,
+python-docx, python-pptx, in ``.venv-osworld``) and then saved by LibreOffice headless, as the
+agent's document will be: OSWorld's gold files were saved by an office app too, and
+``compare_pptx_files`` tells python-pptx's output from LibreOffice's by their shapes' geometry.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from palaestra.envs.computer import osworld
+from palaestra.envs.computer.office import keys
+from palaestra.envs.computer.osworld_cache import Cache
+from palaestra.verifiers.validation import play
+
+pytestmark = pytest.mark.timeout(600)
+REPO = Path(__file__).resolve().parents[3]
+OSWORLD_PY = Path(os.environ.get("OSWORLD_PYTHON") or REPO / ".venv-osworld/bin/python")
+BASE = "https://files.example.org/osworld-office-test"  # never fetched: the cache serves it
+HOME = "/home/user"
+
+#: the start document and the answer of each app's task, written with OSWorld's libraries
+GENERATE = r"""
+import sys
+from pathlib import Path
+
+import docx
+import openpyxl
+import pptx
+
+out, variant = Path(sys.argv[1]), sys.argv[2]
+answer = variant == "answer"
+wb = openpyxl.Workbook()
+ws = wb.active
+ws.title = "Sheet1"
+ws.append(["Item", "Qty", "Price", "Total"])
+for item, qty, price in (("Pens", 3, 1.5), ("Paper", 2, 4.25), ("Ink", 5, 7.0)):
+    ws.append([item, qty, price, qty * price if answer else None])
+wb.save(out / "orders.xlsx")
+d = docx.Document()
+d.add_heading("Minutes of the board", 1)
+d.add_paragraph("The board met on Monday at ten.")
+d.add_paragraph("The budget for the new year was discussed.")
+if answer:
+    d.add_paragraph("Approved by the board.")
+d.save(out / "minutes.docx")
+deck = pptx.Presentation()
+for title, body in (("Quarterly review", "Sales grew"), ("Next steps", "Hire two people")):
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "Action items" if answer and title == "Next steps" else title
+    slide.placeholders[1].text = body
+deck.save(out / "review.pptx")
+"""
+
+#: OSWorld's metric function on two files, its module imported from desktop-env by path
+#: (the package's __init__ imports every app's metrics and their heavy dependencies; a name
+#: the three document metrics import but never call is stood in for when not installed)
+METRIC = r"""
+import ast, importlib, importlib.util, json, sys, types
+from pathlib import Path
+
+func, result, expected, options = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+root = Path(importlib.util.find_spec("desktop_env").submodule_search_locations[0])
+for name, sub in (("desktop_env", ""), ("desktop_env.evaluators", "evaluators"),
+                  ("desktop_env.evaluators.metrics", "evaluators/metrics")):
+    pkg = types.ModuleType(name)
+    pkg.__path__ = [str(root / sub)]
+    sys.modules[name] = pkg
+module = {"compare_table": "table", "compare_docx_files": "docs", "compare_pptx_files": "slides"}
+names = set()
+for f in (module[func], "utils"):
+    for node in ast.walk(ast.parse((root / "evaluators/metrics" / f"{f}.py").read_text())):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+for name in sorted(n for n in names if not n.startswith("desktop_env")):
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError:
+        found = None
+    parts = name.split(".")
+    for i in range(1, len(parts) + 1) if found is None else ():
+        sub = ".".join(parts[:i])
+        if sub not in sys.modules:
+            stand_in = types.ModuleType(sub)
+            stand_in.__path__ = []
+            stand_in.__getattr__ = lambda attr: type(attr, (), {})
+            sys.modules[sub] = stand_in
+metric = getattr(importlib.import_module("desktop_env.evaluators.metrics." + module[func]), func)
+score = metric(result, expected, **options)
+print(json.dumps(float(score[0] if isinstance(score, tuple) else score)))
+"""
+
+
+#: per app: the document, OSWorld's metric and options, the instruction, a GUI solution (the
+#: office oracles' keyboard recipes)
+APPS = {
+    "calc": (
+        "orders.xlsx",
+        "compare_table",
+        {"rules": [{"type": "sheet_data", "sheet_idx0": 0, "sheet_idx1": "EI0"}]},
+        "Fill the Total column with each row's quantity times its price.",
+        [*keys.type_cells("D2", [["=B2*C2"], ["=B3*C3"], ["=B4*C4"]]), *keys.save("xlsx")],
+    ),
+    "writer": (
+        "minutes.docx",
+        "compare_docx_files",
+        {},
+        'Add a last paragraph to the minutes saying "Approved by the board."',
+        [
+            *[keys.key("ctrl+End"), keys.key("Return")],
+            *[keys.type_text("Approved by the board."), *keys.save("docx")],
+        ],
+    ),
+    "impress": (
+        "review.pptx",
+        "compare_pptx_files",
+        {},
+        'Rename the second slide\'s title to "Action items".',
+        [
+            *[keys.key("Next"), keys.wait(0.5)],  # to slide 2
+            *[keys.key("Tab"), keys.key("Return"), keys.key("ctrl+a"), keys.wait(0.3)],  # title
+            *[keys.type_text("Action items"), keys.key("Escape"), keys.key("Escape")],
+            *keys.save("pptx"),
+        ],
+    ),
+}
+
+
+def task_json(app):
+    """The app's task in OSWorld's format, as its real tasks are written."""
+    name, func, options, instruction, _ = APPS[app]
+    path = f"{HOME}/Desktop/{name}"
+    window = f"{name} - LibreOffice {app.capitalize()}"
+    return {
+        "id": f"generated-{app}",
+        "snapshot": f"libreoffice_{app}",
+        "instruction": instruction,
+        "source": "generated for palaestra's tests",
+        "config": [
+            {
+                "type": "download",
+                "parameters": {"files": [{"url": f"{BASE}/{name}", "path": path}]},
+            },
+            {"type": "open", "parameters": {"path": path}},
+        ],
+        "related_apps": [f"libreoffice_{app}"],
+        "evaluator": {
+            "postconfig": [
+                {"type": "activate_window", "parameters": {"window_name": window, "strict": True}},
+                {"type": "sleep", "parameters": {"seconds": 0.5}},
+                {
+                    "type": "execute",
+                    "parameters": {
+                        "command": [
+                            "python",
+                            "-c",
+                            "import pyautogui; pyautogui.hotkey('ctrl', 's');",
+                        ]
+                    },
+                },
+            ],
+            "func": func,
+            "result": {"type": "vm_file", "path": path, "dest": name},
+            "expected": {
+                "type": "cloud_file",
+                "path": f"{BASE}/gold/{name}",
+                "dest": f"gold-{name}",
+            },
+            "options": options,
+        },
+    }
+
+
+def soffice_save(src: Path, outdir: Path, profile: Path) -> Path:
+    """``src`` opened and saved in its own format by LibreOffice headless."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        [
+            "soffice",
+            f"-env:UserInstallation=file://{profile}",
+            "--headless",
+            "--convert-to",
+            src.suffix[1:],
+            "--outdir",
+            str(outdir),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return outdir / src.name
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """The generated documents in a download cache, under the URLs the tasks name."""
+    if not OSWORLD_PY.exists():
+        pytest.fail(f"{OSWORLD_PY} is missing: `make setup` builds it (scripts/setup-osworld.sh)")
+    tmp = tmp_path_factory.mktemp("osworld-office")
+    store = Cache(tmp / "cache")
+    for variant in ("start", "answer"):
+        (tmp / variant).mkdir()
+        subprocess.run([str(OSWORLD_PY), "-c", GENERATE, str(tmp / variant), variant], check=True)
+        for name, *_ in APPS.values():
+            saved = soffice_save(tmp / variant / name, tmp / "saved" / variant, tmp / "profile")
+            store.put(
+                f"{BASE}/{name}" if variant == "start" else f"{BASE}/gold/{name}",
+                saved.read_bytes(),
+            )
+    return store
+
+
+def osworld_score(func, result: Path, gold: Path, options) -> float:
+    done = subprocess.run(
+        [str(OSWORLD_PY), "-c", METRIC, func, str(result), str(gold), json.dumps(options)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("app", list(APPS))
+def test_an_osworld_office_task_plays_and_scores_as_osworld_would(env, cache, tmp_path, app):
+    name, func, options, _, solution = APPS[app]
+    conv = osworld.convert(task_json(app), cache=cache)
+    assert conv.task is not None, conv.reasons
+    task = conv.task
+    assert task.setup["apps"] == [[app, f"{HOME}/Desktop/{name}"]]
+    gold = tmp_path / f"gold-{name}"
+    gold.write_bytes(cache.read(f"{BASE}/gold/{name}"))
+    scores = {}
+    for who, actions in (("noop", []), ("solution", solution)):
+        run = play(env, task, actions)
+        saved = tmp_path / who / name
+        saved.parent.mkdir()
+        shutil.copyfile(env.sandbox.home / "Desktop" / name, saved)
+        scores[who] = (run.result.score, osworld_score(func, saved, gold, options), run.result)
+    assert scores["solution"][:2] == (1.0, 1.0), scores["solution"][2]
+    assert scores["noop"][:2] == (0.0, 0.0), scores["noop"][2]
