@@ -21,11 +21,19 @@ Decisions:
   hostile or hung app leaves a partial tree, never a hung env.
 - **Pipelined**: the calls for a whole level of the tree are sent before any answer is read,
   so a level costs about one round trip through each app's main loop, not one per call.
+- **What a screen shows of big apps**: a closed submenu (a ``menu`` not showing) is read
+  without its items (LibreOffice has about 1500 menu nodes; OSWorld's agents drop what is not
+  showing anyway), and a table that manages its descendants with more children than the width
+  bound (Calc's sheet: 16384 columns by 1048576 rows) is read as OSWorld reads Calc's: only the
+  cells on screen, found from the cells at its visible corners (their names, ``B3``) and
+  asked for by row and column (``Table.GetAccessibleAt``).
+- **A partial tree is a tree**: when the deadline passes, what was read so far is returned.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 import socket
@@ -144,6 +152,9 @@ class _Node:
     replies: dict[str, Any] = field(default_factory=dict)
     children: list[_Node] = field(default_factory=list)
     parent_elem: ET.Element | None = None
+    big: bool = False  # a table read by its cells on screen (``_corners``)
+    bar: bool = False  # a menu bar, whose menus are read only if it has a height
+    corners: list[str] = field(default_factory=list)  # the names of its corner cells
 
 
 class _Bus:
@@ -327,6 +338,7 @@ def read_tree(
         pass  # a partial tree: what was read before the budget ran out or an answer was bad
     finally:
         bus.close()
+    _fill_all(root, budget.max_chars)
     return ET.tostring(root.elem, encoding="unicode")
 
 
@@ -381,7 +393,20 @@ def _walk(bus: _Bus, root: _Node, budget: Budget, static: Static) -> None:
                 if child is not None:
                     nxt += [(child, k, f(child)) for k, f in FIRST.items()]
                 continue
+            if key in ("corner", "corner_name"):
+                more = _corner(node, key, ans, budget.max_nodes - seen)
+                seen += sum(k == "child" for _, k, _ in more)
+                nxt += more
+                continue
             node.replies[key] = ans
+            if key == "extents" and node.big:
+                nxt += _corners(node, _first(ans))
+            if key == "extents" and node.bar and _ints(_first(ans), 4) and _first(ans)[3] > 0:
+                # (LibreOffice keeps its own menu bar, of no height, beside GTK's)
+                count = _int(_variant(node.replies.get("count")))
+                for j in range(max(0, min(count, MAX_WIDTH, budget.max_nodes - seen))):
+                    nxt.append((node, "child", _call(node, ACC, "GetChildAtIndex", "i", (j,))))
+                    seen += 1
             if key in FIRST:
                 firsts[id(node)] = node
             elif key == "chars":
@@ -397,25 +422,90 @@ def _walk(bus: _Bus, root: _Node, budget: Budget, static: Static) -> None:
                 if iface in ifaces and (key != "extents" or on_screen):
                     nxt.append((node, key, make(node)))
             count = _variant(node.replies["count"])
+            role = _first(node.replies["role"])
+            if role == "menu" and "showing" not in states:
+                continue  # a closed submenu: its items are not on screen
+            if role == "menu bar" and "visible" in states and "showing" in states:
+                node.bar = True  # its menus once its extents say it has a height
+                continue
+            if isinstance(count, int) and count > MAX_WIDTH and "Table" in ifaces:
+                if "manages_descendants" in states and "showing" in states:
+                    node.big = True  # its cells on screen only
+                continue
             if node.depth < MAX_DEPTH and isinstance(count, int) and count > 0:
                 for j in range(max(0, min(count, MAX_WIDTH, budget.max_nodes - seen))):
                     nxt.append((node, "child", _call(node, ACC, "GetChildAtIndex", "i", (j,))))
                     seen += 1
         pending = nxt
-    _fill_all(root, budget.max_chars)
+
+
+_CELL = re.compile(r"([A-Z]{1,3})([0-9]{1,7})\Z")
+
+
+def _corners(table: _Node, extents: Any) -> list[tuple[_Node, str, Call]]:
+    """The calls for the cells at a big table's top-left and bottom-right corners on screen."""
+    if not _ints(extents, 4):
+        return []
+    x, y, w, h = extents
+    iface = IFACE + "Component"
+    return [
+        (table, "corner", _call(table, iface, "GetAccessibleAtPoint", "iiu", (px, py, 0)))
+        for px, py in ((x + 1, y + 1), (x + max(w - 2, 1), y + max(h - 2, 1)))
+    ]
+
+
+def _corner(table: _Node, key: str, ans: Any, left: int) -> list[tuple[_Node, str, Call]]:
+    """A corner cell found: ask its name; both names known: ask for every cell between them
+    (row by row, within the node budget), as the table's children."""
+    if key == "corner":
+        ref = _ref(ans)
+        if ref is None:
+            return []
+        cell = _Node(*ref, table.depth + 1)
+        return [(table, "corner_name", _call(cell, PROPS, "Get", "ss", (ACC, "Name")))]
+    table.corners.append(str(_variant(ans) or ""))
+    if len(table.corners) < 2:
+        return []
+    found = [_CELL.match(c.strip()) for c in table.corners]
+    if not all(found):
+        return []
+    (c0, r0), (c1, r1) = [(_column(m.group(1)), int(m.group(2)) - 1) for m in found if m]
+    iface = IFACE + "Table"
+    cells = ((r, c) for r in range(r0, r1 + 1) for c in range(c0, c1 + 1))  # lazily: the
+    # names are the app's, and a lying one may claim a million rows
+    return [
+        (table, "child", _call(table, iface, "GetAccessibleAt", "ii", (r, c)))
+        for r, c in itertools.islice(cells, max(0, min(left, MAX_WIDTH)))
+    ]
+
+
+def _column(letters: str) -> int:
+    """``"A"`` -> 0, ``"AB"`` -> 27."""
+    n = 0
+    for ch in letters:
+        n = n * 26 + ord(ch) - 64
+    return n - 1
 
 
 _BUS_NAME = re.compile(r"[:A-Za-z0-9_.-]{1,255}\Z")
 _PATH = re.compile(r"/[A-Za-z0-9_/]{0,500}\Z")
 
 
-def _child(parent: _Node, ans: Any) -> _Node | None:
+def _ref(ans: Any) -> tuple[str, str] | None:
+    """An object reference answered by an app: a bus name and an object path, not null."""
     ref = _first(ans)
     if not (isinstance(ref, tuple) and len(ref) == 2 and all(isinstance(x, str) for x in ref)):
         return None
     if ref[1] == "/org/a11y/atspi/null" or not (_BUS_NAME.match(ref[0]) and _PATH.match(ref[1])):
         return None
-    child = _Node(str(ref[0]), str(ref[1]), parent.depth + 1)
+    return str(ref[0]), str(ref[1])
+
+
+def _child(parent: _Node, ans: Any) -> _Node | None:
+    ref = _ref(ans)
+    if ref is None:
+        return None
+    child = _Node(*ref, parent.depth + 1)
     parent.children.append(child)
     return child
 
@@ -429,7 +519,9 @@ def _fill_all(root: _Node, max_chars: int) -> None:
             with contextlib.suppress(*BAD_BUS):  # answers of the wrong type: a bare node
                 _fill(node)
             e = node.elem
-            size += len(e.tag) + len(e.text or "") + sum(len(k) + len(v) for k, v in e.items())
+            # an attribute's key as written (``st:x``), not as kept (``{namespace URI}x``)
+            size += len(e.tag) + len(e.text or "")
+            size += sum(len(k.rpartition("}")[2]) + 4 + len(v) for k, v in e.items())
             if size > max_chars:
                 return
             if node.parent_elem is not None:
@@ -503,6 +595,10 @@ def _prop_of(body: Any, name: str) -> Any:
     props = _first(body)
     v = props.get(name) if isinstance(props, dict) else None
     return v[1] if isinstance(v, tuple) and len(v) == 2 else None
+
+
+def _int(v: Any) -> int:
+    return v if type(v) is int else 0
 
 
 def _ints(v: Any, n: int) -> bool:

@@ -9,6 +9,10 @@ Decisions:
   programs, and a WM on the host would be a way out.
 - Openbox maximizes every window and has one desktop, so a given task looks the same on every
   reset and GUI oracles can click fixed coordinates.
+- LibreOffice (``calc``, ``writer``, ``impress``; ``libreoffice.py``) is an app like the others,
+  with its document given as the app's argument. It paints in phases for a second after its
+  window maps, so a reset with it waits for its document window (not its splash) and for the
+  screen to stay unchanged for :data:`STILL_S`.
 - A reset is ready when the WM answers EWMH, every app the task asked for has a window, and two
   screenshots in a row agree.
 """
@@ -19,6 +23,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
+
+from palaestra.envs.computer import libreoffice
 from palaestra.envs.computer.gui import Gui
 from palaestra.envs.computer.sandbox import A11Y_BUS, Sandbox
 from palaestra.envs.computer.sandbox import SESSION_BUS as BUS
@@ -29,10 +36,18 @@ APPS: dict[str, tuple[list[str], str]] = {
     "terminal": (["xterm", "-fa", "DejaVu Sans Mono", "-fs", "11"], "XTerm"),
     "editor": (["mousepad"], "Mousepad"),
     "spreadsheet": (["gnumeric", "--no-splash"], "Gnumeric"),
+    **libreoffice.APPS,
 }
 READY_TIMEOUT_S = 10.0
+#: LibreOffice's start on a loaded machine (a cold profile's first start takes seconds)
+OFFICE_TIMEOUT_S = 45.0
+#: how long the screen must stay unchanged before a reset with an office app returns
+STILL_S = 0.6
+#: distinct colours on a screen LibreOffice has painted (see ``_painted``)
+PAINTED_COLOURS = 100
 REGISTRYD = "/usr/libexec/at-spi2-registryd"
-GTK_APPS = {"editor", "spreadsheet"}  # the apps with an accessibility bridge
+#: the apps with an accessibility bridge (GTK's; LibreOffice's through its gtk3 plugin)
+GTK_APPS = {"editor", "spreadsheet", *libreoffice.APPS}
 A11Y_TIMEOUT_S = 3.0
 
 RC_XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -50,10 +65,13 @@ RC_XML = """<?xml version="1.0" encoding="UTF-8"?>
 
 def build_template(home: Path) -> None:
     """The home every episode starts from (before the task's own files)."""
-    for folder in ("Desktop", "Documents", "Downloads", ".config/openbox"):
+    for folder in ("Desktop", "Documents", "Downloads", ".config/openbox", ".config/gtk-3.0"):
         (home / folder).mkdir(parents=True, exist_ok=True)
     (home / ".config/openbox/rc.xml").write_text(RC_XML)
+    # a text cursor that does not blink: a still screen means the app is done painting
+    (home / ".config/gtk-3.0/settings.ini").write_text("[Settings]\ngtk-cursor-blink=false\n")
     (home / ".bashrc").write_text("PS1='user@sandbox:\\w$ '\n")
+    libreoffice.put_profile(home)
 
 
 def start_session_bus(sandbox: Sandbox) -> None:
@@ -107,7 +125,8 @@ def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:
     """Window manager, then the task's apps (``[name, *args]``), each waited for."""
     sandbox.launch(["openbox", "--config-file", "/home/user/.config/openbox/rc.xml"])
     env = gui.display.env()
-    deadline = time.monotonic() + READY_TIMEOUT_S
+    office = libreoffice.is_office(apps)
+    deadline = time.monotonic() + (OFFICE_TIMEOUT_S if office else READY_TIMEOUT_S)
     while subprocess.run(["wmctrl", "-m"], env=env, capture_output=True).returncode != 0:
         if time.monotonic() > deadline or not sandbox.alive():
             raise EnvCrashed("the window manager (openbox) did not start")
@@ -124,3 +143,26 @@ def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:
             if time.monotonic() > deadline:
                 raise EnvCrashed(f"the app {name!r} did not open a window")
             time.sleep(0.02)
+    if office:
+        wait_still(gui, deadline)
+
+
+def wait_still(gui: Gui, deadline: float, still_s: float = STILL_S) -> None:
+    """Wait until the screen has painted (LibreOffice maps its window blank and loads the
+    document before painting it: a blank window is one colour and its frame) and then not
+    changed for ``still_s``; past the deadline the reset goes on with the screen as it is."""
+    last, since = gui.screenshot(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        shot = gui.screenshot()
+        if not np.array_equal(shot, last) or not _painted(shot):
+            last, since = shot, time.monotonic()
+        elif time.monotonic() - since >= still_s:
+            return
+
+
+def _painted(shot: np.ndarray) -> bool:
+    """More colours than a blank window with its title bar has (LibreOffice's toolbars,
+    document and status bar have hundreds; a blank window about 30)."""
+    sample = shot[::7, ::7].reshape(-1, 3)
+    return len(np.unique(sample, axis=0)) >= PAINTED_COLOURS

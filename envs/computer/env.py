@@ -13,9 +13,14 @@ Decisions:
   by default: its bus makes GTK apps' accessibility bridge work, and reading it costs a step.
 - After a GUI action the env waits ``settle_ms`` (default 50) before the screenshot, so the app
   has repainted; code actions wait for the code, not for the screen.
-- A task's ``setup``: ``files`` {path: text}, ``dirs`` [path], ``modes`` {path: "755"},
-  ``commands`` [shell run in the sandbox before the episode], ``apps`` [[name, *args]] from
-  ``desktop.APPS``, ``cwd``. Paths are relative to the home.
+- A task's ``setup``: ``files`` {path: text}, ``binary`` {path: base64 bytes} (documents),
+  ``dirs`` [path], ``modes`` {path: "755"}, ``commands`` [shell run in the sandbox before the
+  episode], ``apps`` [[name, *args]] from ``desktop.APPS`` (``["calc", "/home/user/x.xlsx"]``
+  opens the document in LibreOffice), ``cwd``. Paths are relative to the home.
+- The first reset of a worker with a LibreOffice app warms its profile once
+  (``libreoffice.warm_profile``, inside that session's sandbox before anything else runs in
+  it); every template home of the worker carries it from then on, so later resets start the
+  app on a profile that skips LibreOffice's first-start work.
 - A step has a time budget (``limits.step_s``, the gateway's default step timeout) for all of
   its tool calls together: a batch stops when it is spent, and what the step left running is
   stopped with it. A watchdog (``watchdog.py``) stops the whole session when its processes
@@ -26,6 +31,8 @@ Decisions:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 import subprocess
@@ -39,7 +46,7 @@ from gymnasium import spaces
 import palaestra.verifiers.computer  # noqa: F401  (registers the file/command/window check kinds)
 from palaestra.actions import Action
 from palaestra.envs.base import PalaestraEnv
-from palaestra.envs.computer import desktop
+from palaestra.envs.computer import desktop, libreoffice
 from palaestra.envs.computer.actions import COMPUTER_ACTIONS, parse_pyautogui, translate
 from palaestra.envs.computer.code import CodeResult, CodeRunner
 from palaestra.envs.computer.display import Display
@@ -112,6 +119,7 @@ class ComputerEnv(PalaestraEnv):
         self._last_output: dict[str, Any] = {}
         self.agent_status: str | None = None
         self._closed = False
+        self._office_profile = libreoffice.warmed()  # the profile the template home carries
 
     def set_parts(self, observe: tuple[str, ...] | list[str]) -> None:
         """The parts observed from the next reset on (the tree's bus starts with the episode)."""
@@ -140,11 +148,18 @@ class ComputerEnv(PalaestraEnv):
             self.display.stop()
             self.display.start()
         setup = dict(task.setup) if task else {}
+        apps = [list(a) for a in setup.get("apps", [] if task else [["terminal"]])]
+        office = libreoffice.is_office(apps)
+        warm = libreoffice.warmed()
+        if office and warm is not None and self._office_profile is not warm:
+            self._retemplate()  # another session of this worker warmed the profile
         self.sandbox.restore_home()
         _write_setup(self.sandbox.home, setup, self.sandbox.uid)
         self.sandbox.a11y = "a11y_tree" in self.parts
         self._a11y_static: dict = {}  # what does not change in the tree, per episode
         self.sandbox.start(self.display)
+        if office and libreoffice.warmed() is None:
+            self._warm_office()
         desktop.start_session_bus(self.sandbox)
         if self.sandbox.a11y:
             desktop.start_a11y(self.sandbox)
@@ -166,14 +181,29 @@ class ComputerEnv(PalaestraEnv):
         self.code.reset()
         if setup.get("cwd"):
             self.code.cwd = f"{HOME}/{setup['cwd']}".rstrip("/")
-        apps = setup.get("apps", [] if task else [["terminal"]])
-        desktop.start_desktop(self.sandbox, self.gui, [list(a) for a in apps])
+        desktop.start_desktop(self.sandbox, self.gui, apps)
         if self.sandbox.a11y:
-            desktop.wait_a11y(self.sandbox, [list(a) for a in apps])
+            desktop.wait_a11y(self.sandbox, apps)
         for action in setup.get("gui", []):
             self._apply(self.action_set.parse(translate(action)))
         self._screen: np.ndarray | None = self.gui.stable_screenshot()
         self.watchdog.begin_episode()  # the sums count from here
+
+    def _warm_office(self) -> None:
+        """The worker's LibreOffice profile warmed in this fresh sandbox and home (before
+        anything else runs in it), then put into this session's template home."""
+
+        def run(argv: list[str], timeout: float) -> None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                subprocess.run(self.sandbox.command(argv), timeout=timeout)
+
+        libreoffice.warm_profile(run, self.sandbox.home)
+        self._retemplate()
+
+    def _retemplate(self) -> None:
+        """The template home rebuilt, with the worker's warmed LibreOffice profile in it."""
+        self.sandbox.set_template(desktop.build_template)
+        self._office_profile = libreoffice.warmed()
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         self._deadline = time.monotonic() + self.sandbox.limits.step_s
@@ -410,6 +440,16 @@ def _write_setup(home: Path, setup: dict[str, Any], uid: int) -> None:
         path = _inside(home, rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content)
+    for rel, data in setup.get("binary", {}).items():
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, TypeError, ValueError) as exc:
+            raise InvalidRequest(
+                f"the task's setup binary {rel!r} is not base64: {exc}", field="task.setup"
+            ) from None
+        path = _inside(home, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(raw)
     chown_tree(home, uid)
     for rel, mode in setup.get("modes", {}).items():
         _inside(home, rel).chmod(int(str(mode), 8))
