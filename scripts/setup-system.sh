@@ -10,6 +10,11 @@ PACKAGES=(
     # the X server's own record of a window's process (XRes), a session bus and dconf (gsettings)
     at-spi2-core  # computer: the accessibility bus and registry (the a11y_tree observation)
     libseccomp2  # the agent-code sandbox (computer, cad): seccomp filters through pyseccomp
+    libreoffice-calc libreoffice-writer libreoffice-impress libreoffice-gtk3  # computer: office
+    # apps (gtk3: their accessibility bridge); UNO and the file libraries for the code oracles
+    python3-uno python3-openpyxl python3-docx python3-odf
+    fonts-liberation2 fonts-crosextra-carlito fonts-crosextra-caladea  # metric-compatible
+    # stand-ins for Arial/Times/Courier, Calibri and Cambria, which OOXML documents name
     docker.io debootstrap  # the Docker backend's engine, and its base image without a registry
 )
 
