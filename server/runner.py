@@ -196,9 +196,11 @@ def local_sessions(
 
 @contextlib.contextmanager
 def gateway_process(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, Any]]:
-    """``palaestra serve`` as a child process; yields (base URL, Popen)."""
+    """The gateway program (``python -m palaestra.server``, :mod:`palaestra.server.program`) as
+    a child process with ``args``; yields (base URL, Popen). It loads the envs this process
+    names in ``PALAESTRA_PLUGINS`` (the benchmark fixtures where they were asked for)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "palaestra.cli", "serve", "--port", str(port), *args]
+    cmd = [sys.executable, "-m", "palaestra.server", "--port", str(port), *args]
     proc = subprocess.Popen(cmd, env={**os.environ, **(env or {})})
     base_url = f"http://127.0.0.1:{port}"
     try:

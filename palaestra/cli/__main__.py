@@ -1,4 +1,4 @@
-"""``python -m palaestra.cli``: the command line (how the gateway starts a child gateway)."""
+"""``python -m palaestra.cli``: the command line, as the ``palaestra`` script runs it."""
 
 from palaestra.cli import app
 

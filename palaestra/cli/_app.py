@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+
+# the runs folder option is the gateway program's; the data commands take it too
+from palaestra.server.program import RunsDir as RunsDir
 
 app = typer.Typer(
     help="palaestra: agent environments behind one Gymnasium API and an HTTP gateway.",
@@ -48,6 +50,3 @@ LlmKey = Annotated[
 ]
 LlmModel = Annotated[str, typer.Option(help="Model name for --llm-url")]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON")]
-RunsDir = Annotated[
-    Path | None, typer.Option(help="Where runs are recorded \\[default: $PALAESTRA_HOME/runs]")
-]

@@ -31,9 +31,6 @@ REF_RE = re.compile(r"^(palaestra(?:\.[A-Za-z_]\w*)+)(?::[\w.]+)?$")
 #: strings left out, each with why (an entry here is a known debt: say it in the issue)
 NOT_TARGETS = {
     ("palaestra.registry", "palaestra.envs"): "the entry-point group's name, not a module",
-    # `palaestra serve` as a child process, for the demo, the benchmarks and the tests: a
-    # program started, not a module imported; the gateway could get a `python -m` of its own
-    ("palaestra.server.runner", "palaestra.cli"): "runs the palaestra serve program",
 }
 
 

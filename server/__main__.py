@@ -1,0 +1,5 @@
+"""``python -m palaestra.server``: the gateway program (:mod:`palaestra.server.program`)."""
+
+from palaestra.server.program import main
+
+main()
