@@ -122,13 +122,14 @@ def task_urls(data: dict[str, Any]) -> list[str]:
         for f in (s.get("parameters") or {}).get("files", [])
     ]
     for side in ("result", "expected"):
-        for getter in _as_list(ev.get(side)):
+        for getter in as_list(ev.get(side)):
             if isinstance(getter, dict) and getter.get("type") == "cloud_file":
-                urls += [str(p) for p in _as_list(getter.get("path"))]
+                urls += [str(p) for p in as_list(getter.get("path"))]
     return list(dict.fromkeys(u for u in urls if u))
 
 
-def _as_list(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
+    """OSWorld's one-or-several fields (``func``, ``result``, ``path``...) as a list."""
     return value if isinstance(value, list) else [value]
 
 

@@ -36,7 +36,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from palaestra.envs.computer.actions import parse_pyautogui
-from palaestra.envs.computer.osworld_cache import Cache
+from palaestra.envs.computer.osworld_cache import Cache, as_list
 from palaestra.errors import ActionError
 from palaestra.verifiers.office_osworld import UNSUPPORTED as UNSUPPORTED_RULES
 
@@ -135,11 +135,12 @@ def reads_documents(ev: dict[str, Any]) -> bool:
     """Whether an evaluator is this module's: it reads a file the agent saved (``vm_file``),
     names a document metric, or combines several metrics."""
     func = ev.get("func")
-    results = ev.get("result") if isinstance(ev.get("result"), list) else [ev.get("result")]
     return (
         isinstance(func, list)
         or func in METRICS
-        or any(isinstance(r, dict) and r.get("type") == "vm_file" for r in results)
+        or any(
+            isinstance(r, dict) and r.get("type") == "vm_file" for r in as_list(ev.get("result"))
+        )
     )
 
 
@@ -170,7 +171,7 @@ def _nth(value: Any, i: int, n: int) -> Any:
 
 def evaluator(ev: dict[str, Any], files: Files) -> tuple[dict[str, Any] | None, list[str]]:
     """The verifier for an office evaluator, or None and the reasons it cannot be one."""
-    funcs = ev.get("func") if isinstance(ev.get("func"), list) else [ev.get("func")]
+    funcs = as_list(ev.get("func"))
     reasons = [
         f"evaluator metric {f!r} is not implemented (ours: {', '.join(METRICS)})"
         for f in funcs
