@@ -41,14 +41,27 @@ def validate(
             "differs from its recorded run, or the record is stale (CI)",
         ),
     ] = False,
+    sample: Annotated[
+        int | None,
+        typer.Option(
+            help="With --against-record: re-validate only this many candidates, spread over the "
+            "suite (a suite too slow to re-run whole in CI)",
+            min=1,
+        ),
+    ] = None,
 ) -> None:
     """Execution-validate a suite as its family's plan says (oracle, do-nothing, mutants,
     adversaries, adversary search): print a table, drop the tasks that fail, write the report."""
     from palaestra import tasks as task_mod
 
     chosen = task_mod.get_suite(suite).tasks
+    if sample is not None and not against_record:
+        err_console.print(
+            "[red]--sample checks a sample against the record: add --against-record[/]"
+        )
+        raise typer.Exit(2)
     if record or against_record:
-        _recorded_run(suite, chosen, write=record)
+        _recorded_run(suite, chosen, write=record, sample=sample)
         return
     results = _validated(chosen, adversaries)
     _print_table(suite, results)
@@ -127,7 +140,9 @@ def _write_report(
     )
 
 
-def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
+def _recorded_run(
+    suite: str, shipped: list[Any], *, write: bool, sample: int | None = None
+) -> None:
     """A shipped suite's recorded validation, written anew or checked against a new run.
     A committed suite (its tasks carry their reports, as ``phone`` does) is checked by
     re-validating what it ships; it is re-made by its own module."""
@@ -144,7 +159,7 @@ def _recorded_run(suite: str, shipped: list[Any], *, write: bool) -> None:
         )
         raise typer.Exit(2)
     with console.status(f"validating every candidate of {suite} ..."):
-        run = validation.revalidate(rec)
+        run = validation.revalidate(rec, sample=None if write else sample)
     if write:
         rec.write(run)
         console.print(

@@ -200,12 +200,19 @@ def _docs(memory: Memory) -> list[str]:
     return found or ([memory.notes["open"]] if "open" in memory.notes else [])
 
 
+def _open(memory: Memory) -> str | None:
+    """The document on screen (its window's title), else the first the instruction names."""
+    found = named(str(memory.view.get("instruction", "")))
+    return memory.notes.get("open") or (found[0] if found else None)
+
+
 def primitives() -> list[Primitive]:
-    """Exploring phases: save the open document as it is, the named documents emptied, the
-    open document copied (unchanged) to each named path, or its text written there."""
+    """Exploring phases, code only (the document saved unchanged from the app is the
+    ``untouched`` adversary's): the named documents emptied, the open document copied
+    (unchanged) to each other named path, or its text written at each."""
 
     def copy_open(memory: Memory, param: int) -> list[str]:
-        first = memory.notes.get("open")
+        first = _open(memory)
         targets = [p for p in _docs(memory) if p != first]
         if not first or not targets:
             return []
@@ -215,11 +222,10 @@ def primitives() -> list[Primitive]:
         ]
 
     def text_named(memory: Memory, param: int) -> list[str]:
-        first = memory.notes.get("open")
+        first = _open(memory)
         return [_run("write_text", first, p) for p in _docs(memory)] if first else []
 
     return [
-        script("save_as_is", lambda memory, param: list(SAVE)),
         script("hollow_documents", lambda memory, param: emptied(_docs(memory))),
         script("copy_open", copy_open),
         script("text_named", text_named),

@@ -170,9 +170,14 @@ def test_the_search_strategies_know_only_the_view_and_the_screen():
     from palaestra.verifiers.search import Strategy
 
     space = strategies.space()
-    assert {"save_as_is", "hollow_documents", "copy_open", "text_named", "claim_done"} <= set(
-        space.primitives
-    )
+    assert {"hollow_documents", "copy_open", "text_named", "claim_done"} <= set(space.primitives)
+    # code only: the search plays without the app (the plan's bare episodes)
+    from palaestra.verifiers.search import Memory
+
+    memory = Memory({"instruction": "Save ~/budget.xlsx as ~/totals.ods."})
+    for name in space.explorers:
+        played = list(space.primitives[name].phase(memory, 0))
+        assert played and all(a.startswith(("run_python(", "run_shell(")) for a in played), name
     task = office_task("Save the totals as ~/totals.ods.").model_copy(
         update={"metadata": {"code_oracle": ["SECRET"]}}
     )

@@ -166,3 +166,31 @@ def test_the_plan_plays_the_code_solution_and_skips_what_only_ends(toy):
     assert plan.plays_as_noop(other, "wrong_content") and not plan.plays_as_noop(other, "refuse")
     assert plan.references(other) == ()
     assert plan.record([other]) is basic.RECORD
+
+
+class _Recorder:
+    def __init__(self) -> None:
+        self.options: list[dict] = []
+
+    def reset(self, seed=None, options=None):
+        self.options.append(options)
+        return {}, {}
+
+
+def test_screen_free_episodes_play_without_the_app(toy):
+    task = suite.calc_tasks()[0]
+    shared = _Recorder()
+    for name in ("noop", "hollow_document", "format_dodge", "wrong_content", "search"):
+        with validation.PLAN.env(shared, task, name) as env:
+            env.reset(seed=0, options={"task": task})
+        setup = shared.options[-1]["task"].setup
+        assert "apps" not in setup and setup["binary"] == task.setup["binary"], name
+    for name in ("oracle", "code_oracle", "untouched", "repeat_last"):  # these use the screen
+        with validation.PLAN.env(shared, task, name) as env:
+            assert env is shared, name
+    # a GUI-only task, or one a check of the screen or processes reads, keeps its app
+    gui_only = task.model_copy(update={"metadata": {**task.metadata, "code_oracle": None}})
+    window = {"kind": "all", "checks": [*task.verifier["checks"], {"kind": "window"}]}
+    for other in (gui_only, task.model_copy(update={"verifier": window})):
+        with validation.PLAN.env(shared, other, "noop") as env:
+            assert env is shared
