@@ -42,8 +42,8 @@ from palaestra.verifiers.validation import Run, ValidationPlan, ValidationRecord
 #: the check kinds that read a saved document and nothing of the screen or the processes
 DOCUMENT_KINDS = ("spreadsheet", "text_document", "presentation")
 #: an office task's episodes that touch nothing on screen when its code solution is code only
-#: (doing nothing, the code-only adversaries, the search: its office strategies are code)
-BARE = ("noop", "hollow_document", "format_dodge", "wrong_content", "search")
+#: (that solution, doing nothing, the code-only adversaries, the search: its strategies are code)
+BARE = ("code_oracle", "noop", "hollow_document", "format_dodge", "wrong_content", "search")
 
 
 class WithoutApps:

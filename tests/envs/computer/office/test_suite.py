@@ -180,12 +180,19 @@ class _Recorder:
 def test_screen_free_episodes_play_without_the_app(toy):
     task = suite.calc_tasks()[0]
     shared = _Recorder()
-    for name in ("noop", "hollow_document", "format_dodge", "wrong_content", "search"):
+    for name in (
+        "code_oracle",
+        "noop",
+        "hollow_document",
+        "format_dodge",
+        "wrong_content",
+        "search",
+    ):
         with validation.PLAN.env(shared, task, name) as env:
             env.reset(seed=0, options={"task": task})
         setup = shared.options[-1]["task"].setup
         assert "apps" not in setup and setup["binary"] == task.setup["binary"], name
-    for name in ("oracle", "code_oracle", "untouched", "repeat_last"):  # these use the screen
+    for name in ("oracle", "untouched", "repeat_last"):  # these use the screen
         with validation.PLAN.env(shared, task, name) as env:
             assert env is shared, name
     # a GUI-only task, or one a check of the screen or processes reads, keeps its app
