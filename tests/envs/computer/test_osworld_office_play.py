@@ -12,7 +12,6 @@ agent's document will be: OSWorld's gold files were saved by an office app too, 
 """
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -23,10 +22,12 @@ from palaestra.envs.computer import osworld
 from palaestra.envs.computer.office import keys
 from palaestra.envs.computer.osworld_cache import Cache
 from palaestra.verifiers.validation import play
+from tests.verifiers.office_docs import soffice
 
 pytestmark = pytest.mark.timeout(600)
 REPO = Path(__file__).resolve().parents[3]
-OSWORLD_PY = Path(os.environ.get("OSWORLD_PYTHON") or REPO / ".venv-osworld/bin/python")
+OSWORLD_PY = REPO / ".venv-osworld" / "bin" / "python"
+RUNNER = REPO / "tests" / "verifiers" / "osworld_metrics.py"
 BASE = "https://files.example.org/osworld-office-test"  # never fetched: the cache serves it
 HOME = "/home/user"
 
@@ -62,47 +63,6 @@ for title, body in (("Quarterly review", "Sales grew"), ("Next steps", "Hire two
     slide.placeholders[1].text = body
 deck.save(out / "review.pptx")
 """
-
-#: OSWorld's metric function on two files, its module imported from desktop-env by path
-#: (the package's __init__ imports every app's metrics and their heavy dependencies; a name
-#: the three document metrics import but never call is stood in for when not installed)
-METRIC = r"""
-import ast, importlib, importlib.util, json, sys, types
-from pathlib import Path
-
-func, result, expected, options = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-root = Path(importlib.util.find_spec("desktop_env").submodule_search_locations[0])
-for name, sub in (("desktop_env", ""), ("desktop_env.evaluators", "evaluators"),
-                  ("desktop_env.evaluators.metrics", "evaluators/metrics")):
-    pkg = types.ModuleType(name)
-    pkg.__path__ = [str(root / sub)]
-    sys.modules[name] = pkg
-module = {"compare_table": "table", "compare_docx_files": "docs", "compare_pptx_files": "slides"}
-names = set()
-for f in (module[func], "utils"):
-    for node in ast.walk(ast.parse((root / "evaluators/metrics" / f"{f}.py").read_text())):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-for name in sorted(n for n in names if not n.startswith("desktop_env")):
-    try:
-        found = importlib.util.find_spec(name)
-    except ModuleNotFoundError:
-        found = None
-    parts = name.split(".")
-    for i in range(1, len(parts) + 1) if found is None else ():
-        sub = ".".join(parts[:i])
-        if sub not in sys.modules:
-            stand_in = types.ModuleType(sub)
-            stand_in.__path__ = []
-            stand_in.__getattr__ = lambda attr: type(attr, (), {})
-            sys.modules[sub] = stand_in
-metric = getattr(importlib.import_module("desktop_env.evaluators.metrics." + module[func]), func)
-score = metric(result, expected, **options)
-print(json.dumps(float(score[0] if isinstance(score, tuple) else score)))
-"""
-
 
 #: per app: the document, OSWorld's metric and options, the instruction, a GUI solution (the
 #: office oracles' keyboard recipes)
@@ -184,27 +144,6 @@ def task_json(app):
     }
 
 
-def soffice_save(src: Path, outdir: Path, profile: Path) -> Path:
-    """``src`` opened and saved in its own format by LibreOffice headless."""
-    outdir.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        [
-            "soffice",
-            f"-env:UserInstallation=file://{profile}",
-            "--headless",
-            "--convert-to",
-            src.suffix[1:],
-            "--outdir",
-            str(outdir),
-            str(src),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    return outdir / src.name
-
-
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     """The generated documents in a download cache, under the URLs the tasks name."""
@@ -215,25 +154,28 @@ def cache(tmp_path_factory):
     for variant in ("start", "answer"):
         (tmp / variant).mkdir()
         subprocess.run([str(OSWORLD_PY), "-c", GENERATE, str(tmp / variant), variant], check=True)
-        for name, *_ in APPS.values():
-            saved = soffice_save(tmp / variant / name, tmp / "saved" / variant, tmp / "profile")
-            store.put(
-                f"{BASE}/{name}" if variant == "start" else f"{BASE}/gold/{name}",
-                saved.read_bytes(),
+        names = [name for name, *_ in APPS.values()]
+        for ext in {Path(n).suffix[1:] for n in names}:
+            soffice(
+                tmp / "saved" / variant, ext, *(tmp / variant / n for n in names if n.endswith(ext))
             )
+        for name in names:
+            url = f"{BASE}/{name}" if variant == "start" else f"{BASE}/gold/{name}"
+            store.put(url, (tmp / "saved" / variant / name).read_bytes())
     return store
 
 
-def osworld_score(func, result: Path, gold: Path, options) -> float:
+def osworld_scores(jobs: list[dict], tmp: Path) -> list[float]:
+    """OSWorld's own metric functions on each job's two files (``osworld_metrics.py``)."""
+    (tmp / "jobs.json").write_text(json.dumps(jobs))
     done = subprocess.run(
-        [str(OSWORLD_PY), "-c", METRIC, func, str(result), str(gold), json.dumps(options)],
+        [str(OSWORLD_PY), str(RUNNER), "score", str(tmp / "jobs.json")],
         capture_output=True,
         text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return [r["score"] for r in json.loads(done.stdout)]
 
 
 @pytest.mark.parametrize("app", list(APPS))
@@ -245,12 +187,15 @@ def test_an_osworld_office_task_plays_and_scores_as_osworld_would(env, cache, tm
     assert task.setup["apps"] == [[app, f"{HOME}/Desktop/{name}"]]
     gold = tmp_path / f"gold-{name}"
     gold.write_bytes(cache.read(f"{BASE}/gold/{name}"))
-    scores = {}
+    ours, jobs = [], []
     for who, actions in (("noop", []), ("solution", solution)):
         run = play(env, task, actions)
         saved = tmp_path / who / name
         saved.parent.mkdir()
         shutil.copyfile(env.sandbox.home / "Desktop" / name, saved)
-        scores[who] = (run.result.score, osworld_score(func, saved, gold, options), run.result)
-    assert scores["solution"][:2] == (1.0, 1.0), scores["solution"][2]
-    assert scores["noop"][:2] == (0.0, 0.0), scores["noop"][2]
+        ours.append(run.result)
+        jobs.append(
+            {"metric": func, "result": str(saved), "expected": str(gold), "options": options}
+        )
+    theirs = osworld_scores(jobs, tmp_path)
+    assert [r.score for r in ours] == theirs == [0.0, 1.0], (ours, theirs)
