@@ -38,9 +38,14 @@ test: setup
 # half an hour of CPU, so not part of `make test`): CAD beside the desktop and tau2 suites, one
 # core each, then the phone (its browsers want both cores: a starved oracle is no verdict)
 RECORDED := computer-basic osworld-os tau2-retail tau2-telecom usersim
+# the office suites: a spread sample of each app's record (a full office run is about two hours
+# of LibreOffice episodes: docs/office.md); the stale-record tests cover every task and the code
+OFFICE := office-calc office-writer office-impress
 revalidate: setup
 	$(VENV)/bin/palaestra validate cad-parts --against-record & cad=$$!; \
 	for s in $(RECORDED); do $(VENV)/bin/palaestra validate $$s --against-record || fail=1; done; \
+	for s in $(OFFICE); do \
+		$(VENV)/bin/palaestra validate $$s --against-record --sample 4 || fail=1; done; \
 	wait $$cad || fail=1; \
 	$(VENV)/bin/palaestra validate phone --against-record || fail=1; exit $${fail:-0}
 

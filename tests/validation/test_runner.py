@@ -184,3 +184,16 @@ def test_every_family_declares_a_plan_and_runs_no_validation_loop_of_its_own():
         for found in (module, suites):
             own = {"validate_task", "validate_suite", "validate"} & set(vars(found))
             assert not own, f"{found.__name__} validates by itself: {sorted(own)}"
+
+
+def test_a_sample_checked_against_a_record_is_spread_over_its_candidates(monkeypatch):
+    from palaestra.validation import suites as service
+
+    monkeypatch.setattr(service, "code_digest", lambda family: "today")
+    rec = ValidationRecord(Path("count.json"), "count", lambda t: t.id)
+    rec.family = "counting"
+    candidates = [task(3).model_copy(update={"id": f"count-{i}"}) for i in range(5)]
+    monkeypatch.setattr(rec, "tasks", lambda: candidates)
+    run = service.revalidate(rec, sample=2)
+    assert sorted(run["tasks"]) == ["count-0", "count-2"] and run["code"] == "today"
+    assert len(service.revalidate(rec)["tasks"]) == 5
