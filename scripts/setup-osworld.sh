@@ -4,7 +4,8 @@
 # versions. tests/verifiers/test_office_osworld.py runs OSWorld's compare_table,
 # compare_docx_files, compare_pptx_files and check_include_exclude there, beside our kinds of
 # the same names (verifiers/office_osworld.py), over the same documents, and asserts the same
-# verdicts. desktop-env is installed with --no-deps: its pins (torch, transformers, playwright,
+# verdicts (formulas: compare_table's style rule evaluates conditional formats with it).
+# desktop-env is installed with --no-deps: its pins (torch, transformers, playwright,
 # cloud SDKs...) serve its VM runner, not these metrics; the test loads the metric modules by
 # file path (the package's __init__ imports the runner). The versions are the ones the check
 # was run with.
@@ -12,7 +13,7 @@ set -euo pipefail
 
 PACKAGES="desktop-env==1.0.2 openpyxl==3.1.5 pandas==2.2.3 numpy==1.26.4 python-docx==1.2.0
 python-pptx==1.0.2 odfpy==1.4.1 lxml==6.0.2 cssselect==1.3.0 rapidfuzz==3.14.3 xmltodict==1.0.2
-pillow==11.0.0 PyYAML==6.0.3"
+pillow==11.0.0 PyYAML==6.0.3 formulas==1.3.4"
 
 cd "$(dirname "$0")/.."
 VENV="$PWD/.venv-osworld"
@@ -30,5 +31,5 @@ test -x "$PY" || "$PYTHON" -m venv "$VENV"
 "$PY" -m pip install -q --no-deps $(echo $PACKAGES | tr ' ' '\n' | grep '^desktop-env')
 # shellcheck disable=SC2086
 "$PY" -m pip install -q $(echo $PACKAGES | tr ' ' '\n' | grep -v '^desktop-env')
-"$PY" -c "import desktop_env, openpyxl, pandas, docx, pptx, odf, lxml, cssselect, rapidfuzz, xmltodict"
+"$PY" -c "import desktop_env, openpyxl, pandas, docx, pptx, odf, lxml, cssselect, rapidfuzz, xmltodict, formulas"
 printf '%s' "$PACKAGES" > "$STAMP"

@@ -474,7 +474,39 @@ def read_xlsx(pkg: Package) -> dict[str, Any]:
         sheets.append(sheet)
     if not sheets:
         raise DocumentError("the workbook has no sheets")
-    return {"type": "spreadsheet", "styles": styles.table, "sheets": sheets}
+    dxfs = xlsx_dxfs(pkg.xml_or_none("xl/styles.xml"))
+    return {"type": "spreadsheet", "styles": styles.table, "sheets": sheets, "dxfs": dxfs}
+
+
+def xlsx_dxfs(root: ET.Element | None) -> list[dict[str, Any]]:
+    """The differential styles conditional formats apply: the parts each one has (a rule
+    whose style has no font sets no font)."""
+    out = []
+    for dxf in findall(root, "x:dxfs/x:dxf"):
+        font, fill, fmt = find(dxf, "x:font"), find(dxf, "x:fill"), find(dxf, "x:numFmt")
+        out.append(
+            {
+                "font": None
+                if font is None
+                else {
+                    "bold": w_on_x(find(font, "x:b")),
+                    "italic": w_on_x(find(font, "x:i")),
+                    "underline": w_on_x(find(font, "x:u")),
+                    "color": at(find(font, "x:color"), "rgb"),
+                    "size": number(at(find(font, "x:sz"), "val")),
+                    "name": at(find(font, "x:name"), "val"),
+                },
+                "bg": None
+                if fill is None
+                else at(find(fill, "x:patternFill/x:bgColor"), "rgb", "00000000"),
+                "numfmt": at(fmt, "formatCode"),
+            }
+        )
+    return out
+
+
+def w_on_x(el: ET.Element | None) -> bool | None:
+    return None if el is None else el.get("val", "true") not in ("0", "false", "none")
 
 
 def xlsx_styles(root: ET.Element | None, styles: Styles) -> list[int]:
@@ -648,6 +680,7 @@ def xlsx_cf(sqref: str, rule: ET.Element) -> dict[str, Any]:
         "type": canon,
         "operator": op,
         "values": values,
+        "dxf": int(rule.get("dxfId")) if rule.get("dxfId", "").isdigit() else None,
     }
 
 
