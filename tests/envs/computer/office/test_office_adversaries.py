@@ -188,3 +188,31 @@ def test_the_search_strategies_know_only_the_view_and_the_screen():
     assert first == "run_shell('cp /home/user/budget.xlsx /home/user/totals.ods', timeout=20)"
     assert policy.act({"windows": windows}, {}) == "done()"
     assert "SECRET" not in json.dumps(policy.memory.view)
+
+
+@pytest.mark.timeout(600)
+def test_on_the_desktop_each_office_adversary_fails_for_what_it_did(desktop):
+    """A real Impress task (retitle a slide): the code solution passes without the app; the
+    adversaries fail, each with the detail its tampering causes."""
+    from palaestra.envs.computer import validation
+    from palaestra.envs.computer.office import suite
+    from palaestra.family import family
+    from palaestra.verifiers.validation import play
+
+    task = next(t for t in suite.impress_tasks() if t.id == "impress-retitle-slide/0")
+    fam = family("computer")
+
+    def failed(name: str) -> list[str]:
+        with validation.PLAN.env(desktop, task, name) as env:
+            run = play(env, task, fam.policy(name), strict=False)
+        assert run.result.error is None, (name, run.result.error)
+        return [] if run.result.success else [c.detail for c in run.result.checks if not c.passed]
+
+    assert failed("code_oracle") == []
+    new = "Growth So Far"  # what the instruction asks the slide to be titled
+    assert f'"{new}"' in task.instruction
+    assert "titles are []" in failed("hollow_document")
+    assert any("not a zip" in d for d in failed("format_dodge"))
+    off = new[:-2] + new[-1] + new[-2]
+    assert any(off in d for d in failed("wrong_content"))  # the new title, misspelt
+    assert any("'Traction'" in d for d in failed("untouched"))  # the old title, saved again
