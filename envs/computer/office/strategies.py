@@ -33,7 +33,7 @@ from collections.abc import Generator
 from typing import Any
 
 from palaestra.envs.computer import strategies as desktop
-from palaestra.envs.computer.office import tampering
+from palaestra.envs.computer.office import keys, tampering
 from palaestra.policies import CoroutinePolicy, Policy, PolicyFactory, ScriptPolicy
 from palaestra.tasks import Task
 from palaestra.verifiers.search import Memory, Primitive, Search, StrategySpace, script
@@ -57,8 +57,6 @@ DODGE = {
     "pptx": "ppt",
     "odp": "ppt",
 }
-#: ``ctrl+s`` and, for a non-ODF document, Enter on "Use <format>!" (the dialog's default)
-SAVE = ["key('ctrl+s')", "wait(1.5)", "key('Return')", "wait(1.0)"]
 
 
 class NothingToTry(RuntimeError):
@@ -122,7 +120,8 @@ def emptied(paths: list[str]) -> list[str]:
 
 # ----- the named adversaries -------------------------------------------------------------------
 def _untouched(task: Task | None) -> list[Any]:
-    return [*SAVE, "done()"] if opened(task) else ["done()"]
+    first = opened(task)
+    return [*keys.save(first.rsplit(".", 1)[-1]), "done()"] if first else ["done()"]
 
 
 def _hollow(task: Task | None) -> list[Any]:

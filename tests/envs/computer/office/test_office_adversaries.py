@@ -152,7 +152,13 @@ def test_the_adversaries_work_on_the_documents_the_agent_knows_of():
     assert "budget.xls" in dodge.actions[1] and "costs.txt" in dodge.actions[1]
     untouched = strategies.ADVERSARIES["untouched"]()
     untouched.reset(bare)
-    assert untouched.actions == [*strategies.SAVE, "done()"]
+    assert untouched.actions == [
+        "key('ctrl+s')",
+        "wait(1.5)",
+        "key('Return')",
+        "wait(1.5)",
+        "done()",
+    ]
 
 
 def test_wrong_content_with_nothing_to_put_off_says_so():
