@@ -30,6 +30,8 @@ DIALOG_S = 1.0
 SAVE_S = 1.5
 #: formats LibreOffice saves without asking to keep them
 ODF = frozenset({"ods", "odt", "odp", "fods", "fodt", "fodp"})
+#: formats whose export shows an options dialog after the format question
+TEXT_EXPORTS = frozenset({"csv"})
 
 
 def key(combo: str) -> str:
@@ -50,6 +52,21 @@ def save(fmt: str) -> list[str]:
     "Use <format>!")."""
     actions = [key("ctrl+s"), wait(SAVE_S)]
     if fmt.lower().lstrip(".") not in ODF:
+        actions += [key("Return"), wait(SAVE_S)]
+    return actions
+
+
+def save_as(path: str) -> list[str]:
+    """File > Save As (Ctrl+Shift+S) to ``path`` (absolute, ``/home/user/...``; a new file):
+    GTK's file dialog takes the whole path in its name field, and LibreOffice picks the format
+    from the extension (``.ods``, ``.xlsx``, ``.csv``, ``.odt``, ``.docx``, ``.pptx``...). A
+    non-ODF format's "Keep current format" question gets Return; a CSV export then shows its
+    options dialog, whose OK is Return too."""
+    ext = path.rsplit(".", 1)[-1].lower()
+    actions = [key("ctrl+shift+s"), wait(DIALOG_S), type_text(path), key("Return"), wait(SAVE_S)]
+    if ext not in ODF:
+        actions += [key("Return"), wait(SAVE_S)]
+    if ext in TEXT_EXPORTS:
         actions += [key("Return"), wait(SAVE_S)]
     return actions
 
@@ -99,23 +116,15 @@ def type_cell(ref: str, value: object) -> list[str]:
 
 
 # ----- Writer and Impress -------------------------------------------------------------------
-def find_replace(find: str, replace: str) -> list[str]:
-    """Find & Replace (Ctrl+H): every ``find`` replaced by ``replace`` (Replace All), then the
-    dialog closed."""
-    return [
-        key("ctrl+h"),
-        wait(DIALOG_S),
-        type_text(find),
-        key("Tab"),
-        wait(0.2),
-        type_text(replace),
-        key("alt+a"),  # Replace All
-        wait(DIALOG_S),
-        key("Escape"),  # the "search key replaced N times" box, or nothing
-        wait(0.4),
-        key("Escape"),  # the dialog
-        wait(0.4),
-    ]
+def find_replace(find: str, replace: str, app: str = "writer") -> list[str]:
+    """Find & Replace (Ctrl+H): every ``find`` replaced by ``replace`` (Replace All, Alt+L),
+    then the dialog closed (Alt+C). Calc reports the replacements in a "Search Results" box of
+    its own, closed first (``app="calc"``); Writer and Impress report in the dialog."""
+    actions = [key("ctrl+h"), wait(DIALOG_S), type_text(find), key("alt+p"), wait(0.2)]
+    actions += [type_text(replace), key("alt+l"), wait(DIALOG_S)]
+    if app == "calc":
+        actions += [key("Escape"), wait(0.4)]
+    return [*actions, key("alt+c"), wait(0.4)]
 
 
 def to_start() -> list[str]:
