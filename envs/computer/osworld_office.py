@@ -14,11 +14,12 @@ Decisions:
   ``["calc", path]``, ``["writer", path]``, ``["impress", path]``, by the file's extension);
   ``launch`` of ``libreoffice --calc|--writer|--impress`` starts the app with no document.
 - Metrics: ``compare_table``, ``compare_docx_files`` and ``compare_pptx_files`` become the check
-  kinds of the same names (``verifiers/office.py``, with OSWorld's semantics and options): the
-  agent's file (``path``, read in the session's isolated runner) against the gold file's bytes
-  (``expected``, from the cache: trusted, parsed in-process). A list of metrics is ``all`` (or
-  ``any`` for OSWorld's ``conj: "or"``) of them, and runs only if each does. Every other metric
-  those domains use is named in the reason (each is used by one task of the examples).
+  kinds of the same names (``verifiers/office_osworld.py``, with OSWorld's semantics and
+  options): the agent's file (``path``, read in the session's isolated runner) against the gold
+  file's bytes (``expected``, from the cache: trusted, parsed in-process). A list of metrics is
+  ``all`` (or ``any`` for OSWorld's ``conj: "or"``) of them, and runs only if each does. Every
+  other metric those domains use is named in the reason (each is used by one task of the
+  examples), as is a ``compare_table`` rule the kind does not compute (``pivot_table``...).
 - OSWorld's postconfig saves the document before scoring (activate its window, Ctrl+S). Here the
   verifier reads the file as the agent left it, so the agent must save: stricter than OSWorld
   for an agent that edits and never saves, identical otherwise (the metric sees the same file).
@@ -208,16 +209,19 @@ def _metric(
     options: dict[str, Any],
     files: Files,
 ) -> tuple[dict[str, Any] | None, list[str]]:
+    """One document metric as our check kind, or the reasons it cannot be (a metric not ours
+    is named by :func:`evaluator`; its getters are not judged here)."""
+    if func not in METRICS:
+        return None, []
     reasons: list[str] = []
-    data, path = None, result.get("path")
-    if func not in METRICS:  # named by the caller; its getters are not ours to judge
-        return None, reasons
+    data, given = None, result.get("path")
+    path = _home_path(given) if isinstance(given, str) else None
     if result.get("type") != "vm_file":
         reasons.append(f"evaluator getter {result.get('type')!r} is not supported")
-    elif result.get("multi") or not isinstance(path, str):
+    elif result.get("multi") or not isinstance(given, str):
         reasons.append("evaluator compares several files at once (multi), not supported")
-    elif _home_path(path) is None:
-        reasons.append(f"evaluator reads {path!r}, outside the home")
+    elif path is None:
+        reasons.append(f"evaluator reads {given!r}, outside the home")
     if expected.get("type") == "cloud_file" and isinstance(expected.get("path"), str):
         url = expected["path"]
         data = files.get(url)  # None: in files.missing, which the loader reports
@@ -229,8 +233,8 @@ def _metric(
     for rule in rules if isinstance(rules, list) else []:
         if isinstance(rule, dict) and rule.get("type") in UNSUPPORTED_RULES:
             reasons.append(f"compare_table rule {rule['type']!r} is not implemented")
-    if reasons or data is None:
+    if reasons or data is None or path is None:
         return None, reasons
-    name = str(expected.get("dest") or PurePosixPath(str(path)).name)
+    name = str(expected.get("dest") or PurePosixPath(path).name)
     gold = {"name": name, "base64": base64.b64encode(data).decode()}
     return {"kind": func, "path": path, "expected": gold, "options": dict(options)}, []
