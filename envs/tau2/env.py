@@ -22,11 +22,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from palaestra.envs.runtimes.dialogue.env import Dialogue, DialogueEnv
+from palaestra.envs.runtimes.dialogue.env import Dialogue, DialogueEnv, DialogueProbe
 from palaestra.envs.tau2 import schemas, tasks
 from palaestra.envs.tau2 import world as worlds
 from palaestra.envs.tau2.user import Tau2User, make_user
-from palaestra.errors import ActionError, InvalidRequest
+from palaestra.errors import InvalidRequest
 from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.tasks import Task
 
@@ -41,10 +41,9 @@ class Tau2Episode(Dialogue):
     user: Tau2User
 
 
-class Tau2Env(DialogueEnv):
+class Tau2Env(DialogueEnv[Tau2Episode]):
     family = "tau2"
     llm_client = LLMAuthor
-    episode: Tau2Episode | None = None
 
     def _setup(self, task: Task | None) -> None:
         setup = task.setup if task else {}
@@ -64,7 +63,6 @@ class Tau2Env(DialogueEnv):
         self.episode = Tau2Episode(
             domain=domain, task=raw, world=worlds.open_world(domain, raw), user=user
         )
-        self.dialogue = self.episode
         self._say("user", user.opening())
 
     def _tool_names(self) -> Collection[str]:
@@ -103,31 +101,12 @@ class Tau2Env(DialogueEnv):
     def state_probe(self) -> Tau2Probe:
         return Tau2Probe(self._episode())
 
-    def close(self) -> None:
-        self.episode = None
-        super().close()
 
-    def _episode(self) -> Tau2Episode:
-        if self.episode is None:
-            raise ActionError("no episode: call reset() first")
-        return self.episode
-
-
-class Tau2Probe:
+class Tau2Probe(DialogueProbe[Tau2Episode]):
     """The verifier's view (:mod:`palaestra.verifiers.tau2`): the final world, the gold one
     (rebuilt on demand from the task, so a recorded snapshot re-grades), the task's env
     assertions run on a copy of the world, every tool call of both sides, what was said, the
     violations, and who ended the conversation."""
-
-    def __init__(self, ep: Tau2Episode) -> None:
-        self.ep = ep
-        self._read: tuple[int, dict[str, Any]] | None = None
-
-    def read(self) -> dict[str, Any]:
-        moment = len(self.ep.messages) + len(self.ep.calls)
-        if self._read is None or self._read[0] != moment:
-            self._read = (moment, self._state())
-        return self._read[1]
 
     def _state(self) -> dict[str, Any]:
         ep = self.ep

@@ -26,6 +26,7 @@ from palaestra.envs.runtimes.dialogue.env import (
     PARTS,
     Dialogue,
     DialogueEnv,
+    DialogueProbe,
 )
 from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
 from palaestra.envs.runtimes.simuser.wording import PERSONAS
@@ -48,10 +49,9 @@ class Episode(Dialogue):
     user: SimulatedUser
 
 
-class UserSimEnv(DialogueEnv):
+class UserSimEnv(DialogueEnv[Episode]):
     family = "usersim"
     llm_client = LLMAuthor
-    episode: Episode | None = None
 
     # ----- lifecycle hooks ----------------------------------------------------------------
     def _setup(self, task: Task | None) -> None:
@@ -66,7 +66,6 @@ class UserSimEnv(DialogueEnv):
             dom, goal, persona, int(rng.integers(2**31)), self._llm, self.llm_fallback
         )
         self.episode = Episode(domain=name, seed=seed, conn=world.fresh(name, seed), user=user)
-        self.dialogue = self.episode
         self._say("user", user.opening())
 
     def _tool_names(self) -> Collection[str]:
@@ -111,37 +110,20 @@ class UserSimEnv(DialogueEnv):
         ok = not (isinstance(result, dict) and "error" in result)
         self._record(name, args, json.dumps(result, default=str), ok, call_id)
 
-    def state_probe(self) -> DialogueProbe:
-        return DialogueProbe(self._episode())
+    def state_probe(self) -> UserSimProbe:
+        return UserSimProbe(self._episode())
 
     def close(self) -> None:
         if self.episode is not None:
             self.episode.conn.close()
-            self.episode = None
         super().close()
 
-    # ----- helpers ------------------------------------------------------------------------
-    def _episode(self) -> Episode:
-        if self.episode is None:
-            raise ActionError("no episode: call reset() first")
-        return self.episode
 
-
-class DialogueProbe:
-    """The verifier's view: the live database, the gold replay, what each side said, and the
-    tool-call log. No reader of the user's: the checks judge messages on their own, so an
-    agent's score never depends on how the simulated user understood it."""
-
-    def __init__(self, ep: Episode) -> None:
-        self.ep = ep
-        self._read: tuple[int, dict[str, Any]] | None = None
-
-    def read(self) -> dict[str, Any]:
-        """The state; read once per moment of the episode (every move adds a message), so the
-        checks of one verification share one copy of the database. Not to be modified."""
-        if self._read is None or self._read[0] != len(self.ep.messages):
-            self._read = (len(self.ep.messages), self._state())
-        return self._read[1]
+class UserSimProbe(DialogueProbe[Episode]):
+    """The verifier's view: the live database (one copy per moment of the episode, shared by
+    the checks of one verification), the gold replay, what each side said, and the tool-call
+    log. No reader of the user's: the checks judge messages on their own, so an agent's score
+    never depends on how the simulated user understood it."""
 
     def _state(self) -> dict[str, Any]:
         ep = self.ep

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from gymnasium import spaces
 
@@ -74,8 +74,12 @@ class Dialogue:
     ended_by: str | None = None
 
 
-class DialogueEnv(PalaestraEnv):
-    """A tool-using dialogue: a family's subclass sets ``family`` and brings the world."""
+E = TypeVar("E", bound=Dialogue)
+
+
+class DialogueEnv(PalaestraEnv, Generic[E]):
+    """A tool-using dialogue: a family's subclass sets ``family`` and brings the world, and its
+    episode (``E``: a :class:`Dialogue` with the world's own parts) is ``self.episode``."""
 
     action_set = ACTIONS
     #: the client of the operator's LLM a ``user: "llm"`` session speaks through (the family's
@@ -127,7 +131,7 @@ class DialogueEnv(PalaestraEnv):
         self.observation_space = spaces.Dict(
             {**{p: space[p] for p in self.parts}, "last_action_error": FreeText(2000)}
         )
-        self.dialogue: Dialogue | None = None
+        self.episode: E | None = None
         self._call_ids: list[str | None] = []  # the ids of this step's tool calls, in order
 
     # ----- what a world brings --------------------------------------------------------------
@@ -153,7 +157,7 @@ class DialogueEnv(PalaestraEnv):
         """OpenAI/tau2 forms first: domain tool calls and assistant messages (see above)."""
         calls = _calls(action)
         self._call_ids = [c.get("id") if isinstance(c, Mapping) else None for c in calls]
-        if self.dialogue is not None:
+        if self.episode is not None:
             calls = [self._as_action(c) for c in calls]
         return super().step(calls[0] if len(calls) == 1 else calls)
 
@@ -171,7 +175,7 @@ class DialogueEnv(PalaestraEnv):
         }
 
     def _apply(self, action: Action) -> bool:
-        dialogue = self._dialogue()
+        dialogue = self._episode()
         call_id = self._call_ids.pop(0) if self._call_ids else None
         if action.name == "end_conversation":
             dialogue.ended_by = "assistant"
@@ -194,7 +198,7 @@ class DialogueEnv(PalaestraEnv):
         self, name: str, args: Any, result: str, ok: bool, call_id: str | None = None
     ) -> None:
         """Log a tool call the env ran and show its result (the agent's view and the chat)."""
-        dialogue = self._dialogue()
+        dialogue = self._episode()
         dialogue.tool_result = result
         said = sum(m["role"] == "assistant" for m in dialogue.messages)
         dialogue.calls.append({"name": name, "args": args, "ok": ok, "after": said})
@@ -211,7 +215,7 @@ class DialogueEnv(PalaestraEnv):
         dialogue.chat.append({"role": "tool", "tool_call_id": call_id, "content": result})
 
     def _observe(self) -> dict[str, Any]:
-        dialogue = self._dialogue()
+        dialogue = self._episode()
         last_user = next(
             (m["content"] for m in reversed(dialogue.messages) if m["role"] == "user"), ""
         )
@@ -228,24 +232,43 @@ class DialogueEnv(PalaestraEnv):
 
     def render(self) -> str:
         """The transcript so far (``render_mode="ansi"``): a dialogue is read, not looked at."""
-        return _transcript(self.dialogue.messages) if self.dialogue else ""
+        return _transcript(self.episode.messages) if self.episode else ""
 
     def close(self) -> None:
-        self.dialogue = None
+        self.episode = None
         if self._llm is not None:
             self._llm.close()
 
     # ----- helpers ------------------------------------------------------------------------
-    def _dialogue(self) -> Dialogue:
-        if self.dialogue is None:
+    def _episode(self) -> E:
+        if self.episode is None:
             raise ActionError("no episode: call reset() first")
-        return self.dialogue
+        return self.episode
 
     def _say(self, role: str, content: str) -> None:
-        dialogue = self._dialogue()
+        dialogue = self._episode()
         dialogue.messages.append({"role": role, "content": content})
         if role != "tool":  # a tool's turn is written by _record, with its call and id
             dialogue.chat.append({"role": role, "content": content})
+
+
+class DialogueProbe(Generic[E]):
+    """The verifier's view of one episode (a family's subclass says what it holds, in
+    :meth:`_state`), read once per moment of the episode (every move adds a message or a tool
+    call), so the checks of one verification share one read. Not to be modified."""
+
+    def __init__(self, ep: E) -> None:
+        self.ep = ep
+        self._read: tuple[int, dict[str, Any]] | None = None
+
+    def read(self) -> dict[str, Any]:
+        moment = len(self.ep.messages) + len(self.ep.calls)
+        if self._read is None or self._read[0] != moment:
+            self._read = (moment, self._state())
+        return self._read[1]
+
+    def _state(self) -> dict[str, Any]:
+        raise NotImplementedError
 
 
 def _calls(action: Any) -> list[Any]:
