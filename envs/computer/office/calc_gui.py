@@ -75,8 +75,23 @@ def cells(ref: str, values: list[str], down: bool = False) -> list[Action]:
 
 
 def fill(range_ref: str, down: bool = True) -> list[Action]:
-    """Copy the first cell (row) of the range over the rest: Ctrl+D down, Ctrl+R right."""
-    return [*goto(range_ref), key("ctrl+d" if down else "ctrl+r"), wait(0.4)]
+    """Copy the first cell of the range over the rest: Ctrl+D down a column; along a row by
+    copy and paste (Calc's Ctrl+R aligns right, it does not fill)."""
+    if down:
+        return [*goto(range_ref), key("ctrl+d"), wait(0.4)]
+    first, _, last = range_ref.partition(":")
+    col = "".join(c for c in first if c.isalpha())
+    row = first[len(col) :]
+    nxt = chr(ord(col) + 1) + row  # the templates fill from a one-letter column
+    return [
+        *goto(first),
+        key("ctrl+c"),
+        wait(0.3),
+        *goto(f"{nxt}:{last}"),
+        key("ctrl+v"),
+        wait(0.5),
+        key("Escape"),
+    ]
 
 
 def command(name: str, settle: float = 1.0) -> list[Action]:
