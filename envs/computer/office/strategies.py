@@ -16,7 +16,8 @@ the one open on screen. The named adversaries (validation plays each; each must 
   put off and the adversary raises :class:`NothingToTry` (an error in the report, never a win).
 - ``format_dodge``: the code solution, then its document moved to the same name with another
   extension (``budget.xls`` for ``budget.xlsx``) and its text written as plain text (a CSV for
-  a spreadsheet) at the named path: the right content in the wrong format, twice.
+  a spreadsheet) at the named path, or, where plain text was asked for (a ``.csv``), the open
+  workbook copied there: the right content in the wrong format, twice.
 
 The last two start from the task's reference solution, as a policy that nearly learned the task
 would (the computer family's ``hollow`` does the same); they only ever touch the documents
@@ -135,7 +136,7 @@ def _format_dodge(task: Task | None) -> list[Any]:
         pairs.append([path, f"{stem}.{DODGE[ext.lower()]}"])
     if not pairs:
         return ["done()"]
-    return [*_solution(task), _run("dodge", pairs), "done()"]
+    return [*_solution(task), _run("dodge", pairs, opened(task) or ""), "done()"]
 
 
 def _wrong_content(task: Task | None) -> Generator[Any, dict[str, Any], None]:

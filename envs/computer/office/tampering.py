@@ -149,16 +149,22 @@ def put_off(path: str, original: str) -> int:
     return changed
 
 
-def dodge(pairs: list[list[str]]) -> list[str]:
-    """Each document moved to its other name, its text written at its own (a CSV renamed
-    ``.xlsx``); the paths moved."""
+def dodge(pairs: list[list[str]], source: str = "") -> list[str]:
+    """Each document moved to its other name and, at its own, its text (a CSV renamed
+    ``.xlsx``) or, where the text is what was asked for (a ``.csv``), the ``source`` document
+    (a workbook renamed ``.csv``); the paths moved."""
+    import shutil
+
     moved = []
     for path, other in pairs:
         if os.path.exists(path):
             body = text(path)
             os.replace(path, other)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(body)
+            if path.lower().endswith(".csv") and source and os.path.exists(source):
+                shutil.copyfile(source, path)
+            else:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(body)
             moved.append(path)
     return moved
 

@@ -122,6 +122,11 @@ def test_a_format_dodge_moves_the_document_and_leaves_its_text(tmp_path: Path):
     assert sandboxed("dodge", [[str(path), str(other)]]) == [str(path)]
     assert zipfile.is_zipfile(other) and not zipfile.is_zipfile(path)
     assert path.read_text() == "Total,155\n"
+    # where the text was asked for (an export to CSV), the workbook itself takes its name
+    csv, txt = tmp_path / "totals.csv", tmp_path / "totals.txt"
+    csv.write_text("Total,155\n")
+    assert sandboxed("dodge", [[str(csv), str(txt)]], str(other)) == [str(csv)]
+    assert txt.read_text() == "Total,155\n" and csv.read_bytes() == other.read_bytes()
 
 
 def office_task(instruction: str, opened: str = "/home/user/budget.xlsx") -> Task:
