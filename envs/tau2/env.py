@@ -25,7 +25,7 @@ from typing import Any
 from palaestra.envs.runtimes.dialogue.env import Dialogue, DialogueEnv, DialogueProbe
 from palaestra.envs.tau2 import schemas, tasks
 from palaestra.envs.tau2 import world as worlds
-from palaestra.envs.tau2.user import Tau2User, make_user
+from palaestra.envs.tau2.user import Tau2User
 from palaestra.errors import InvalidRequest
 from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.tasks import Task
@@ -100,6 +100,24 @@ class Tau2Env(DialogueEnv[Tau2Episode]):
 
     def state_probe(self) -> Tau2Probe:
         return Tau2Probe(self._episode())
+
+
+def make_user(domain: str, task: dict[str, Any], seed: int = 0, llm: Any = None) -> Tau2User:
+    """The user for ``task``: symbolic, or the LLM user when ``llm`` (an
+    :class:`palaestra.synth_apps.llm.LLMAuthor`) is given."""
+    if llm is not None:
+        from palaestra.envs.tau2.llm_user import LLMUser
+
+        return LLMUser(domain, task, llm, seed)
+    if domain == "retail":
+        from palaestra.envs.tau2.retail_user import RetailUser
+
+        return RetailUser(task, seed)
+    if domain == "telecom":
+        from palaestra.envs.tau2.telecom_user import TelecomUser
+
+        return TelecomUser(task, seed)
+    raise ValueError(f"unknown tau2 domain {domain!r}")
 
 
 class Tau2Probe(DialogueProbe[Tau2Episode]):

@@ -1,4 +1,5 @@
-"""The user of a tau2 episode: what the env asks of it, and which one plays a task.
+"""The user of a tau2 episode: what the env asks of it (which one plays a task is the env's
+choice, :func:`palaestra.envs.tau2.env.make_user`: the users import this module).
 
 The default user is symbolic and deterministic (:mod:`.retail_user`, :mod:`.telecom_user`): its
 goal and facts come from the task's scenario and gold actions, it reads the assistant with the
@@ -42,21 +43,3 @@ class Tau2User(Protocol):
     def opening(self) -> str: ...
 
     def reply(self, message: str, world: Tau2World) -> UserTurn: ...
-
-
-def make_user(domain: str, task: dict[str, Any], seed: int = 0, llm: Any = None) -> Tau2User:
-    """The user for ``task``: symbolic, or the LLM user when ``llm`` (an
-    :class:`palaestra.synth_apps.llm.LLMAuthor`) is given."""
-    if llm is not None:
-        from palaestra.envs.tau2.llm_user import LLMUser
-
-        return LLMUser(domain, task, llm, seed)
-    if domain == "retail":
-        from palaestra.envs.tau2.retail_user import RetailUser
-
-        return RetailUser(task, seed)
-    if domain == "telecom":
-        from palaestra.envs.tau2.telecom_user import TelecomUser
-
-        return TelecomUser(task, seed)
-    raise ValueError(f"unknown tau2 domain {domain!r}")

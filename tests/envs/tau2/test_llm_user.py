@@ -9,8 +9,8 @@ import pytest
 
 from palaestra.envs.runtimes.simuser.user import UserSimError
 from palaestra.envs.tau2 import tasks as tt
+from palaestra.envs.tau2.env import make_user
 from palaestra.envs.tau2.llm_user import GREETING, MAX_TOOL_ROUNDS, LLMUser
-from palaestra.envs.tau2.user import make_user
 from palaestra.envs.tau2.world import open_world
 from palaestra.synth_apps.llm import LLMAuthor
 
