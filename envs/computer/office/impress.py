@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from palaestra.envs.computer.office import data
+from palaestra.envs.computer.office import keys as office_keys
 from palaestra.envs.computer.office.impress_decks import (
     HOME,
     company,
@@ -68,7 +69,8 @@ class Draft:
     expect: tuple[dict[str, Any], ...] = ()
     extra: dict[str, bytes] = dataclasses.field(default_factory=dict)
     out: str = ""  # the file the checks read when it is not the deck itself
-    formats: tuple[str, ...] = ("odp",)
+    formats: tuple[str, ...] = ("odp", "pptx")
+    shell: str = ""  # a code oracle that is a shell command instead of an odfpy edit
 
 
 def _case(name: str, seed: int, build: Callable[[int, str, Deck], Draft]) -> Case:
@@ -86,7 +88,7 @@ def _case(name: str, seed: int, build: Callable[[int, str, Deck], Draft]) -> Cas
         open=file,
         verifier=spec,
         gui=d.gui,
-        code=python(path, d.code),
+        code=[f"run_shell({d.shell!r}, 120)"] if d.shell else python(path, d.code),
     )
 
 
@@ -252,7 +254,8 @@ def _new_slide_end(seed: int, file: str, before: Deck) -> Draft:
             *save(),
         ],
         _NEW_SLIDE + f"new_page({n - 2}, {title!r}, {list(lines)!r})",
-        (slide(n, title=title, body=list(lines)),),
+        # Impress's autocorrect capitalizes a line's first letter: an address's case is free
+        (slide(n, title=title, body=list(lines), ignore_case=True),),
     )
 
 
@@ -387,10 +390,12 @@ def _image(seed: int, file: str, before: Deck) -> Draft:
             *goto(n),
             *menu("i", "Return"),  # Insert > Image...
             "wait(1.5)",
-            *keys("ctrl+l"),
+            *keys("ctrl+l"),  # the file dialog's location field
+            "wait(0.5)",
             *typed(f"{HOME}/{picture}"),
+            "wait(0.8)",
             *keys("Return"),
-            "wait(1.5)",
+            "wait(2)",
             *leave(),
             *save(),
         ],
@@ -421,7 +426,7 @@ def _bold_title(seed: int, file: str, before: Deck) -> Draft:
         "new.addElement(text.Span(stylename=bold, text=str(old)))\n"
         "tb.insertBefore(new, old)\n"
         "tb.removeChild(old)",
-        (slide(n, title=old.title, bold=old.title),),
+        (slide(n, title=old.title, bold_text=old.title),),
     )
 
 
@@ -508,7 +513,67 @@ def _subtitle(seed: int, file: str, before: Deck) -> Draft:
         },
         [*goto(1), *edit_object(2), *keys("ctrl+a"), *typed("\n".join(lines)), *leave(), *save()],
         f"set_lines(frame(pages[0], 'subtitle'), {list(lines)!r})",
-        (slide(1, title=first.title, subtitle=list(lines)),),
+        (slide(1, title=first.title, subtitle="\n".join(lines)),),
+    )
+
+
+_STAMPS = (
+    "Confidential: internal use only",
+    "Draft for review",
+    "Figures are unaudited",
+    "Prepared by {person}",
+)
+#: the empty band under a content slide's body on the maximized 1024x768 Impress window
+_BAND = (240, 497, 570, 527)
+
+
+def _text_box(seed: int, file: str, before: Deck) -> Draft:
+    n = _pick(seed, "stamp", _content(before))
+    old = before.slides[n - 1]
+    stamp = _pick(seed, "stamp-text", list(_STAMPS)).format(person=company(seed).staff[0].name)
+    return Draft(
+        before,
+        _swap(before, n, dataclasses.replace(old, boxes=(stamp,))),
+        {"n": n, "title": old.title, "text": stamp},
+        [
+            *goto(n),
+            *keys("F2"),  # Insert > Text Box: the next drag draws it
+            "wait(0.5)",
+            f"drag{_BAND}",
+            "wait(0.8)",
+            *typed(stamp),
+            *leave(),
+            *save(),
+        ],
+        "f = draw.Frame(width='12cm', height='1.2cm', x='2cm', y='13.6cm')\n"
+        "tb = draw.TextBox()\n"
+        f"tb.addElement(text.P(text={stamp!r}))\n"
+        "f.addElement(tb)\n"
+        f"pages[{n - 1}].addElement(f)",
+        # the title and the bullets as they were: the words are a box of their own
+        (slide(n, title=old.title, body=list(old.body), contains=stamp),),
+    )
+
+
+def _export(seed: int, file: str, before: Deck) -> Draft:
+    stem = file.rsplit(".", 1)[0]
+    out = f"{HOME}/{stem}.pptx"
+    people = _people_slide(before)
+    return Draft(
+        before,
+        before,
+        {"pptx": f"{stem}.pptx", "stem": stem},
+        ["wait(1)", *office_keys.save_as(out)],
+        "",
+        (slide(people, body=list(before.slides[people - 1].body)),),
+        out=out,
+        formats=("pptx",),
+        # LibreOffice's own converter, headless, on a profile of its own (the session's
+        # Impress holds the default one)
+        shell=(
+            "soffice -env:UserInstallation=file:///tmp/convert-profile --headless "
+            f"--convert-to pptx --outdir {HOME} {HOME}/{file}"
+        ),
     )
 
 
@@ -671,5 +736,26 @@ TEMPLATES: list[Template] = [
         '"Presented by {name}" on one line and "{when}" on the next. Save the file.',
         'Change the subtitle lines on slide 1 of {file} to "Presented by {name}" and '
         '"{when}", then save.',
+    ),
+    _template(
+        "impress-text-box",
+        ("text boxes",),
+        _text_box,
+        'Put a separate text box with the words "{text}" on the "{title}" slide of {file} '
+        "(leave the title and the bullet list alone), then save.",
+        'Slide {n} of {file} needs a small note in a text box of its own: "{text}". Add it '
+        "below the existing content and save.",
+        'Add the line "{text}" to the "{title}" slide in {file} as a free-standing text box, '
+        "not as a bullet. Save the file.",
+    ),
+    _template(
+        "impress-export-pptx",
+        ("formats",),
+        _export,
+        "A colleague uses PowerPoint. Save a copy of {file} in PowerPoint format as {pptx} "
+        "in the same folder.",
+        "Export {file} to a .pptx file named {pptx} next to it, so it opens in Microsoft "
+        "PowerPoint.",
+        "I need {file} as a PowerPoint presentation too: save it as {pptx} in the home folder.",
     ),
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from palaestra.envs.computer.office import data
+from palaestra.envs.computer.office import keys as office_keys
 from palaestra.envs.computer.office.impress_odp import Deck, Slide
 
 HOME = "/home/user"
@@ -103,8 +104,11 @@ def company(seed: int) -> data.Company:
 
 
 # ----- checks on the saved deck (kinds of palaestra.verifiers.office) -------------------------
-def presentation(path: str, *expect: dict[str, Any], formats: tuple[str, ...] = ("odp",)) -> dict:
-    """A ``presentation`` check of the deck at ``path`` (absolute, in the home)."""
+def presentation(
+    path: str, *expect: dict[str, Any], formats: tuple[str, ...] = ("odp", "pptx")
+) -> dict[str, Any]:
+    """A ``presentation`` check of the deck at ``path`` (absolute, in the home); the deck
+    saved as PowerPoint under the same name passes too (a correct answer in the other format)."""
     return {"kind": "presentation", "path": path, "formats": list(formats), "expect": list(expect)}
 
 
@@ -114,8 +118,9 @@ def titles(deck_: Deck) -> dict[str, Any]:
 
 
 def slide(n: int, **what: Any) -> dict[str, Any]:
-    """An assertion on slide ``n`` (1-based): title, body, notes, text, images, table, bold..."""
-    return {"slide": n, **what}
+    """An assertion on slide ``n`` (1-based here, as the instructions count; the check kind
+    counts from 0): title, subtitle, body, notes, images, table, hidden, bold..."""
+    return {"slide": n - 1, **what}
 
 
 # ----- keystrokes in Impress ----------------------------------------------------------------
@@ -129,16 +134,17 @@ def typed(text: str) -> list[str]:
 
 def goto(n: int) -> list[str]:
     """Slide ``n`` in the edit view with nothing selected (Home, then Page Down)."""
-    return [*keys("Escape", "Escape", "Home"), *keys(*["Next"] * (n - 1)), "wait(0.3)"]
+    return ["wait(1)", *keys("Escape", "Escape", "Home"), *keys(*["Next"] * (n - 1)), "wait(0.8)"]
 
 
 def edit_object(tabs: int) -> list[str]:
     """Edit the ``tabs``-th object of the current slide (1 = title, 2 = body)."""
-    return [*keys(*["Tab"] * tabs), "wait(0.2)", *keys("Return"), "wait(0.2)"]
+    return [*keys(*["Tab"] * tabs), "wait(0.5)", *keys("Return"), "wait(0.5)"]
 
 
 def leave() -> list[str]:
-    return [*keys("Escape", "Escape"), "wait(0.2)"]
+    """Out of text editing and the selection (after the typing has landed)."""
+    return ["wait(0.5)", *keys("Escape", "Escape"), "wait(0.5)"]
 
 
 def menu(alt: str, *then: str) -> list[str]:
@@ -147,8 +153,8 @@ def menu(alt: str, *then: str) -> list[str]:
 
 
 def save() -> list[str]:
-    """Ctrl+S; an ODF deck saves without a format question."""
-    return ["wait(0.3)", *keys("ctrl+s"), "wait(2)"]
+    """Ctrl+S keeping the format (:func:`.keys.save`; an ODF deck is asked nothing)."""
+    return ["wait(0.3)", *office_keys.save("odp")]
 
 
 # ----- Python in the sandbox (odfpy, Debian's python3-odf) ----------------------------------
