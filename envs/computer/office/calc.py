@@ -88,7 +88,7 @@ def _invoice_subtotal(seed: int) -> Case:
 
 INVOICE_SUBTOTAL = template(
     "calc-invoice-subtotal",
-    ("formulas", "totals"),
+    ("formulas", "totalling"),
     (
         "Right under the last line of the invoice in {file}, add a row labelled Subtotal in "
         "column A with the sum of the Amount column in column E (a formula). Save.",
@@ -182,7 +182,7 @@ def _budget_month_totals(seed: int) -> Case:
 
 BUDGET_MONTH_TOTALS = template(
     "calc-budget-month-totals",
-    ("formulas", "totals"),
+    ("formulas", "totalling"),
     (
         "Below the last payee in {file}, add a row labelled Total (column A) that sums every "
         "month column from {first} to {last} with formulas. Save.",

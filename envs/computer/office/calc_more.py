@@ -609,7 +609,7 @@ def _csv_export(seed: int) -> Case:
 
 CSV_EXPORT = template(
     "calc-csv-export",
-    ("CSV export",),
+    ("exporting delimited text",),
     (
         "Export the sheet in {file} as a CSV file at {csv} (comma-separated, header row included).",
         "Someone needs the stock list from {file} as plain CSV: save a copy as {csv}.",
@@ -684,7 +684,7 @@ def _csv_import(seed: int) -> Case:
 
 CSV_IMPORT = template(
     "calc-csv-import",
-    ("CSV import",),
+    ("importing delimited text",),
     (
         "Bring the bank statement in {csv} into {file} as a new sheet named Statement "
         "(same columns, the amounts as numbers), and save the workbook.",
