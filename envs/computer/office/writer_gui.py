@@ -2,9 +2,9 @@
 
 GUI recipes are action lists (keyboard only, Writer's own shortcuts), played by ``replay``:
 
-- ``find(text)``: the Find toolbar (Ctrl+F), Enter, Escape: the first occurrence after the
-  cursor is selected in the document (a document opens with the cursor at its start, and the
-  templates pick texts whose first occurrence is the one meant);
+- ``find(text)``: from the document's start, the Find toolbar (Ctrl+F), Enter, Escape: the
+  first occurrence is selected in the document (the templates pick texts whose first
+  occurrence is the one meant);
 - ``style(name)``: Ctrl+F11 focuses the paragraph style box; the name typed and Enter applies it;
 - ``replace_all(a, b)``: Ctrl+H, the search text, four tabs to the replacement, Alt+L
   ("Replace All"), Escape;
@@ -40,16 +40,9 @@ def wait(seconds: float) -> Action:
 
 
 def find(text: str) -> list[Action]:
-    return [
-        key("ctrl+f"),
-        wait(0.8),
-        key("ctrl+a"),
-        type_text(text),
-        key("Return"),
-        wait(0.5),
-        key("Escape"),
-        wait(0.3),
-    ]
+    top = key("ctrl+Home ctrl+Home ctrl+Home")  # in a table: the cell, the table, the document
+    search = [key("ctrl+f"), wait(0.8), key("ctrl+a"), type_text(text), key("Return")]
+    return [top, *search, wait(0.5), key("Escape"), wait(0.3)]
 
 
 def select_paragraphs(first: str, count: int) -> list[Action]:

@@ -177,11 +177,11 @@ def table_insert(seed: int) -> Case:
         {"listing": listing, "start": start, "file": "invoice-letter.docx"},
         [g.table(0, rows), {"tables": 1}],
         [
-            *g.select_paragraphs(start, 1),
-            g.key("Right"),
+            *g.find(start),
+            g.key("Home ctrl+Down"),  # the start of the next paragraph: the table goes above it
             g.key("ctrl+F12"),
-            g.wait(1.5),
-            g.key("alt+c"),
+            g.wait(3.0),
+            g.key("Tab"),  # from the name to the columns (Alt+C is also Cancel's)
             g.key("ctrl+a"),
             g.type_text("3"),
             g.key("alt+r"),
@@ -218,7 +218,7 @@ def table_fill(seed: int) -> Case:
     for action, owner, _ in full.rows[1:]:
         if not searchable(before, t, action):
             raise ValueError(f"{action!r} first occurs elsewhere")
-        gui += [*g.find(action), g.key("Tab"), g.type_text(owner)]
+        gui += [*g.find(action), g.key("End"), g.key("Tab"), g.type_text(owner)]
     return make_case(
         "minutes.docx",
         before,
@@ -264,6 +264,7 @@ def table_add_row(seed: int) -> Case:
         [g.table(0, [list(r) for r in full.rows])],
         [
             *g.find(last),
+            g.key("End"),
             g.key("Tab"),
             g.key("Tab"),
             g.wait(0.3),
