@@ -20,7 +20,7 @@ s.page_width, s.page_height = Mm({w}), Mm({h})
 # ----- page setup ---------------------------------------------------------------------------
 @template(
     "writer-page-landscape",
-    ("page-setup",),
+    ("print layout",),
     "The revenue table in the report is too wide for the page. Switch the page orientation "
     "to landscape (same paper size) and save.",
     "Turn the pages of {file} to landscape and save the document.",
@@ -42,7 +42,7 @@ def page_landscape(seed: int) -> Case:
 
 @template(
     "writer-page-margins",
-    ("page-setup",),
+    ("print layout",),
     "Set all four page margins of the open letter to {cm} cm and save it.",
     "The letter needs {cm} cm margins on every side (top, bottom, left and right). Change "
     "them and save {file}.",
@@ -70,7 +70,7 @@ def page_margins(seed: int) -> Case:
 
 @template(
     "writer-page-paper",
-    ("page-setup",),
+    ("print layout",),
     "This letter will be printed in {region}: change its paper size from {old} to {new} and save.",
     "Set the paper format of {file} to {new} (it is {old} now), keeping portrait, and save.",
     "Switch the open document to {new} paper and save it.",
@@ -103,7 +103,7 @@ _CODE_LIST = """for text in {items!r}:
 
 @template(
     "writer-list-bullets",
-    ("lists",),
+    ("itemization",),
     "Turn the {n} agenda items of the minutes into a bulleted list and save.",
     'In {file}, the lines from "{first}" to "{last}" should be bullet points. Format '
     "them that way and save the document.",
@@ -127,7 +127,7 @@ def list_bullets(seed: int) -> Case:
 
 @template(
     "writer-list-numbered",
-    ("lists",),
+    ("itemization",),
     "Number the next steps at the end of the report (1, 2, 3, ...) as a numbered list and save.",
     'Format the {n} paragraphs under "Next steps" in {file} as a numbered list, then save.',
     'The closing action points of the report, from "{first}" to "{last}", should form a '
@@ -153,7 +153,7 @@ def list_numbered(seed: int) -> Case:
 # ----- tables -------------------------------------------------------------------------------
 @template(
     "writer-table-insert",
-    ("tables",),
+    ("tabular data",),
     "Below the paragraph about what the delivery included, insert a table with the columns "
     "Product, Quantity and Unit price and one row per item: {listing}. Save the letter.",
     "Add a 3-column table (Product, Quantity, Unit price) to {file}, right after the "
@@ -201,7 +201,7 @@ def table_insert(seed: int) -> Case:
 
 @template(
     "writer-table-fill",
-    ("tables",),
+    ("tabular data",),
     "The Owner column of the action items table is empty. Fill it in: {listing}. Save the minutes.",
     "Complete the actions table in {file} with who owns each action ({listing}) and save.",
     "Write the owners into the action items table of the open minutes ({listing}), then save "
@@ -233,7 +233,7 @@ def table_fill(seed: int) -> Case:
 
 @template(
     "writer-table-add-row",
-    ("tables",),
+    ("tabular data",),
     "The revenue table stops at {prev}. Add a row at the bottom for {quarter}: revenue {revenue}, "
     "customers {customers}. Save the report.",
     "Append the figures for {quarter} to the table in {file} (Revenue {revenue}, Customers "
@@ -283,7 +283,7 @@ def table_add_row(seed: int) -> Case:
 # ----- comments -----------------------------------------------------------------------------
 @template(
     "writer-comment-add",
-    ("comments",),
+    ("review notes",),
     'Attach a comment to the paragraph starting "{start}" that says: {note} Save the report.',
     'Leave the review note "{note}" as a comment on the summary figure in {file}, then save.',
     'Add a comment with the text "{note}" on the paragraph beginning "{start}", and save '
@@ -307,7 +307,7 @@ def comment_add(seed: int) -> Case:
         "quarterly-report.docx",
         blocks,
         {"start": start, "note": note, "file": "quarterly-report.docx"},
-        [g.comment(note.rstrip("?.")), {"comments": 1}],
+        [{**g.comment(note.rstrip("?.")), "anchor": start}, {"comments": 1}],
         [
             *g.find(start),
             g.key("ctrl+alt+c"),

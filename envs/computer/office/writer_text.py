@@ -16,7 +16,7 @@ from palaestra.envs.computer.office.writer_docx import Para, Table
 # ----- styles and headings ------------------------------------------------------------------
 @template(
     "writer-heading-restore",
-    ("styles", "headings"),
+    ("paragraph styles", "outline"),
     'In the report, "{text}" is meant to be a level {level} heading like the other '
     "{kind} but it was typed as ordinary text. Fix that and save the file.",
     'Make the line "{text}" in {file} a Heading {level} and save the document.',
@@ -53,7 +53,7 @@ def heading_restore(seed: int) -> Case:
 
 @template(
     "writer-quote-style",
-    ("styles",),
+    ("paragraph styles",),
     "The customer's words in the Customers section of the report should stand out as a "
     "quotation: apply Writer's Quotations paragraph style to that paragraph and save.",
     'Format the paragraph that begins "{start}" with the Quotations style, then save {file}.',
@@ -85,7 +85,7 @@ def quote_style(seed: int) -> Case:
 
 @template(
     "writer-title-insert",
-    ("styles", "title"),
+    ("paragraph styles", "document start"),
     'These minutes have no title. Add "{title}" as the very first line, in the Title '
     "paragraph style, and save.",
     "Put a title at the top of {file}: the text {title}, formatted with the Title style. "
@@ -143,7 +143,7 @@ _REPLACE_CODE = """for p in [*d.paragraphs, *(p for t in d.tables for r in t.row
 
 @template(
     "writer-replace-company",
-    ("find-replace",),
+    ("substitution",),
     "{old} has changed its name to {new}. Update every mention of the old name in the open "
     "letter and save it.",
     'Replace all occurrences of "{old}" with "{new}" in {file}, then save.',
@@ -177,7 +177,7 @@ def misspelt(name: str) -> str:
 
 @template(
     "writer-replace-attendee",
-    ("find-replace",),
+    ("substitution",),
     'The minutes misspell an attendee: every "{old}" should read "{new}". Correct all of '
     "them, including the table, and save.",
     "In {file}, change each occurrence of the name {old} to {new} and save the document.",
@@ -207,7 +207,7 @@ def replace_attendee(seed: int) -> Case:
 # ----- character and paragraph formatting ---------------------------------------------------
 @template(
     "writer-bold-line",
-    ("bold",),
+    ("character formatting",),
     'Make the line "{text}" bold in the open letter, then save it.',
     "The reference line of {file} ({text}) should be in bold type. Change it and save.",
     'Put "{text}" in bold so it stands out, and save the document.',
@@ -228,7 +228,7 @@ def bold_line(seed: int) -> Case:
 
 @template(
     "writer-italic-paragraph",
-    ("italic",),
+    ("character formatting",),
     'Set the paragraph that starts "{start}" in italics and save the report.',
     "In {file}, the note about who prepared the report should be italic. Make it so and save.",
     'Italicize the whole paragraph beginning with "{start}", then save the file.',
@@ -258,7 +258,7 @@ _ALIGN_WORDS = {"right": "right-aligned", "center": "centred", "justify": "justi
 
 @template(
     "writer-align-paragraph",
-    ("alignment",),
+    ("text flow",),
     'In the open letter, the line "{start}" should be {how}. Change its alignment and save.',
     'Make the paragraph beginning "{start}" {how}, then save {file}.',
     'Align "{start}" so that it is {how}, and save the document.',
@@ -286,7 +286,7 @@ def align_paragraph(seed: int) -> Case:
 # ----- paragraphs deleted or moved ----------------------------------------------------------
 @template(
     "writer-delete-paragraph",
-    ("paragraphs",),
+    ("document structure",),
     'Remove the paragraph that begins "{start}" from the open document and save it.',
     '{file} has a paragraph starting "{start}" that no longer applies. Delete it, leaving '
     "the rest untouched, and save.",
@@ -317,7 +317,7 @@ def delete_paragraph(seed: int) -> Case:
 
 @template(
     "writer-move-paragraph",
-    ("paragraphs",),
+    ("document structure",),
     'Move the agenda item "{item}" so that it comes {where} in the agenda, and save.',
     'In {file}, reorder the agenda: "{item}" belongs {where}. Save when done.',
     'The item "{item}" should be discussed {where_short}: move that line within the agenda '
