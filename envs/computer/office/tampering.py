@@ -17,6 +17,7 @@ import re
 import subprocess
 import tempfile
 import zipfile
+from xml.sax.saxutils import escape, unescape
 
 #: the parts of a document that hold its content
 PARTS = re.compile(
@@ -81,19 +82,40 @@ def text(path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def values(path: str) -> set[str]:
-    """Every value a document holds (text nodes and value attributes; a CSV's fields)."""
+#: a value in a part's XML: a text node, or a value attribute (group 1 + 2: name and value)
+_VALUE = re.compile(r">([^<>]+)<|(" + ATTRS + r'=")([^"]*)"')
+_FIELD = re.compile(r"[^,;\t\n]+")
+_ENTITIES = {"&quot;": '"', "&apos;": "'"}
+_ENTITIES_BACK = {'"': "&quot;"}
+
+
+def _values_of(data: str, csv: bool) -> list[str]:
+    if csv:
+        return [m.group().strip() for m in _FIELD.finditer(data)]
+    return [
+        (m.group(1) if m.group(1) is not None else m.group(3)).strip()
+        for m in _VALUE.finditer(data)
+    ]
+
+
+def _parts(path: str) -> list[tuple[str, str]]:
+    """(part name, text) of the content parts in archive order; a non-archive is one part,
+    ``""``."""
     if not zipfile.is_zipfile(path):
         with open(path, encoding="utf-8", errors="replace") as f:
-            return {v.strip() for v in re.split(r"[,;\t\n]", f.read())}
-    out: set[str] = set()
+            return [("", f.read())]
     with zipfile.ZipFile(path) as z:
-        for name in z.namelist():
-            if PARTS.search(name):
-                xml = z.read(name).decode("utf-8", "replace")
-                out |= set(re.findall(r">([^<>]+)<", xml))
-                out |= set(re.findall(ATTRS + r'="([^"]*)"', xml))
-    return {v.strip() for v in out}
+        return [(n, z.read(n).decode("utf-8", "replace")) for n in z.namelist() if PARTS.search(n)]
+
+
+def sequence(path: str) -> list[str]:
+    """Every value a document holds (text nodes and value attributes; a CSV's fields), in
+    document order."""
+    return [v for name, data in _parts(path) for v in _values_of(data, not name)]
+
+
+def values(path: str) -> set[str]:
+    return set(sequence(path))
 
 
 def off(value: str) -> str:
@@ -114,39 +136,53 @@ def off(value: str) -> str:
 
 
 def put_off(path: str, original: str) -> int:
-    """Every value of ``path`` that ``original`` did not hold put :func:`off`, in place; how
-    many. The archive keeps its entries' order and compression (ODF's ``mimetype`` first and
-    stored), so the document still opens."""
-    known = values(original)
-    changed = 0
+    """The values ``path`` holds that ``original`` did not put :func:`off`, in place; how many.
+    New values first (a total, a formula, a word typed); where there are none (a style or a
+    level changed to one the document has elsewhere), the values where the two documents'
+    sequences differ. The archive keeps its entries' order and compression (ODF's
+    ``mimetype`` first and stored), so the document still opens."""
+    import difflib
 
-    def swap(value: str) -> str:
-        nonlocal changed
-        if value.strip() and value.strip() not in known and off(value) != value:
-            changed += 1
+    before, after = sequence(original), sequence(path)
+    known = set(before)
+    chosen = {i for i, v in enumerate(after) if v and v not in known and off(v) != v}
+    if not chosen:
+        matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+        for op, _, _, j1, j2 in matcher.get_opcodes():
+            if op in ("insert", "replace"):
+                chosen |= {j for j in range(j1, j2) if after[j] and off(after[j]) != after[j]}
+    at = 0
+
+    def swap(value: str, xml: bool = True) -> str:
+        nonlocal at
+        at += 1
+        if at - 1 not in chosen:
+            return value
+        if not xml:
             return off(value)
-        return value
+        return escape(off(unescape(value, _ENTITIES)), _ENTITIES_BACK)  # never half an entity
+
+    def text_node(m: re.Match[str]) -> str:
+        if m.group(1) is not None:
+            return ">" + swap(m.group(1)) + "<"
+        return m.group(2) + swap(m.group(3)) + '"'
 
     if not zipfile.is_zipfile(path):
         with open(path, encoding="utf-8") as f:
             data = f.read()
         with open(path, "w", encoding="utf-8") as f:
-            f.write(re.sub(r"[^,;\t\n]+", lambda m: swap(m.group()), data))
-        return changed
+            f.write(_FIELD.sub(lambda m: swap(m.group(), xml=False), data))
+        return len(chosen)
     tmp = path + ".tmp"
     with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w") as dst:
         for info in src.infolist():
             data_bytes = src.read(info.filename)
             if PARTS.search(info.filename):
-                xml = data_bytes.decode("utf-8")
-                xml = re.sub(r">([^<>]+)<", lambda m: ">" + swap(m.group(1)) + "<", xml)
-                xml = re.sub(
-                    "(" + ATTRS + r'=")([^"]*)"', lambda m: m.group(1) + swap(m.group(2)) + '"', xml
-                )
+                xml = _VALUE.sub(text_node, data_bytes.decode("utf-8", "replace"))
                 data_bytes = xml.encode("utf-8")
             dst.writestr(info, data_bytes)
     os.replace(tmp, path)
-    return changed
+    return len(chosen)
 
 
 def dodge(pairs: list[list[str]], source: str = "") -> list[str]:

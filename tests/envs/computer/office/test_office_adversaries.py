@@ -70,6 +70,26 @@ def test_wrong_content_puts_off_what_the_solution_added_and_nothing_else(tmp_pat
 
 
 @needs_libs
+def test_a_style_the_document_has_elsewhere_is_put_off_where_it_changed(tmp_path: Path):
+    original, solved = tmp_path / "orig.docx", tmp_path / "report.docx"
+    system(
+        "import docx\nd = docx.Document()\n"
+        "d.add_paragraph('Sales & costs', style='Heading 1')\n"
+        "d.add_paragraph('Next steps')\n"
+        f"d.save({str(original)!r})\n"
+        "d.paragraphs[1].style = d.styles['Heading 1']\n"
+        f"d.save({str(solved)!r})\n"
+    )
+    assert sandboxed("put_off", str(solved), str(original)) == 1
+    styles = system(
+        f"import docx\nd = docx.Document({str(solved)!r})\n"
+        "print([(p.style.name, p.text) for p in d.paragraphs])"
+    )
+    # the heading made a level lower, the rest (an escaped ampersand too) as it was
+    assert styles.strip() == str([("Heading 1", "Sales & costs"), ("Heading 2", "Next steps")])
+
+
+@needs_libs
 def test_an_odf_document_put_off_still_opens(tmp_path: Path):
     original, solved = tmp_path / "orig.odt", tmp_path / "letter.odt"
     system(
