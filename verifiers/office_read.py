@@ -1793,12 +1793,12 @@ def odp_shapes(page: ET.Element, styles: OdfStyles) -> list[dict[str, Any]]:
         empty = at(el, "presentation:placeholder") == "true"
         if cls:
             kind = ODP_KIND.get(cls, cls)
-        elif find(el, "draw:image") is not None:
-            kind = "image"
-        elif find(el, "table:table") is not None:
+        elif find(el, "table:table") is not None:  # a table's frame holds a picture of it too
             kind = "table"
         elif find(el, "draw:object") is not None or find(el, "draw:object-ole") is not None:
             kind = "object"
+        elif find(el, "draw:image") is not None:
+            kind = "image"
         else:
             kind = "text" if any(True for _ in el.iter(q("text:p"))) else "shape"
         if kind == "image" and find(el, "draw:image") is None:

@@ -146,13 +146,15 @@ def document(out: Path) -> None:
 def commented(out: Path) -> None:
     """An ODF text with a comment anchored on words (LibreOffice makes the .docx of it)."""
     from odf.dc import Creator
+    from odf.namespaces import OFFICENS
     from odf.office import Annotation, AnnotationEnd
     from odf.opendocument import OpenDocumentText
     from odf.text import P
 
     doc = OpenDocumentText()
     p = P(text="Revenue: ")
-    ann = Annotation(name="c1")
+    ann = Annotation()
+    ann.setAttrNS(OFFICENS, "name", "c1")  # odfpy's name= writes draw:name, not office:name
     ann.addElement(Creator(text="Dana"))
     ann.addElement(P(text="check the totals"))
     p.addElement(ann)
