@@ -20,20 +20,10 @@ import random
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from palaestra.envs.runtimes.simuser import domain as simuser
-
-if TYPE_CHECKING:
-    from palaestra.envs.usersim.tools import Tool
-
-
-class DomainError(Exception):
-    """A tool's answer that is an error for the agent to read (unknown id, nothing found)."""
-
-
-class RuleBroken(DomainError):
-    """The call would break a written rule of the domain; the verifier counts the attempt."""
+from palaestra.envs.usersim.tools import DomainError, RuleBroken, Tool
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from palaestra.envs.runtimes.dialogue.env import (
 from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
 from palaestra.envs.runtimes.simuser.wording import PERSONAS
 from palaestra.envs.usersim import world
-from palaestra.envs.usersim.domain import DomainError, RuleBroken, dump
+from palaestra.envs.usersim.domain import dump
+from palaestra.envs.usersim.tools import DomainError, RuleBroken
 from palaestra.errors import ActionError
 from palaestra.synth_apps.llm import LLMAuthor
 from palaestra.tasks import Task

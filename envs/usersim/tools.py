@@ -14,9 +14,15 @@ from typing import Any
 
 import jsonschema
 
-from palaestra.envs.usersim.domain import DomainError
-
 ToolFn = Callable[[sqlite3.Connection, dict[str, Any]], Any]
+
+
+class DomainError(Exception):
+    """A tool's answer that is an error for the agent to read (unknown id, nothing found)."""
+
+
+class RuleBroken(DomainError):
+    """The call would break a written rule of the domain; the verifier counts the attempt."""
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Any
 
 from palaestra.envs.runtimes.simuser.domain import Slot, by_name
 from palaestra.envs.usersim import drafts
-from palaestra.envs.usersim.domain import Domain, RuleBroken, money, one, rows
-from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.domain import Domain, money, one, rows
+from palaestra.envs.usersim.tools import STR, RuleBroken, Tools
 from palaestra.envs.usersim.vocab import MONEY, REFUND, USER_ID, customer, number_of
 
 TODAY = date(2026, 12, 1)

@@ -10,8 +10,8 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from palaestra.envs.usersim.domain import DomainError, RuleBroken, money, one, rows
-from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.domain import money, one, rows
+from palaestra.envs.usersim.tools import STR, DomainError, RuleBroken, Tools
 
 TODAY = date(2026, 12, 1)
 AREAS = ("centre", "north", "south", "east", "west")

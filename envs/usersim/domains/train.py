@@ -14,8 +14,8 @@ from typing import Any
 
 from palaestra.envs.runtimes.simuser.domain import Slot, by_name
 from palaestra.envs.usersim import drafts
-from palaestra.envs.usersim.domain import Domain, DomainError, RuleBroken, rows
-from palaestra.envs.usersim.tools import STR, Tools
+from palaestra.envs.usersim.domain import Domain, rows
+from palaestra.envs.usersim.tools import STR, DomainError, RuleBroken, Tools
 from palaestra.envs.usersim.vocab import MONEY, REFUND, number_of
 
 NAMES = ("Ada Moreau", "Ben Okafor", "Chloe Varga", "Dan Ibsen", "Eva Lindqvist", "Femi Adeyemi")
