@@ -158,7 +158,7 @@ def _recalc(path):
     out = tempfile.mkdtemp()
     subprocess.run(["soffice", "-env:UserInstallation=file://" + out + "/profile", "--headless",
                     "--norestore", "--convert-to", path.rsplit(".", 1)[1], "--outdir", out, path],
-                   check=True, timeout=180, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   check=True, timeout=100, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.copyfile(os.path.join(out, os.path.basename(path)), path)
     shutil.rmtree(out, ignore_errors=True)
 """
@@ -178,4 +178,4 @@ def code(path: str, body: str, recalc: bool = False) -> list[Action]:
         + "\nwb.save(path)\n"
         + ("_recalc(path)\n" if recalc else "")
     )
-    return [{"name": "run_python", "args": {"code": src, "timeout": 200}}]
+    return [{"name": "run_python", "args": {"code": src, "timeout": 120}}]
