@@ -244,7 +244,7 @@ def _new_slide_end(seed: int, file: str, before: Deck) -> Draft:
         [
             *goto(n - 1),
             *keys("ctrl+m"),
-            "wait(0.8)",
+            "wait(1.2)",
             *edit_object(1),
             *typed(title),
             *keys("Escape"),
@@ -280,7 +280,7 @@ def _new_slide_after(seed: int, file: str, before: Deck) -> Draft:
         [
             *goto(k),
             *keys("ctrl+m"),
-            "wait(0.8)",
+            "wait(1.2)",
             *edit_object(1),
             *typed(title),
             *keys("Escape"),

@@ -149,7 +149,7 @@ def leave() -> list[str]:
 
 def menu(alt: str, *then: str) -> list[str]:
     """A menu by its Alt mnemonic, then keys inside it (mnemonics or arrows)."""
-    return [f"key('alt+{alt}')", "wait(0.5)", *keys(*then), "wait(0.8)"]
+    return [f"key('alt+{alt}')", "wait(0.8)", *keys(*then), "wait(1)"]
 
 
 def save() -> list[str]:
