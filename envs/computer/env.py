@@ -48,6 +48,7 @@ from palaestra.actions import Action
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.computer import desktop, libreoffice
 from palaestra.envs.computer.actions import COMPUTER_ACTIONS, parse_pyautogui, translate
+from palaestra.envs.computer.before_scoring import BeforeScoring
 from palaestra.envs.computer.code import CodeResult, CodeRunner
 from palaestra.envs.computer.display import Display
 from palaestra.envs.computer.gui import Gui, combo, key_name
@@ -64,6 +65,7 @@ from palaestra.envs.computer.watchdog import Watchdog
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
 from palaestra.spaces import FreeText, JSONText
 from palaestra.tasks import Task
+from palaestra.verifiers import VerifierResult
 from palaestra.verifiers.computer import ComputerProbe
 
 MAX_TEXT = 40_000
@@ -120,6 +122,7 @@ class ComputerEnv(PalaestraEnv):
         self.agent_status: str | None = None
         self._closed = False
         self._office_profile = libreoffice.warmed()  # the profile the template home carries
+        self._before = BeforeScoring()  # the task's steps before scoring (``before_scoring.py``)
 
     def set_parts(self, observe: tuple[str, ...] | list[str]) -> None:
         """The parts observed from the next reset on (the tree's bus starts with the episode)."""
@@ -153,6 +156,7 @@ class ComputerEnv(PalaestraEnv):
         warm = libreoffice.warmed()
         if office and warm is not None and self._office_profile is not warm:
             self._retemplate()  # another session of this worker warmed the profile
+        self._before = BeforeScoring(setup.get("before_scoring", []), self.action_set)
         self.sandbox.restore_home()
         _write_setup(self.sandbox.home, setup, self.sandbox.uid)
         self.sandbox.a11y = "a11y_tree" in self.parts
@@ -361,6 +365,16 @@ class ComputerEnv(PalaestraEnv):
             tree = a11y.read_tree(pid, A11Y_BUS, static=static) if self.sandbox.alive() else ""
             obs["a11y_tree"] = tree[:MAX_TREE]
         return obs
+
+    def verify(self) -> VerifierResult:
+        """The task's ``before_scoring`` steps, once per end state (not in a dense reward's
+        mid-episode reads), then the verifier; the steps' failures join its private report."""
+        ended = self._episode_over or self.agent_status is not None
+        at_end = ended or self._steps >= self.max_steps or not self.dense_reward
+        if self._before.due(self._steps, at_end):
+            self._deadline = time.monotonic() + self.sandbox.limits.step_s
+            self._before.play(self._apply, self.display, self._steps)
+        return self._before.report(super().verify())
 
     def state_probe(self) -> ComputerProbe:
         return ComputerProbe(
