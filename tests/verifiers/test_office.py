@@ -13,6 +13,7 @@ import io
 import os
 import shutil
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -340,3 +341,20 @@ def test_the_trusted_reader_gives_the_sandboxs_model(home):
         fmts = office.APP_FORMATS[kind]
         inside = office.read_model(home, f"~/{name}", fmts)
         assert office.trusted_model(home.home / name, fmts) == inside
+
+
+def test_the_docs_example_runs(home):
+    """docs/verifiers.md's office example, as written, on the test budget (an .ods answer to
+    its .xlsx path, which the example allows)."""
+    import json
+    import re
+
+    text = (Path(__file__).parents[2] / "docs" / "verifiers.md").read_text()
+    section = text.split("## Office documents", 1)[1]
+    spec = json.loads(re.search(r"```json\n(.*?)```", section, re.S).group(1))
+    shutil.copy(home.home / "book_base.ods", home.home / "budget.ods")
+    try:
+        result = DeclarativeVerifier(spec).verify(home)
+    finally:
+        (home.home / "budget.ods").unlink()
+    assert result.success, result.checks
