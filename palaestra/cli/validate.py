@@ -49,6 +49,14 @@ def validate(
             min=1,
         ),
     ] = None,
+    parallel: Annotated[
+        int | None,
+        typer.Option(
+            help="With --record/--against-record: tasks validated at once, each on its own env "
+            "\\[default: the family's plan]",
+            min=1,
+        ),
+    ] = None,
 ) -> None:
     """Execution-validate a suite as its family's plan says (oracle, do-nothing, mutants,
     adversaries, adversary search): print a table, drop the tasks that fail, write the report."""
@@ -61,7 +69,7 @@ def validate(
         )
         raise typer.Exit(2)
     if record or against_record:
-        _recorded_run(suite, chosen, write=record, sample=sample)
+        _recorded_run(suite, chosen, write=record, sample=sample, parallel=parallel)
         return
     results = _validated(chosen, adversaries)
     _print_table(suite, results)
@@ -141,7 +149,12 @@ def _write_report(
 
 
 def _recorded_run(
-    suite: str, shipped: list[Any], *, write: bool, sample: int | None = None
+    suite: str,
+    shipped: list[Any],
+    *,
+    write: bool,
+    sample: int | None = None,
+    parallel: int | None = None,
 ) -> None:
     """A shipped suite's recorded validation, written anew or checked against a new run.
     A committed suite (its tasks carry their reports, as ``phone`` does) is checked by
@@ -159,7 +172,7 @@ def _recorded_run(
         )
         raise typer.Exit(2)
     with console.status(f"validating every candidate of {suite} ..."):
-        run = validation.revalidate(rec, sample=None if write else sample)
+        run = validation.revalidate(rec, sample=None if write else sample, parallel=parallel)
     if write:
         rec.write(run)
         console.print(

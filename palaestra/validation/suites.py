@@ -102,16 +102,20 @@ def _summary(suite: str, seconds: float, reports: dict[str, dict[str, Any]]) -> 
     }
 
 
-def revalidate(record: ValidationRecord, sample: int | None = None) -> dict[str, Any]:
+def revalidate(
+    record: ValidationRecord, sample: int | None = None, parallel: int | None = None
+) -> dict[str, Any]:
     """Every candidate of a shipped record validated again with today's code: the run
     :meth:`ValidationRecord.write` records, with the digest of the code that decided it.
     ``sample``: only that many candidates, spread evenly over the list (a check against the
-    record where a full run is too long for CI; never a record)."""
+    record where a full run is too long for CI; never a record). ``parallel``: tasks at once,
+    each with its own env (the plan's when None)."""
     code = code_digest(record.family)  # before the run: an edit during it is not validated
     tasks = record.tasks()
     if sample is not None and 0 < sample < len(tasks):
         tasks = [tasks[i * len(tasks) // sample] for i in range(sample)]
-    return {**validate_suite(tasks, family=record.family, record=record), "code": code}
+    run = validate_suite(tasks, family=record.family, record=record, parallel=parallel)
+    return {**run, "code": code}
 
 
 def record(rec: ValidationRecord) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from palaestra.verifiers.search import Memory, Primitive, Search, StrategySpace,
 
 HOME = "/home/user"
 #: search episodes per office task (each costs a reset with the app's start: a few seconds)
-BUDGET = 3
+BUDGET = 2
 EXTENSIONS = ("xlsx", "ods", "csv", "docx", "odt", "pptx", "odp")
 #: a document the instruction names: ``~/path/x.ext`` or a bare ``x.ext`` (in the home)
 _NAMED = re.compile(
