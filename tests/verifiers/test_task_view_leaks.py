@@ -39,6 +39,10 @@ def tasks_of(suite: str) -> tuple[Task, ...]:
         from palaestra.envs.computer import osworld
 
         return tuple(osworld.candidates())
+    if suite == "office":
+        from palaestra.envs.computer.office import suite as office
+
+        return tuple(office.all_tasks())
     if suite == "cad-parts":
         from palaestra.envs.cad import suites as cad
 
@@ -56,6 +60,7 @@ SHIPPED = [
     "osworld-os",
     "cad-parts",
     "miniwob",
+    "office",
 ]
 
 

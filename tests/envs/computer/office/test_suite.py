@@ -89,23 +89,20 @@ def _words(text: str) -> str:
 
 def test_every_templates_tasks_pass_the_leak_rules():
     """The leak test's rule on every office candidate (tests/verifiers/test_task_view_leaks.py):
-    no private value shows in the id unless the instruction says it; the instruction never
-    names the template; a template has three phrasings or more and its seeds use several."""
+    no skill shows in the id unless the instruction says it; the instruction never names the
+    template; a template has three phrasings or more and its seeds use several."""
     for app in ("calc", "writer", "impress"):
         for template in suite.templates(app):
             assert len(template.phrasings) >= 3, template.name
             assert len({s % len(template.phrasings) for s in template.seeds}) >= min(
                 2, len(template.seeds)
             ), template.name
-            for skill in template.skills:
-                assert f" {_words(skill)} " not in f" {_words(template.name)} ", (
-                    f"{template.name}: its skill {skill!r} is a word of its name (in the id)"
-                )
         for task in suite.app_tasks(app):
             assert suite.template_of(task) not in task.instruction, task.id
-            outside = _words(task.id)
+            outside, inside = _words(task.id), _words(task.instruction)
             for value in task.metadata.get("skills", []):
-                assert f" {_words(value)} " not in f" {outside} ", (task.id, value)
+                shown = f" {_words(value)} " in f" {outside} "
+                assert not shown or f" {_words(value)} " in f" {inside} ", (task.id, value)
 
 
 def test_a_failing_generator_names_its_template_and_seed(toy, monkeypatch):
