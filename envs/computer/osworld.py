@@ -213,7 +213,7 @@ def convert(
             status["reason_causes"] = causes
         verifier = {"kind": "all", "checks": [status]}
     elif office.reads_documents(ev):
-        verifier, reasons = office.evaluator(ev, files)
+        verifier, reasons = office.evaluator(ev, files, setup)
         out.reasons += reasons
     else:
         for step in ev.get("postconfig") or []:

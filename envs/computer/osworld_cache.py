@@ -111,10 +111,11 @@ def _atomic(path: Path, data: bytes) -> None:
 
 
 def task_urls(data: dict[str, Any]) -> list[str]:
-    """Every URL an OSWorld task reads, in order, once each: its config's ``download`` files
-    and its evaluator's ``cloud_file`` getters (``multi`` ones too)."""
+    """Every URL an OSWorld task reads, in order, once each: its config's and its evaluator's
+    postconfig's ``download`` files, and its evaluator's ``cloud_file`` getters (``multi``
+    ones too)."""
     ev = data.get("evaluator") or {}
-    steps = data.get("config") or []
+    steps = [*(data.get("config") or []), *(ev.get("postconfig") or [])]
     urls = [
         str(f.get("url", ""))
         for s in steps

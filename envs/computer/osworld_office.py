@@ -20,11 +20,15 @@ Decisions:
   ``all`` (or ``any`` for OSWorld's ``conj: "or"``) of them, and runs only if each does. Every
   other metric those domains use is named in the reason (each is used by one task of the
   examples), as is a ``compare_table`` rule the kind does not compute (``pivot_table``...).
-- OSWorld's postconfig saves the document before scoring (activate its window, Ctrl+S). Here the
-  verifier reads the file as the agent left it, so the agent must save: stricter than OSWorld
-  for an agent that edits and never saves, identical otherwise (the metric sees the same file).
-  A postconfig that does more than save (converting the file to CSV, opening another) makes the
-  task unsupported.
+- OSWorld's postconfig saves the document before scoring (activate its window, Ctrl+S): it
+  becomes the task's ``before_scoring`` steps, which the env plays after the agent's last step
+  and before the verifier reads the file (``before_scoring.py``), so an agent that edits and
+  never saves scores as on OSWorld. Each Ctrl+S is followed by an answer to LibreOffice's
+  "Confirm File Format" question (use the document's own format) when it asks. A postconfig
+  that re-downloads and re-opens the gold file only to save it again keeps the gold as
+  downloaded; one that does more (converting the file to CSV) makes the task unsupported. An
+  agent that leaves a dialog open or closes the document gets no save: its file is scored as
+  it left it.
 """
 
 from __future__ import annotations
@@ -145,22 +149,109 @@ def reads_documents(ev: dict[str, Any]) -> bool:
     )
 
 
-def _saves_only(step: dict[str, Any]) -> bool:
-    """Whether a postconfig step only waits, focuses the window or presses Ctrl+S."""
-    kind = step.get("type")
-    if kind in ("sleep", "activate_window"):
-        return True
-    cmd = (step.get("parameters") or {}).get("command")
-    if kind != "execute" or not isinstance(cmd, list) or len(cmd) < 3 or cmd[1] != "-c":
-        return False
-    try:
-        actions = parse_pyautogui(str(cmd[2]))
-    except ActionError:
-        return False
-    return all(
-        a["name"] == "wait" or (a["name"] == "key" and a["args"].get("combo") == "ctrl+s")
-        for a in actions
+#: the longest wait a postconfig ``sleep`` becomes (OSWorld's VM is slower to settle than ours)
+MAX_WAIT = 3.0
+#: LibreOffice's question on saving in a non-ODF format (xlsx, docx, pptx; its "Confirm File
+#: Format" dialog) answered "use that format" (Return), the save OSWorld's Ctrl+S makes.
+#: Optional: an ODF document, or a profile that does not ask, raises no such window.
+KEEP_FORMAT = [
+    {"name": "wait", "args": {"seconds": 1.0}},
+    {"activate_window": {"title": "Confirm File Format", "strict": True, "optional": True}},
+    {"name": "key", "args": {"combo": "Return"}},
+    {"name": "wait", "args": {"seconds": 1.0}},
+]
+
+
+def postconfig(ev: dict[str, Any], files: Files, setup: dict[str, Any]) -> list[str]:
+    """OSWorld's ``evaluator.postconfig`` as the task's ``before_scoring`` steps (the env plays
+    them after the agent's last step, before the verifier reads the files): ``activate_window``
+    focuses the window by the window manager, ``sleep`` is a short wait, a ``pyautogui`` script
+    becomes GUI actions (each Ctrl+S answered "keep current format" when LibreOffice asks), and
+    a ``download`` + ``open`` of the gold file the evaluator compares with only re-saves that
+    gold: the gold comes from the cache and those steps are dropped (:func:`_regold`). Anything
+    else is a reason the task cannot run."""
+    steps: list[dict[str, Any]] = []
+    reasons: list[str] = []
+    focus: dict[str, Any] | None = None  # the last window activated: what later keys are for
+    post = _regold(ev, files, list(ev.get("postconfig") or []))
+    for step in post:
+        kind, params = step.get("type"), step.get("parameters") or {}
+        if kind == "sleep":
+            seconds = min(float(params.get("seconds", 0.5) or 0), MAX_WAIT)
+            steps.append({"name": "wait", "args": {"seconds": seconds}})
+        elif kind == "activate_window":
+            key = "class" if params.get("by_class") else "title"
+            window = {key: str(params.get("window_name", "")), "strict": bool(params.get("strict"))}
+            steps.append(focus := {"activate_window": window})
+        elif kind == "execute" and _script(params.get("command")) is not None:
+            try:
+                actions = parse_pyautogui(str(_script(params.get("command"))))
+            except ActionError as exc:
+                reasons.append(f"evaluator postconfig script is not plain pyautogui: {exc.detail}")
+                continue
+            for action in actions:
+                steps.append(action)
+                if action["name"] == "key" and action["args"].get("combo") == "ctrl+s":
+                    steps += KEEP_FORMAT + ([focus] if focus else [])  # back to the document
+        else:
+            what = params.get("command", kind)
+            what = shlex.join(map(str, what)) if isinstance(what, list) else str(what)
+            reasons.append(
+                f"evaluator postconfig does more than save the document before scoring "
+                f"({kind}: {what[:80]})"
+            )
+    if steps and not reasons:
+        setup["before_scoring"] = steps
+    return reasons
+
+
+def _script(cmd: Any) -> str | None:
+    """The code of a ``python -c`` command (OSWorld's pyautogui steps), else None."""
+    if isinstance(cmd, list) and len(cmd) >= 3 and str(cmd[0]).startswith("python"):
+        return str(cmd[2]) if cmd[1] == "-c" else None
+    return None
+
+
+def _regold(ev: dict[str, Any], files: Files, post: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``post`` without the steps that download the gold file the evaluator reads from the VM
+    (``expected`` a ``vm_file``), open it and save it again: the gold is the download's bytes
+    from the cache instead (``ev["expected"]`` becomes its ``cloud_file``). The re-save is not
+    replayed: the gold is compared as downloaded (saved by an office app already)."""
+    expected = ev.get("expected")
+    if not isinstance(expected, dict) or expected.get("type") != "vm_file":
+        return post
+    gold = _home_path(str(expected.get("path", "")))
+    url = next(
+        (
+            str(f.get("url", ""))
+            for s in post
+            if s.get("type") == "download"
+            for f in (s.get("parameters") or {}).get("files", [])
+            if _home_path(str(f.get("path", ""))) == gold
+        ),
+        None,
     )
+    if gold is None or url is None:
+        return post
+    start = next(i for i, s in enumerate(post) if s.get("type") == "download")
+    rest = post[start:]
+    name = PurePosixPath(gold).name
+    opens_gold = all(
+        s.get("type") in ("download", "sleep", "execute")
+        or (s.get("type") == "open" and _home_path(str(s["parameters"].get("path"))) == gold)
+        or (
+            s.get("type") == "activate_window"
+            and name in str((s.get("parameters") or {}).get("window_name", ""))
+        )
+        for s in rest
+    )
+    if not opens_gold or any(
+        s.get("type") == "execute" and _script((s.get("parameters") or {}).get("command")) is None
+        for s in rest
+    ):
+        return post
+    ev["expected"] = {"type": "cloud_file", "path": url, "dest": expected.get("dest")}
+    return post[:start]
 
 
 def _nth(value: Any, i: int, n: int) -> Any:
@@ -170,23 +261,19 @@ def _nth(value: Any, i: int, n: int) -> Any:
     return value[i] if isinstance(value, list) and i < len(value) else None
 
 
-def evaluator(ev: dict[str, Any], files: Files) -> tuple[dict[str, Any] | None, list[str]]:
-    """The verifier for an office evaluator, or None and the reasons it cannot be one."""
+def evaluator(
+    ev: dict[str, Any], files: Files, setup: dict[str, Any]
+) -> tuple[dict[str, Any] | None, list[str]]:
+    """The verifier for an office evaluator, or None and the reasons it cannot be one; its
+    postconfig goes into ``setup`` (:func:`postconfig`)."""
+    ev = dict(ev)  # _regold may replace its expected gold
     funcs = as_list(ev.get("func"))
     reasons = [
         f"evaluator metric {f!r} is not implemented (ours: {', '.join(METRICS)})"
         for f in funcs
         if f not in METRICS
     ]
-    post = [s for s in ev.get("postconfig") or [] if not _saves_only(s)]
-    if post:
-        step = post[0]
-        what = (step.get("parameters") or {}).get("command", step.get("type"))
-        what = shlex.join(map(str, what)) if isinstance(what, list) else str(what)
-        reasons.append(
-            f"evaluator postconfig does more than save the document before scoring "
-            f"({step.get('type')}: {what[:80]})"
-        )
+    reasons += postconfig(ev, files, setup)
     checks = []
     for i, func in enumerate(funcs):
         result = _nth(ev.get("result"), i, len(funcs)) or {}

@@ -10,6 +10,8 @@ import pytest
 
 from palaestra.envs.computer import osworld
 from palaestra.envs.computer import osworld_office as office
+from palaestra.envs.computer.actions import COMPUTER_ACTIONS
+from palaestra.envs.computer.before_scoring import BeforeScoring
 from palaestra.envs.computer.osworld_cache import Cache, task_urls
 
 
@@ -27,7 +29,7 @@ def shared(domain):
 
 @pytest.mark.parametrize(
     ("domain", "converted"),
-    [("libreoffice_calc", 28), ("libreoffice_writer", 5), ("libreoffice_impress", 35)],
+    [("libreoffice_calc", 29), ("libreoffice_writer", 5), ("libreoffice_impress", 35)],
 )
 def test_what_converts_from_the_shared_office_examples(domain, converted):
     convs = [osworld.convert(t, cache=Holding("/nonexistent")) for t in shared(domain).values()]
@@ -49,6 +51,7 @@ def test_a_calc_task_becomes_its_document_its_app_and_the_gold_comparison():
     task = osworld.convert(data, cache=Holding("/x")).task
     doc = "/home/user/IncomeStatement2.xlsx"
     url = data["config"][0]["parameters"]["files"][0]["url"]
+    assert task.setup.pop("before_scoring")  # its postconfig's save (tested below)
     assert task.setup == {
         "binary": {doc: base64.b64encode(b"bytes of " + url.encode()).decode()},
         "apps": [["calc", doc]],
@@ -117,3 +120,54 @@ def test_several_metrics_are_all_or_any_by_conj_and_need_every_file():
     conv = osworld.convert(data, cache=Lacking("/x"))
     assert conv.task is None and conv.needs == ["https://example.org/other"]
     assert conv.needs == [u for u in task_urls(data) if "other" in u]
+
+
+@pytest.mark.parametrize(
+    ("domain", "saving"),
+    [("libreoffice_calc", 28), ("libreoffice_writer", 4), ("libreoffice_impress", 34)],
+)
+def test_the_postconfig_save_becomes_the_tasks_steps_before_scoring(domain, saving):
+    convs = [osworld.convert(t, cache=Holding("/x")) for t in shared(domain).values()]
+    tasks = [c.task for c in convs if c.task is not None]
+    steps = [t.setup["before_scoring"] for t in tasks if "before_scoring" in t.setup]
+    assert len(steps) == saving  # every converted task whose evaluator saves first
+    for before in steps:
+        BeforeScoring(before, COMPUTER_ACTIONS)  # what the env accepts at reset
+        window = before[0]["activate_window"]  # the document's window first, as OSWorld does
+        assert window["strict"] and " - LibreOffice " in window["title"]
+        save = before.index({"name": "key", "args": {"combo": "ctrl+s"}})
+        # LibreOffice's format question answered when it asks, then back to the document
+        answer = before[save + 1 : save + 1 + len(office.KEEP_FORMAT)]
+        assert answer == office.KEEP_FORMAT and before[save + 1 + len(answer)] == before[0]
+        assert all(s.get("args", {}).get("seconds", 0) <= office.MAX_WAIT for s in before)
+
+
+def test_a_postconfig_that_re_saves_the_gold_reads_the_gold_from_the_cache():
+    data = shared("libreoffice_calc")["4e6fcf72-daf3-439f-a232-c434ce416af6"]
+    download = next(s for s in data["evaluator"]["postconfig"] if s["type"] == "download")
+    url = download["parameters"]["files"][0]["url"]
+    assert url in task_urls(data)  # `palaestra osworld cache` fetches it
+    task = osworld.convert(data, cache=Holding("/x")).task
+    (check,) = task.verifier["checks"]
+    assert base64.b64decode(check["expected"]["base64"]) == b"bytes of " + url.encode()
+    before = task.setup["before_scoring"]
+    titles = [s["activate_window"]["title"] for s in before if "activate_window" in s]
+    assert "Employee_Age_By_Birthday_gold.xlsx - LibreOffice Calc" not in titles  # not replayed
+    assert "Employee_Age_By_Birthday.xlsx - LibreOffice Calc" in titles
+    assert data["evaluator"]["expected"]["type"] == "vm_file"  # the example is left as it was
+    # a postconfig that opens some other file is not a re-save of the gold
+    other = copy.deepcopy(data)
+    opened = next(s for s in other["evaluator"]["postconfig"] if s["type"] == "open")
+    opened["parameters"]["path"] = "/home/user/elsewhere.xlsx"
+    reasons = "; ".join(osworld.convert(other, cache=Holding("/x")).reasons)
+    assert "does more than save" in reasons and "'vm_file' is not supported" in reasons
+
+
+def test_a_postconfig_that_is_not_plain_pyautogui_is_a_reason():
+    data = copy.deepcopy(shared("libreoffice_calc")["01b269ae-2111-4a07-81fd-3fcd711993b0"])
+    script = next(s for s in data["evaluator"]["postconfig"] if s["type"] == "execute")
+    script["parameters"]["command"][2] = "import os; os.system('rm -rf ~')"
+    conv = osworld.convert(data, cache=Holding("/x"))
+    assert conv.task is None and "postconfig script is not plain pyautogui" in conv.reasons[0]
+    data["evaluator"].pop("postconfig")  # no postconfig: scored as the agent left the file
+    assert "before_scoring" not in osworld.convert(data, cache=Holding("/x")).task.setup
