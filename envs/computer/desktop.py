@@ -19,9 +19,13 @@ Decisions:
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -138,13 +142,37 @@ def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:
             raise ValueError(f"unknown app {name!r}; this desktop has {sorted(APPS)}")
         argv, klass = APPS[name]
         before = sum(w["class"] == klass for w in gui.windows())
-        sandbox.launch([*argv, *args])
-        while sum(w["class"] == klass for w in gui.windows()) <= before:
-            if time.monotonic() > deadline:
-                raise EnvCrashed(f"the app {name!r} did not open a window")
-            time.sleep(0.02)
+        with tempfile.TemporaryFile() as log:  # on the host; only its tail is read back
+            proc = sandbox.launch([*argv, *args], log=log)
+            while sum(w["class"] == klass for w in gui.windows()) <= before:
+                # exit 0 is a second soffice handing its document to the first one
+                if time.monotonic() > deadline or proc.poll() not in (None, 0):
+                    raise EnvCrashed(_no_window(name, proc.poll(), log))
+                time.sleep(0.02)
     if office:
         wait_still(gui, deadline)
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def _no_window(name: str, code: int | None, log: IO[bytes]) -> str:
+    """Why an app did not open its window: still running (too slow), or its exit status and
+    the last lines it printed."""
+    if code is None:
+        return f"the app {name!r} did not open a window in time"
+    sig = -code if code < 0 else code - 128 if code > 128 else 0  # a shell reports 128 + it
+    how = f"exited with {code}" + (f" ({_signal_name(sig)})" if sig else "")
+    log.seek(0, os.SEEK_END)
+    log.seek(max(0, log.tell() - 600))
+    said = log.read().decode(errors="replace").strip().splitlines()[-3:]
+    return f"the app {name!r} {how} before opening a window" + (
+        f": {' / '.join(said)}" if said else ""
+    )
 
 
 def wait_still(gui: Gui, deadline: float, still_s: float = STILL_S) -> None:

@@ -2,7 +2,8 @@
 
 Decisions:
 
-- The apps are Debian's LibreOffice with the GTK 3 VCL plugin (``SAL_USE_VCLPLUGIN=gtk3``): its
+- The apps are Debian's LibreOffice with the GTK 3 VCL plugin (``SAL_USE_VCLPLUGIN=gtk3`` in
+  the sandbox's environment, so a ``soffice`` the agent starts from the shell gets it too): its
   accessibility bridge (ATK) talks to the sandbox's AT-SPI bus like the other GTK apps, so the
   ``a11y_tree`` names cells, menus and dialogs. Started inside the session's sandbox like every
   app, with ``--norestore`` (no document recovery) and ``--nologo``.
@@ -31,7 +32,8 @@ from pathlib import Path
 #: where the profile lives in the home (LibreOffice's default for the ``4`` profile layout)
 PROFILE = ".config/libreoffice"
 #: app name -> (argv, the window class of its document window)
-OFFICE = ["env", "SAL_USE_VCLPLUGIN=gtk3", "soffice", "--norestore", "--nologo"]
+#: (``SAL_USE_VCLPLUGIN=gtk3`` is in every sandbox process's environment: ``Sandbox.user_env``)
+OFFICE = ["soffice", "--norestore", "--nologo"]
 APPS: dict[str, tuple[list[str], str]] = {
     "calc": ([*OFFICE, "--calc"], "libreoffice-calc"),
     "writer": ([*OFFICE, "--writer"], "libreoffice-writer"),

@@ -242,6 +242,8 @@ class Sandbox:
             f"DISPLAY={display}",
             "LANG=C.UTF-8",
             "TERM=xterm",
+            # LibreOffice's GTK 3 plugin (its accessibility bridge), wherever it is started from
+            "SAL_USE_VCLPLUGIN=gtk3",
             *(
                 [f"AT_SPI_BUS_ADDRESS=unix:path={A11Y_BUS}"]
                 if self.a11y
