@@ -115,7 +115,7 @@ def match_rule(value: Any, rule: Mapping[str, Any]) -> bool:
     """OSWorld's ``_match_value_to_rule``: ``eq ne le lt ge gt``, ``re[.FLAG...]``,
     ``approx:THRESHOLD``, ``range.XY`` ([a, b] with X, Y in ``e``/``t``), ``str_list_eq``,
     ``str_set_eq``."""
-    method, ref = str(rule["method"]), rule.get("ref")
+    method, ref = str(rule["method"]), rule["ref"]
     try:
         if method.startswith("re"):
             flags = 0
@@ -161,12 +161,10 @@ def _sheet_ref(
     """OSWorld's sheet index (``0``, ``"RI0"``, ``"RNSheet1"``, ``"EI0"``, ``"ENSheet1"``) ->
     (the book, the sheet, or None when it has no such sheet)."""
     if isinstance(idx, int):
-        book, name = result, None
         sheets = result["sheets"]
-        found = sheets[idx] if 0 <= idx < len(sheets) else None
-        return book, found
+        return result, sheets[idx] if 0 <= idx < len(sheets) else None
     text = str(idx)
-    book = result if text[:1] == "R" else expected
+    book: Model | None = result if text[:1] == "R" else expected
     if book is None or text[:2] not in ("RI", "RN", "EI", "EN"):
         raise ValueError(f"unrecognized sheet index {text!r}")
     if text[1] == "I":
@@ -463,7 +461,7 @@ def compare_table(
             ok = _frame(b1, s1, precision) == _frame(b2, s2, precision)
         elif kind == "sheet_fuzzy":
             (b1, s1), (b2, s2) = pair()
-            ok = all(_fuzzy(b1, s1, b2, s2, sub) for sub in rule["rules"])  # type: ignore[arg-type]
+            ok = all(_fuzzy(b1, s1, b2, s2, sub) for sub in rule["rules"])
         elif kind == "chart":
             (_, s1), (_, s2) = pair()
             props = list(rule.get("chart_props", []))

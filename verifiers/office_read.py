@@ -680,7 +680,7 @@ def xlsx_cf(sqref: str, rule: ET.Element) -> dict[str, Any]:
         "type": canon,
         "operator": op,
         "values": values,
-        "dxf": int(rule.get("dxfId")) if rule.get("dxfId", "").isdigit() else None,
+        "dxf": int(rule.get("dxfId", "")) if rule.get("dxfId", "").isdigit() else None,
     }
 
 
@@ -895,6 +895,7 @@ def ods_cell_style(styles: OdfStyles, name: str | None, table: Styles) -> int:
         ),
     )
     underline = text("style:text-underline-style")
+    size_mm = length_mm(text("fo:font-size"))
     bg = styles.prop(fam, name, "style:table-cell-properties", "fo:background-color")
     align = styles.prop(fam, name, "style:paragraph-properties", "fo:text-align")
     return table.add(
@@ -905,9 +906,7 @@ def ods_cell_style(styles: OdfStyles, name: str | None, table: Styles) -> int:
             color=hex_color(text("fo:color")),
             fill=None if bg in (None, "transparent") else hex_color(bg),
             font=text("style:font-name"),
-            size=round(length_mm(text("fo:font-size")) * 72 / 25.4, 1)
-            if length_mm(text("fo:font-size"))
-            else None,
+            size=round(size_mm * 72 / 25.4, 1) if size_mm else None,
             align=odf_align(align),
             numfmt=code,
             category=category,
@@ -1045,17 +1044,18 @@ def ods_cf(target: str, cond: ET.Element) -> dict[str, Any]:
     rng = norm_range(target.split()[0]) if target else ""
     ranges = [norm_range(t).rpartition("!")[2] for t in target.split()]
     tag = cond.tag.split("}")[1]
-    if tag != "condition":
-        kind = {"color-scale": "color-scale", "data-bar": "data-bar", "icon-set": "icon-set"}
+    if tag != "condition":  # color-scale, data-bar, icon-set: the same names as ours
         return {
             "range": rng.rpartition("!")[2],
             "ranges": ranges,
-            "type": kind.get(tag, tag),
+            "type": tag,
             "operator": None,
             "values": [],
         }
     value = at(cond, "calcext:value", "")
-    kind, op, values = "cell", None, [value]
+    kind: str = "cell"
+    op: str | None = None
+    values: list[str] = [value]
     m = re.fullmatch(r"(<=|>=|!=|<|>|=)(.*)", value, re.S)
     call = re.fullmatch(r"([a-z-]+)\((.*)\)", value, re.S)
     if m:
@@ -1107,7 +1107,7 @@ def ods_chart(root: ET.Element) -> dict[str, Any]:
     return {
         "type": kinds.get(kind, kind) or None,
         "horizontal": horizontal,
-        "title": odf_text(find(title, "text:p")) if find(title, "text:p") is not None else None,
+        "title": odf_text(heading) if (heading := find(title, "text:p")) is not None else None,
         "series": series,
     }
 
@@ -1404,8 +1404,8 @@ def read_odt(pkg: Package) -> dict[str, Any]:
                     comments.append(
                         {
                             "text": cut("\n".join(odf_text(p) for p in findall(ann, "text:p"))),
-                            "author": (find(ann, "dc:creator").text or "")
-                            if find(ann, "dc:creator") is not None
+                            "author": (who.text or "")
+                            if (who := find(ann, "dc:creator")) is not None
                             else None,
                         }
                     )
@@ -1676,7 +1676,7 @@ def read_pptx(pkg: Package) -> dict[str, Any]:
     pres = pkg.xml(main)
     rels = pkg.rels(main)
     size = find(pres, "p:sldSz")
-    slides = []
+    slides: list[dict[str, Any]] = []
     for sid in findall(pres, "p:sldIdLst/p:sldId"):
         part = rels.get(at(sid, "r:id", ""), ("", ""))[1]
         if not part or not pkg.has(part):
@@ -1850,7 +1850,7 @@ def read_odp(pkg: Package) -> dict[str, Any]:
     body = find(content, "office:body/office:presentation")
     if body is None:
         raise DocumentError("content.xml has no presentation body")
-    slides = []
+    slides: list[dict[str, Any]] = []
     for page in findall(body, "draw:page"):
         shapes = odp_shapes(page, styles)
         notes_el = find(page, "presentation:notes")
@@ -1984,12 +1984,14 @@ def pptx_detail(pkg: Package) -> list[dict[str, Any]]:
                     paras = pptx_text_frame(find(sp, "p:txBody"))
                     notes = "\n".join(p["text"] for p in paras)
                     break
-        bullets: list[Any] | None = []
+        bullets: list[Any] = []
+        joinable = True  # python-pptx's side fails to join a run without text: no comparison
         for p in root.iter(q("a:p")):
             ppr = find(p, "a:pPr")
-            texts = [t.text for t in p.iter(q("a:t"))]
-            if any(t is None for t in texts):
-                bullets = None  # python-pptx's side fails to join them: no bullet comparison
+            found = [t.text for t in p.iter(q("a:t"))]
+            texts = [t for t in found if t is not None]
+            if len(texts) < len(found):
+                joinable = False
                 break
             if ppr is not None:
                 lvl, char = ppr.get("lvl"), at(find(ppr, "a:buChar"), "char", "No Bullet")
@@ -2007,7 +2009,7 @@ def pptx_detail(pkg: Package) -> list[dict[str, Any]]:
                     pptx_detail_shape(el, inherited)
                     for el in (tree.iter(q("p:sp")) if tree is not None else [])
                 ],
-                "bullets": bullets,
+                "bullets": bullets if joinable else None,
             }
         )
     return out
