@@ -41,23 +41,23 @@ def wait(seconds: float) -> Action:
 
 def find(text: str) -> list[Action]:
     top = key("ctrl+Home ctrl+Home ctrl+Home")  # in a table: the cell, the table, the document
-    search = [key("ctrl+f"), wait(0.8), key("ctrl+a"), type_text(text), key("Return")]
-    return [top, *search, wait(0.5), key("Escape"), wait(0.3)]
+    search = [key("ctrl+f"), wait(1.5), key("ctrl+a"), type_text(text), key("Return")]
+    return [top, *search, wait(1.0), key("Escape"), wait(0.5)]
 
 
 def select_paragraphs(first: str, count: int) -> list[Action]:
     """Select ``count`` whole paragraphs from the one starting with ``first``."""
-    return [*find(first), key("Home"), key(" ".join(["ctrl+shift+Down"] * count)), wait(0.3)]
+    return [*find(first), key("Home"), key(" ".join(["ctrl+shift+Down"] * count)), wait(0.5)]
 
 
 def style(name: str) -> list[Action]:
-    return [key("ctrl+F11"), wait(0.5), key("ctrl+a"), type_text(name), key("Return"), wait(0.5)]
+    return [key("ctrl+F11"), wait(1.0), key("ctrl+a"), type_text(name), key("Return"), wait(1.0)]
 
 
 def replace_all(old: str, new: str) -> list[Action]:
     return [
-        key("ctrl+h"), wait(1.5), key("ctrl+a"), type_text(old), key("Tab Tab Tab Tab"),
-        key("ctrl+a"), type_text(new), key("alt+l"), wait(1.0), key("Escape"), wait(0.5),
+        key("ctrl+h"), wait(3.0), key("ctrl+a"), type_text(old), key("Tab Tab Tab Tab"),
+        key("ctrl+a"), type_text(new), key("alt+l"), wait(2.0), key("Escape"), wait(1.0),
     ]  # fmt: skip
 
 
@@ -68,25 +68,25 @@ def page(
 ) -> list[Action]:
     """The Page tab of the page style: ``paper`` (from, to) names of :data:`PAPER_ORDER`,
     the orientation, and margins (left, right, top, bottom) in cm."""
-    out = [key("shift+alt+p"), wait(2.0), key("Home"), key("Right"), wait(0.8)]
+    out = [key("shift+alt+p"), wait(3.5), key("Home"), key("Right"), wait(1.2)]
     if paper:
         steps = PAPER_ORDER.index(paper[1]) - PAPER_ORDER.index(paper[0])
         move = "Down" if steps > 0 else "Up"
-        out += [key("alt+f"), wait(0.3), key("alt+Down"), wait(0.8)]
-        out += [key(" ".join([move] * abs(steps))), key("Return"), wait(0.5)]
+        out += [key("alt+f"), wait(0.5), key("alt+Down"), wait(1.2)]
+        out += [key(" ".join([move] * abs(steps))), key("Return"), wait(0.8)]
     if landscape is not None:
-        out += [key("alt+a" if landscape else "alt+p"), wait(0.5)]
+        out += [key("alt+a" if landscape else "alt+p"), wait(0.8)]
     if margins_cm:
-        out += [key("alt+t"), wait(0.3)]
+        out += [key("alt+t"), wait(0.5)]
         for cm in margins_cm:
             out += [key("Tab"), key("ctrl+a"), type_text(f"{cm:g} cm")]
-        out += [key("Tab"), wait(0.3)]
-    return [*out, key("Return"), wait(1.0)]
+        out += [key("Tab"), wait(0.5)]
+    return [*out, key("Return"), wait(2.0)]
 
 
 def save() -> list[Action]:
     """Ctrl+S keeping the document's Word format."""
-    return [key("ctrl+s"), wait(2.0), key("Return"), wait(2.0)]
+    return [key("ctrl+s"), wait(3.5), key("Return"), wait(3.0)]
 
 
 # ----- code recipes (python3-docx in the sandbox) -------------------------------------------

@@ -180,7 +180,7 @@ def table_insert(seed: int) -> Case:
             *g.find(start),
             g.key("Home ctrl+Down"),  # the start of the next paragraph: the table goes above it
             g.key("ctrl+F12"),
-            g.wait(3.0),
+            g.wait(4.0),
             g.key("Tab"),  # from the name to the columns (Alt+C is also Cancel's)
             g.key("ctrl+a"),
             g.type_text("3"),
@@ -188,7 +188,7 @@ def table_insert(seed: int) -> Case:
             g.key("ctrl+a"),
             g.type_text(str(len(rows))),
             g.key("Return"),
-            g.wait(1.0),
+            g.wait(1.5),
             *cells,
         ],
         f"t = d.add_table(rows={len(rows)}, cols=3)\n"
@@ -311,11 +311,11 @@ def comment_add(seed: int) -> Case:
         [
             *g.find(start),
             g.key("ctrl+alt+c"),
-            g.wait(1.5),
+            g.wait(2.5),
             g.type_text(note),
-            g.wait(0.3),
-            g.key("Escape"),
             g.wait(0.5),
+            g.key("Escape"),
+            g.wait(1.0),
         ],
         None,
     )
