@@ -1,9 +1,10 @@
 """Check kinds that read a saved office document: ``spreadsheet``, ``text_document``,
 ``presentation`` (and, in :mod:`.office_osworld`, OSWorld's metrics).
 
-The agent's document is read where the agent's files are: :mod:`.office_read`'s source runs
-in the computer family's isolated runner (the probe's ``run``: a fresh read-only sandbox as the
-session's uid, bounded output, Debian's ``/usr/bin/python3 -I -S``), and this process parses
+The agent's document is read where the agent's files are: the reader's source
+(:mod:`.office_read` and its modules) runs in the computer family's isolated runner (the
+probe's ``run``: a fresh read-only sandbox as the session's uid, bounded output, Debian's
+``/usr/bin/python3 -I -S``), and this process parses
 nothing of it but one bounded line of JSON, the document's canonical model. A document that
 cannot be read (corrupted, hollow, a zip bomb, a link, a FIFO, too big, the wrong format)
 fails the check with the reader's reason; it never raises. A spec that makes no sense (an
@@ -102,7 +103,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from palaestra.verifiers import office_read
+from palaestra.verifiers import office_read, office_sheet, office_slides, office_text, office_xml
 from palaestra.verifiers.base import CheckResult, check_kind
 from palaestra.verifiers.computer import HOME, ComputerProbe
 
@@ -123,17 +124,29 @@ class Unreadable(Exception):
     """The agent's document could not be read: the check fails with this reason."""
 
 
+#: the reader's modules (standard library only), each after those it imports
+READER = (office_xml, office_sheet, office_text, office_slides, office_read)
+#: what the sandbox's Python runs: the modules' sources under their own names, then the
+#: reader's ``main`` (palaestra itself is not in the sandbox's view, nor needed)
+BOOT = """import base64,json,sys,types,zlib
+sources = json.loads(zlib.decompress(base64.b64decode('{packed}')))
+for name in ('palaestra', 'palaestra.verifiers'):
+    sys.modules[name] = types.ModuleType(name)
+    sys.modules[name].__path__ = []
+for name, source in sources.items():
+    sys.modules[name] = module = types.ModuleType(name)
+    exec(compile(source, name, 'exec'), module.__dict__)
+sys.exit(sys.modules['palaestra.verifiers.office_read'].main(sys.argv))
+"""
+
+
 @lru_cache(maxsize=1)
 def _command_head() -> str:
-    """The reader's source, compressed into one argument (well under the kernel's 128 KiB
-    limit for one), run as ``__main__`` by an isolated Python without site packages."""
-    source = Path(office_read.__file__).read_bytes()
-    packed = base64.b64encode(zlib.compress(source, 9)).decode()
-    code = (
-        "import base64,zlib;"
-        f"exec(compile(zlib.decompress(base64.b64decode('{packed}')),'office_read','exec'))"
-    )
-    return f"exec {PYTHON} -I -S -c {shlex.quote(code)}"
+    """The reader, compressed into one argument (well under the kernel's 128 KiB limit for
+    one), run by an isolated Python without site packages."""
+    sources = {m.__name__: Path(str(m.__file__)).read_text() for m in READER}
+    packed = base64.b64encode(zlib.compress(json.dumps(sources).encode(), 9)).decode()
+    return f"exec {PYTHON} -I -S -c {shlex.quote(BOOT.format(packed=packed))}"
 
 
 def home_rel(path: str) -> str:
@@ -313,10 +326,10 @@ def _sheet(model: Model, assertion: Mapping[str, Any], spec: Mapping[str, Any]) 
 def _cells(ref: str) -> list[list[str]]:
     """``"A2:C3"`` -> rows of cell names."""
     a, _, b = ref.replace("$", "").partition(":")
-    r1, c1 = office_read.split_ref(a)
-    r2, c2 = office_read.split_ref(b or a)
+    r1, c1 = office_xml.split_ref(a)
+    r2, c2 = office_xml.split_ref(b or a)
     return [
-        [f"{office_read.col_letter(c)}{r}" for c in range(min(c1, c2), max(c1, c2) + 1)]
+        [f"{office_xml.col_letter(c)}{r}" for c in range(min(c1, c2), max(c1, c2) + 1)]
         for r in range(min(r1, r2), max(r1, r2) + 1)
     ]
 
@@ -428,8 +441,8 @@ def _judge_range(model: Model, a: Mapping[str, Any], spec: Mapping[str, Any]) ->
     if "sorted" in a:
         how = a["sorted"]
         by = how.get("by", 0)
-        first_col = office_read.split_ref(names[0][0])[1]
-        idx = by if isinstance(by, int) else office_read.split_ref(f"{by}1")[1] - first_col
+        first_col = office_xml.split_ref(names[0][0])[1]
+        idx = by if isinstance(by, int) else office_xml.split_ref(f"{by}1")[1] - first_col
         keys = [_sort_key(row[idx]) for row in rows]
         order = sorted(keys, reverse=bool(how.get("descending")))
         if how.get("descending"):  # empty cells still go last
@@ -484,7 +497,7 @@ def _values_match(have: list[Any], want: list[Any]) -> bool:
     if len(have) != len(want):
         return False
     for h, w in zip(have, want, strict=True):
-        hv = office_read.number(str(h).lstrip("="))
+        hv = office_xml.number(str(h).lstrip("="))
         if _is_number(w) and hv is not None:
             if abs(hv - float(w)) > 1e-6:
                 return False

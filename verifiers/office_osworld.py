@@ -40,7 +40,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from palaestra.verifiers import office_read
+from palaestra.verifiers import office_read, office_xml
 from palaestra.verifiers.base import CheckResult, check_kind
 from palaestra.verifiers.computer import ComputerProbe
 from palaestra.verifiers.office import TIMEOUT, Model, Unreadable, read_model
@@ -187,7 +187,7 @@ def _value(cell: Model | None) -> Any:
 
 
 def _grid(sheet: Model) -> tuple[int, int, int, int] | None:
-    refs = [office_read.split_ref(k) for k in sheet["cells"]]
+    refs = [office_xml.split_ref(k) for k in sheet["cells"]]
     if not refs:
         return None
     rows, cols = [r for r, _ in refs], [c for _, c in refs]
@@ -223,7 +223,7 @@ def _frame(book: Model, sheet: Model, precision: int) -> tuple[list[Any], list[t
     for r in range(r0, r1 + 1):
         row = []
         for c in range(c0, c1 + 1):
-            cell = sheet["cells"].get(f"{office_read.col_letter(c)}{r}")
+            cell = sheet["cells"].get(f"{office_xml.col_letter(c)}{r}")
             style = styles[cell["s"]] if cell and cell.get("s", 0) < len(styles) else {}
             row.append(_kind(cell.get("v") if cell else None, style))
         while row and row[-1][0] == "nan":  # pandas drops a row's trailing empty cells
@@ -297,11 +297,11 @@ def _merged_cells(sheet: Model) -> set[str]:
     out = set()
     for ref in sheet["merged"]:
         a, _, b = ref.partition(":")
-        (r1, c1), (r2, c2) = office_read.split_ref(a), office_read.split_ref(b or a)
+        (r1, c1), (r2, c2) = office_xml.split_ref(a), office_xml.split_ref(b or a)
         for r in range(r1, r2 + 1):
             for c in range(c1, c2 + 1):
                 if (r, c) != (r1, c1):
-                    out.add(f"{office_read.col_letter(c)}{r}")
+                    out.add(f"{office_xml.col_letter(c)}{r}")
     return out
 
 
@@ -320,16 +320,16 @@ def _cf_active(sheet: Model) -> dict[str, int | None]:
     for rule in sheet["cf"]:
         if rule["type"] != "cell":
             raise ValueError(f"a {rule['type']} conditional format's style is not computed")
-        bounds = [office_read.number(v) for v in rule["values"]]
+        bounds = [office_xml.number(v) for v in rule["values"]]
         if any(b is None for b in bounds):
             raise ValueError("a conditional format with a formula bound is not computed")
         op = rule["operator"]
         for rng in rule["ranges"]:
             a, _, b = rng.partition(":")
-            (r1, c1), (r2, c2) = office_read.split_ref(a), office_read.split_ref(b or a)
+            (r1, c1), (r2, c2) = office_xml.split_ref(a), office_xml.split_ref(b or a)
             for r in range(r1, r2 + 1):
                 for c in range(c1, c2 + 1):
-                    name = f"{office_read.col_letter(c)}{r}"
+                    name = f"{office_xml.col_letter(c)}{r}"
                     value = _value(sheet["cells"].get(name))
                     if value is None or isinstance(value, str):
                         continue  # OSWorld skips empty cells; text against a number is False
@@ -397,7 +397,7 @@ def _styles(book: Model, sheet: Model | None, props: list[str]) -> dict[str, lis
     if box is not None:
         for r in range(box[0], box[2] + 1):
             for c in range(box[1], box[3] + 1):
-                name = f"{office_read.col_letter(c)}{r}"
+                name = f"{office_xml.col_letter(c)}{r}"
                 cell = sheet["cells"].get(name)
                 out[name] = [_style_of(book, cell, p, name in merged) for p in props]
     for name, dxf in _cf_active(sheet).items():
@@ -513,10 +513,10 @@ def _fuzzy(
     ranges = rule["range"] if isinstance(rule["range"], list) else str(rule["range"]).split()
     for rng in ranges:
         a, _, b = str(rng).partition(":")
-        (r1, c1), (r2, c2) = office_read.split_ref(a), office_read.split_ref(b or a)
+        (r1, c1), (r2, c2) = office_xml.split_ref(a), office_xml.split_ref(b or a)
         for r in range(r1, r2 + 1):
             for c in range(c1, c2 + 1):
-                ref = f"{office_read.col_letter(c)}{r}"
+                ref = f"{office_xml.col_letter(c)}{r}"
                 v1, v2 = _fuzzy_value(b1 or {}, s1, ref), _fuzzy_value(b2 or {}, s2, ref)
                 for old, new in rule.get("normalization", []):
                     v1, v2 = v1.replace(old, new), v2.replace(old, new)

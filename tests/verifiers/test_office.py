@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from palaestra.verifiers import office, office_read
+from palaestra.verifiers import office, office_xml
 from palaestra.verifiers.base import DeclarativeVerifier
 from palaestra.verifiers.computer import ComputerProbe
 from tests.verifiers.office_docs import build
@@ -55,7 +55,7 @@ def _bomb() -> bytes:
         z.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
         with z.open("content.xml", "w") as member:
             chunk = b"<a>" + b" " * (2**20 - 3)
-            for _ in range(office_read.MAX_PART // 2**20 + 8):
+            for _ in range(office_xml.MAX_PART // 2**20 + 8):
                 member.write(chunk)
     return out.getvalue()
 
@@ -337,7 +337,7 @@ def test_a_spec_that_makes_no_sense_is_an_error_not_a_zero(home):
 def test_the_trusted_reader_gives_the_sandboxs_model(home):
     """A gold file read in-process (trusted_model) gives the model the sandbox gives."""
     for name in ("book_base.xlsx", "doc_base.odt", "deck.pptx"):
-        kind = office_read.KIND[name.rsplit(".", 1)[1]]
+        kind = office_xml.KIND[name.rsplit(".", 1)[1]]
         fmts = office.APP_FORMATS[kind]
         inside = office.read_model(home, f"~/{name}", fmts)
         assert office.trusted_model(home.home / name, fmts) == inside

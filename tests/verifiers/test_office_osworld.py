@@ -177,7 +177,7 @@ def test_check_include_exclude_as_osworlds(tmp_path):
             [
                 {"metric": "check_include_exclude", "result": out, "options": {"rules": r}}
                 for r in cases
-            ]  # fmt: skip
+            ]
         )
     )
     if not PYTHON.exists():
