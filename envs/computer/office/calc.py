@@ -381,7 +381,7 @@ SCHEDULE_SORT = template(
 def _autofilter(seed: int) -> Case:
     book = books.transactions(seed)
     n, last = book.last_row, col_name(len(book.header) - 1)
-    path = f"transactions_{books.stamp(book.body[-1][0])}.xlsx"  # type: ignore[arg-type]
+    path = f"transactions_{books.stamp(book.body[-1][0])}.xlsx"
     expect = [{"filter": f"A1:{last}{n}"}]
     gui = [*g.goto("A1"), g.key("ctrl+shift+l"), g.wait(0.8)]
     code = g.code(path, f'ws.auto_filter.ref = "A1:{last}{n}"')

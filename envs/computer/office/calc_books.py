@@ -72,7 +72,7 @@ def amount_cells(book: Book) -> list[list[Cell | Value]]:
     """The invoice's rows with Amount as a formula (Qty x Unit Price) and its cached value."""
     rows = table(book.header, book.body, book.fmts)
     for r, line in enumerate(rows[1:], start=2):
-        line[4] = Cell(line[4].value, formula=f"C{r}*D{r}", fmt=MONEY)  # type: ignore[union-attr]
+        line[4] = Cell(line[4].value, formula=f"C{r}*D{r}", fmt=MONEY)
     return rows
 
 
@@ -95,7 +95,7 @@ def unique_last(book: Book) -> Book:
     right order), nudging a repeated score by one point."""
     i, seen = len(book.header) - 1, set()
     for row in book.body:
-        v = int(row[i])  # type: ignore[arg-type]
+        v = int(row[i])
         while v in seen:
             v = v - 1 if v > 40 else v + 1
         seen.add(v)

@@ -83,7 +83,7 @@ def _quarter_growth(seed: int) -> Case:
             {
                 "cell": f"D{r}",
                 "value": round(cur / prev - 1, 6),
-                "tol": 0.0005,  # type: ignore[operator]
+                "tol": 0.0005,
                 "formula": True,
                 "number_format": "percent",
             }
@@ -133,7 +133,7 @@ def _category_summary(seed: int) -> Case:
     book = books.transactions(seed)
     n = book.last_row
     path = f"spending_{seed + 1}.xlsx"
-    cats = sorted(set(book.column("Category")))  # type: ignore[type-var]
+    cats = sorted(set(book.column("Category")))
     amounts = book.column("Amount")
     expect: list[dict[str, Any]] = [{"has_sheet": "Summary"}]
     expect += [
@@ -145,7 +145,7 @@ def _category_summary(seed: int) -> Case:
     for r, cat in enumerate(cats, start=2):
         want = round(
             sum(a for c, a in zip(book.column("Category"), amounts, strict=False) if c == cat), 2
-        )  # type: ignore[misc]
+        )
         expect += [
             {"cell": f"A{r}", "value": cat, "sheet": "Summary"},
             {"cell": f"B{r}", "value": want, "tol": TOL, "sheet": "Summary"},
@@ -267,10 +267,10 @@ MONEY_FORMAT = template(
 def _share_percent(seed: int) -> Case:
     book = books.category_spend(seed)
     n = book.last_row
-    total = sum(book.column("Spent"))  # type: ignore[arg-type]
+    total = sum(book.column("Spent"))
     rows = table([*book.header, "Share"], [[*r, None] for r in book.body], book.fmts)
     for r, line in enumerate(rows[1:], start=2):
-        line[2] = Cell(round(line[1].value / total, 6), formula=f"B{r}/SUM(B$2:B${n})")  # type: ignore[union-attr]
+        line[2] = Cell(round(line[1].value / total, 6), formula=f"B{r}/SUM(B$2:B${n})")
     path = f"spending_breakdown_{seed + 1}.xlsx"
     expect = [{"range": f"C2:C{n}", "number_format": "percent"}]
     gui = [*g.goto(f"C2:C{n}"), g.key("ctrl+shift+5"), g.wait(0.5)]
@@ -519,7 +519,7 @@ CUSTOMERS_LINE = template(
 def _rename_sheet(seed: int) -> Case:
     book = books.schedule(seed)
     first = book.body[0][0]
-    month = first.strftime("%B")  # type: ignore[union-attr]
+    month = first.strftime("%B")
     new = f"{month} Plan"
     path = f"planner_{seed + 1}.xlsx"
     sheet = book.sheet()
