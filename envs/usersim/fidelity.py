@@ -82,7 +82,7 @@ def score_conversation(dom: Domain, goal: Goal, messages: list[dict[str, Any]]) 
                 }
             continue
         t.user_turns += 1
-        values = dom.slot_values(m["content"])
+        values = lexicon.of(dom).slot_values(m["content"])
         if any(
             slot not in goal.facts or not all(same_value(v, goal.facts[slot]) for v in found)
             for slot, found in values.items()

@@ -42,6 +42,7 @@ from palaestra.envs.runtimes.dialogue.env import end as _end
 from palaestra.envs.runtimes.dialogue.env import say as _say
 from palaestra.envs.runtimes.dialogue.policies import noop, random_moves
 from palaestra.envs.runtimes.simuser import acts as A
+from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.usersim import reasons
 from palaestra.envs.usersim.domain import Domain, dump
 from palaestra.envs.usersim.world import bind, domain, fresh
@@ -85,7 +86,7 @@ class ScriptedAssistant:
             self._pending = None
         self._disagreed = A.user_agrees(reply) is False
         if self._disagreed:  # corrected: learn the values the user insists on
-            for slot, found in self.dom.slot_values(reply).items():
+            for slot, found in lexicon.of(self.dom).slot_values(reply).items():
                 self.heard[slot] = found[0]
         try:
             return next(self._steps)

@@ -22,6 +22,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.runtimes.simuser.domain import same_value
 from palaestra.envs.usersim import reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
@@ -38,7 +39,8 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
     dom = world.domain(domain_name)
     goal = draft["goal"]
     plan = draft["plan"]
-    for slot, found in dom.slot_values(goal["phrase"]).items():  # the user opens with these
+    # the user opens with the phrase: every value it states must be the goal's
+    for slot, found in lexicon.of(dom).slot_values(goal["phrase"]).items():
         if any(not same_value(v, goal["facts"].get(slot, "")) for v in found):
             raise ValueError(f"{draft['key']}: the goal's phrase states a {slot} it does not hold")
     calls = [

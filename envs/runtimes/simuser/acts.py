@@ -155,7 +155,7 @@ def read(domain: Domain, text: str) -> list[Act]:
 def _sentence(domain: Domain, words: lexicon.Lexicon, sentence: str, acts: list[Act]) -> list[Act]:
     """The acts of one sentence; a proposal takes the informs at the end of ``acts``."""
     low = sentence.lower().strip()
-    values = domain.slot_values(sentence)
+    values = lexicon.of(domain).slot_values(sentence)
     question = low.endswith("?") or bool(_INTERROGATIVE.search(low))
     asked, unknown = words.asked(sentence)
     asked = [slot for slot in asked if slot not in values]

@@ -5,7 +5,8 @@ fact ("reservation_id"), the words people use for it, and how its values look in
 reader can find "ZFA04Y" in "your reservation ZFA04Y is cancelled" and tell which fact it is.
 A :class:`Domain` here is only that language; the usersim family's domains extend it with a
 seeded world and tools, and ``ask_user`` in the GUI families builds one from a task's hidden
-details.
+details. Reading values in text is the reader's (``lexicon.of(domain).slot_values(text)``,
+:mod:`.lexicon`): it is built from a domain, which does not know it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from palaestra.envs.runtimes.simuser import lexicon, values
+from palaestra.envs.runtimes.simuser import values
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,3 @@ class Domain:
     #: fact slot -> how the user states its value where a bare value would not be read as that
     #: slot ("We are {value} passengers."); the slot's pattern must find it there
     phrases: ClassVar[dict[str, str]] = {}
-
-    def slot_values(self, text: str) -> dict[str, list[str]]:
-        """Every slot value found in ``text``, in any usual format, by slot (see
-        :meth:`palaestra.envs.runtimes.simuser.lexicon.Lexicon.slot_values`)."""
-        return lexicon.of(self).slot_values(text)

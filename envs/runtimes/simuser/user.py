@@ -299,7 +299,7 @@ class SimulatedUser:
 
     def tracker_ok(self, text: str, parts: list[tuple[str, dict[str, str]]]) -> bool:
         """Every value in ``text`` is the goal's; every value the acts carry is in ``text``."""
-        for slot, found in self.domain.slot_values(text).items():
+        for slot, found in lexicon.of(self.domain).slot_values(text).items():
             want = self.goal.facts.get(slot)
             if want is None or not all(same_value(v, want) for v in found):
                 return False
@@ -324,7 +324,7 @@ class SimulatedUser:
             temperature=0.0,
         )
         items = json.loads(answer.strip().strip("`").removeprefix("json"))
-        values = self.domain.slot_values(message)
+        values = lexicon.of(self.domain).slot_values(message)
         out = []
         for item in items:
             kind, slot = item.get("kind"), item.get("slot")

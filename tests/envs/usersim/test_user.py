@@ -2,6 +2,7 @@
 
 import pytest
 
+from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.runtimes.simuser.bridge import AskUser
 from palaestra.envs.runtimes.simuser.user import Goal, SimulatedUser
 from palaestra.envs.runtimes.simuser.wording import PERSONAS
@@ -29,7 +30,7 @@ def test_a_question_about_an_unknown_fact_gets_no_invented_value():
     u = user()
     turn = u.reply("What is your user id?")
     assert turn.acts == [("dont_know", {"label": "user id"})]
-    assert domain("airline").slot_values(turn.text) == {}
+    assert lexicon.of(domain("airline")).slot_values(turn.text) == {}
 
 
 def test_a_proposal_with_the_wrong_value_is_refused_and_corrected():
@@ -79,7 +80,9 @@ def test_same_seed_same_words_and_personas_change_wording_never_facts():
         assert texts[0] == texts[1]
         said[persona] = texts[0][1]
         assert "ZFA04Y" in texts[0][1]
-        assert domain("airline").slot_values(texts[0][1]) == {"reservation_id": ["ZFA04Y"]}
+        assert lexicon.of(domain("airline")).slot_values(texts[0][1]) == {
+            "reservation_id": ["ZFA04Y"]
+        }
     assert len(set(said.values())) > 1
 
 
