@@ -19,6 +19,7 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -47,6 +48,8 @@ READY_TIMEOUT_S = 10.0
 OFFICE_TIMEOUT_S = 45.0
 #: how long the screen must stay unchanged before a reset with an office app returns
 STILL_S = 0.6
+#: CPU ticks (10 ms) the session may spend in ``STILL_S`` and still count as idle
+IDLE_TICKS = 3
 #: distinct colours on a screen LibreOffice has painted (see ``_painted``)
 PAINTED_COLOURS = 100
 REGISTRYD = "/usr/libexec/at-spi2-registryd"
@@ -150,7 +153,7 @@ def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:
                     raise EnvCrashed(_no_window(name, proc.poll(), log))
                 time.sleep(0.02)
     if office:
-        wait_still(gui, deadline)
+        wait_still(sandbox, gui, deadline)
 
 
 def _signal_name(sig: int) -> str:
@@ -175,18 +178,35 @@ def _no_window(name: str, code: int | None, log: IO[bytes]) -> str:
     )
 
 
-def wait_still(gui: Gui, deadline: float, still_s: float = STILL_S) -> None:
-    """Wait until the screen has painted (LibreOffice maps its window blank and loads the
-    document before painting it: a blank window is one colour and its frame) and then not
-    changed for ``still_s``; past the deadline the reset goes on with the screen as it is."""
+def wait_still(sandbox: Sandbox, gui: Gui, deadline: float, still_s: float = STILL_S) -> None:
+    """Wait until LibreOffice is done: the screen has painted (it maps its window blank and
+    loads the document before painting: a blank window is one colour and its frame), then
+    neither the screen nor the session's CPU time moved for ``still_s`` (on a loaded machine
+    a busy soffice can leave the screen unchanged for a second while it still loads its
+    toolbars; its CPU time gives it away). Past the deadline the reset goes on as it is."""
     last, since = gui.screenshot(), time.monotonic()
+    cpu = _cpu_ticks(sandbox)
     while time.monotonic() < deadline:
         time.sleep(0.05)
         shot = gui.screenshot()
         if not np.array_equal(shot, last) or not _painted(shot):
-            last, since = shot, time.monotonic()
+            last, since, cpu = shot, time.monotonic(), _cpu_ticks(sandbox)
         elif time.monotonic() - since >= still_s:
-            return
+            now = _cpu_ticks(sandbox)
+            if now - cpu <= IDLE_TICKS:
+                return
+            since, cpu = time.monotonic(), now
+
+
+def _cpu_ticks(sandbox: Sandbox) -> int:
+    """The CPU time (clock ticks, user + system) of the sandbox's processes so far."""
+    total = 0
+    for proc in sandbox.processes():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            stat = Path(f"/proc/{proc['pid']}/stat").read_text()
+            fields = stat.rpartition(")")[2].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total
 
 
 def _painted(shot: np.ndarray) -> bool:
