@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 #: where the profile lives in the home (LibreOffice's default for the ``4`` profile layout)
@@ -104,7 +105,7 @@ def warmed() -> Path | None:
     return _warm
 
 
-def warm_profile(run: object, home: Path) -> Path:
+def warm_profile(run: Callable[[list[str], float], None], home: Path) -> Path:
     """The worker's warmed profile, made now if there is none: ``run(argv, timeout)`` runs
     ``soffice`` headless in the session's live sandbox (whose fresh ``home`` holds
     :func:`write_settings`' profile), then what it made in the home is copied out."""
@@ -115,7 +116,7 @@ def warm_profile(run: object, home: Path) -> Path:
         argv = ["soffice", "--headless", "--norestore", "--terminate_after_init"]
         # the first start restarts itself once (extensions synced), the second settles it
         for _ in range(2):
-            run(argv, WARM_TIMEOUT_S)  # type: ignore[operator]
+            run(argv, WARM_TIMEOUT_S)
         src = home / PROFILE
         if src.is_symlink() or not src.is_dir():
             raise RuntimeError("the LibreOffice warm-up made no profile")
