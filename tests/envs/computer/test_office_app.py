@@ -133,12 +133,12 @@ def titles(obs) -> list[str]:
 
 
 def cells_of(env, obs, want: str, tries: int = 10) -> tuple[ET.Element, dict[str, str]]:
-    """The tree and its cells once cell ``want`` is in it (a read past its deadline on a
-    loaded machine is partial: the cells are its deepest nodes)."""
+    """The tree and its cells once cell ``want`` shows its text (a read past its deadline on
+    a loaded machine is partial: the cells and their texts are its deepest answers)."""
     for _ in range(tries):
         root = ET.fromstring(obs["a11y_tree"])
         cells = {c.get("name", ""): (c.text or "") for c in root.iter("table-cell")}
-        if want in cells:
+        if cells.get(want):
             return root, cells
         obs, *_ = env.step("wait(0.2)")
     raise AssertionError(obs["a11y_tree"][:2000])
