@@ -389,7 +389,7 @@ def _image(seed: int, file: str, before: Deck) -> Draft:
         [
             *goto(n),
             *menu("i", "Return"),  # Insert > Image...
-            "wait(1.5)",
+            "wait(2.5)",
             *keys("ctrl+l"),  # the file dialog's location field
             "wait(0.5)",
             *typed(f"{HOME}/{picture}"),
@@ -444,12 +444,12 @@ def _table(seed: int, file: str, before: Deck) -> Draft:
     gui = [
         *goto(n),
         *menu("i", "Down", "Down", "Down", "Return"),  # Insert > Table...
-        "wait(1)",
+        "wait(1.5)",
         *typed(str(len(rows[0]))),
         *keys("Tab", "ctrl+a"),
         *typed(str(len(rows))),
         *keys("Return"),
-        "wait(1)",
+        "wait(1.5)",
         *keys("Return"),  # into the first cell
     ]
     for i, cell in enumerate(c for r in rows for c in r):

@@ -134,17 +134,17 @@ def typed(text: str) -> list[str]:
 
 def goto(n: int) -> list[str]:
     """Slide ``n`` in the edit view with nothing selected (Home, then Page Down)."""
-    return ["wait(1)", *keys("Escape", "Escape", "Home"), *keys(*["Next"] * (n - 1)), "wait(0.8)"]
+    return ["wait(1.5)", *keys("Escape", "Escape", "Home"), *keys(*["Next"] * (n - 1)), "wait(1)"]
 
 
 def edit_object(tabs: int) -> list[str]:
     """Edit the ``tabs``-th object of the current slide (1 = title, 2 = body)."""
-    return [*keys(*["Tab"] * tabs), "wait(0.5)", *keys("Return"), "wait(0.5)"]
+    return [*keys(*["Tab"] * tabs), "wait(0.8)", *keys("Return"), "wait(0.8)"]
 
 
 def leave() -> list[str]:
     """Out of text editing and the selection (after the typing has landed)."""
-    return ["wait(0.5)", *keys("Escape", "Escape"), "wait(0.5)"]
+    return ["wait(0.8)", *keys("Escape", "Escape"), "wait(0.8)"]
 
 
 def menu(alt: str, *then: str) -> list[str]:
