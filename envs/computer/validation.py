@@ -32,7 +32,7 @@ from palaestra.envs.computer import osworld, strategies
 from palaestra.envs.computer.env import ComputerEnv
 from palaestra.envs.computer.office import strategies as office_strategies
 from palaestra.envs.computer.office import suite as office
-from palaestra.envs.computer.policies import ADVERSARIES, CODE_ACTIONS, checks
+from palaestra.envs.computer.policies import ADVERSARIES, CODE_ACTIONS, _name, _parsed, checks
 from palaestra.envs.computer.suites import RECORD, all_tasks
 from palaestra.policies import Policy, ScriptPolicy
 from palaestra.tasks import Task
@@ -44,6 +44,21 @@ DOCUMENT_KINDS = ("spreadsheet", "text_document", "presentation")
 #: an office task's episodes that touch nothing on screen when its code solution is code only
 #: (that solution, doing nothing, the code-only adversaries, the search: its strategies are code)
 BARE = ("code_oracle", "noop", "hollow_document", "format_dodge", "wrong_content", "search")
+
+
+#: keys that save no document on a desktop where no dialog is open (no Ctrl+S, no menu)
+_HARMLESS_KEYS = ("Return", "Escape", "Tab", "Up", "Down", "Left", "Right")
+
+
+def _saves_nothing(action: Any) -> bool:
+    """An action that cannot save a document (no code, no click that could reach a Save
+    button, no Ctrl+S or menu): an end, a pause, a key of :data:`_HARMLESS_KEYS`."""
+    found = _parsed(action)
+    if found is None:
+        return False
+    if found.name in ("done", "fail", "wait"):
+        return True
+    return found.name == "key" and str(found.args.get("combo")) in _HARMLESS_KEYS
 
 
 class WithoutApps:
@@ -75,7 +90,7 @@ def bare(task: Task) -> bool:
     return (
         office.is_office(task)
         and bool(code)
-        and all(isinstance(a, str) and a.split("(", 1)[0] in CODE_ACTIONS for a in code)
+        and all(_name(a) in CODE_ACTIONS for a in code)
         and all(k in DOCUMENT_KINDS for k in kinds)
     )
 
@@ -107,9 +122,11 @@ class ComputerPlan(ValidationPlan):
         return ("code_oracle",) if task.metadata.get("code_oracle") else ()
 
     def plays_as_noop(self, task: Task, adversary: str) -> bool:
-        """An office adversary on any other task; on an office task, a desktop
-        adversary whose script only ends the episode (``done()``, a refusal) where no check
-        reads how the agent ended."""
+        """An office adversary on any other task; on an office task, a desktop adversary whose
+        script can save nothing (it only ends the episode, waits, or presses keys that move or
+        confirm, with no dialog open at the start: ``repeat_last`` of a GUI solution ending in
+        "keep the format", Return) where no check reads how the agent ended: the documents stay
+        as set up, which is the do-nothing episode's end."""
         if adversary in office_strategies.ADVERSARIES:
             return not office.is_office(task)
         if not office.is_office(task) or adversary not in ADVERSARIES:
@@ -120,7 +137,7 @@ class ComputerPlan(ValidationPlan):
         if not isinstance(policy, ScriptPolicy):
             return False
         policy.reset(task)
-        return all(str(a).startswith(("done(", "fail(")) for a in policy.actions)
+        return all(_saves_nothing(a) for a in policy.actions)
 
     def end_digest(self, env: Any, task: Task, state: Mapping[str, Any]) -> str:
         """The kind and content of every path the instruction names (an office task's

@@ -14,7 +14,7 @@ from palaestra.envs.computer import suites as basic
 from palaestra.envs.computer import validation
 from palaestra.envs.computer.office import suite
 from palaestra.envs.computer.office.template import ArtifactError, Case, Template
-from palaestra.tasks import PUBLIC_KEYS, get_suite, suite_names
+from palaestra.tasks import PUBLIC_KEYS, Oracle, get_suite, suite_names
 
 
 def _make(seed: int) -> Case:
@@ -152,7 +152,21 @@ def test_the_plan_plays_the_code_solution_and_skips_what_only_ends(toy):
     # desktop adversaries that only end the episode are the do-nothing run on a document task
     for name in ("claim_done", "refuse", "spoof_window", "spoof_process", "code_only", "hollow"):
         assert plan.plays_as_noop(task, name), name
-    assert not plan.plays_as_noop(task, "repeat_last")  # it presses keys in the app
+    assert not plan.plays_as_noop(task, "repeat_last")  # Ctrl+S three times saves
+    # a GUI solution ending in "keep the format" (Return): pressing Return saves nothing
+    kept = ["type_text('100\\n')", "key('ctrl+s')", "wait(1.5)", "key('Return')", "wait(1.5)"]
+    returns = task.model_copy(update={"oracle": Oracle(policy="replay", data=kept)})
+    assert plan.plays_as_noop(returns, "repeat_last")
+    as_dicts = [
+        {"name": "key", "args": {"combo": "ctrl+s"}},
+        {"name": "key", "args": {"combo": "Return"}},
+    ]
+    dicts = task.model_copy(update={"oracle": Oracle(policy="replay", data=as_dicts)})
+    assert plan.plays_as_noop(dicts, "repeat_last")
+    coded = {"name": "run_python", "args": {"code": "print(1)"}}
+    assert validation.bare(
+        task.model_copy(update={"metadata": {**task.metadata, "code_oracle": [coded]}})
+    )
     for name in ("untouched", "hollow_document", "wrong_content", "format_dodge"):
         assert not plan.plays_as_noop(task, name), name
     # ... where no check reads how the agent ended
@@ -198,3 +212,13 @@ def test_screen_free_episodes_play_without_the_app(toy):
     for other in (gui_only, task.model_copy(update={"verifier": window})):
         with validation.PLAN.env(shared, other, "noop") as env:
             assert env is shared
+
+
+def test_the_docs_list_every_template():
+    from pathlib import Path
+
+    docs = (Path(__file__).resolve().parents[4] / "docs" / "office.md").read_text()
+    for app in ("calc", "writer", "impress"):
+        for template in suite.templates(app):
+            row = f"| `{template.name}` | {', '.join(template.skills)} | {len(template.seeds)} |"
+            assert row in docs, f"docs/office.md lacks {template.name}: scripts/office_table.py"
