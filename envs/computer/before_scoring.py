@@ -15,9 +15,10 @@ Decisions:
   the middle of an episode reads the state as it is (playing them then would change the
   agent's world mid-episode).
 - An entry is one of the env's own actions, limited to GUI actions and ``wait``, or
-  ``{"activate_window": {"title"|"class": str, "strict": bool, "optional": bool}}``: the window
-  manager focuses that window (``wmctrl``, EWMH, as OSWorld's ``activate_window``: a title is a
-  case-insensitive substring, or the exact title with ``strict``; a class is the WM_CLASS).
+  ``{"activate_window": {"title"|"class": str, "strict": bool, "optional": bool, "timeout": s}}``:
+  the window manager focuses that window, waiting up to ``timeout`` seconds for it to appear
+  (``wmctrl``, EWMH, as OSWorld's ``activate_window``: a title is a case-insensitive
+  substring, or the exact title with ``strict``; a class is the WM_CLASS).
   The actions after an activation are meant for that window: when it is not there they are
   skipped, up to the next activation, so keys never land in whatever else has the focus.
   ``optional`` marks a window that may rightly be absent (a format question that only some
@@ -35,6 +36,7 @@ Decisions:
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -65,7 +67,9 @@ ALLOWED = frozenset(
         "wait",
     }
 )
-_WINDOW_KEYS = {"title", "class", "strict", "optional"}
+_WINDOW_KEYS = {"title", "class", "strict", "optional", "timeout"}
+#: the longest an activation waits for its window to appear
+MAX_TIMEOUT_S = 5.0
 
 
 class BeforeScoring:
@@ -116,17 +120,22 @@ class BeforeScoring:
 
 
 def activate(display: Display, window: dict[str, Any]) -> bool:
-    """Focus a window by the window manager (``wmctrl -a``; ``-F`` exact, ``-x`` by class)."""
+    """Focus a window by the window manager (``wmctrl -a``; ``-F`` exact, ``-x`` by class),
+    waiting up to its ``timeout`` for it to appear (a dialog an app is still opening)."""
     by_class = "class" in window
     flags = "-" + ("x" if by_class else "") + ("F" if window.get("strict") else "") + "a"
     name = str(window["class"] if by_class else window["title"])
-    try:
-        done = subprocess.run(
-            ["wmctrl", flags, name], env=display.env(), capture_output=True, timeout=5
-        )
-    except subprocess.TimeoutExpired:
-        return False
-    return done.returncode == 0
+    deadline = time.monotonic() + float(window.get("timeout", 0))
+    while True:
+        try:
+            done = subprocess.run(
+                ["wmctrl", flags, name], env=display.env(), capture_output=True, timeout=5
+            )
+        except subprocess.TimeoutExpired:
+            return False
+        if done.returncode == 0 or time.monotonic() >= deadline:
+            return done.returncode == 0
+        time.sleep(0.1)
 
 
 def _as_list(steps: Any) -> list[Any]:
@@ -144,11 +153,14 @@ def _parse(i: int, step: Any, action_set: ActionSet | None) -> Action | dict[str
             and set(window) <= _WINDOW_KEYS
             and ("title" in window) != ("class" in window)
             and isinstance(window.get("title", window.get("class")), str)
+            and isinstance(window.get("timeout", 0), int | float)
+            and 0 <= window.get("timeout", 0) <= MAX_TIMEOUT_S
         )
         if not ok:
             raise InvalidRequest(
                 f"setup.before_scoring[{i}]: activate_window takes one of 'title' or 'class' "
-                f"(text), and optionally 'strict' and 'optional', got {window!r}",
+                f"(text), and optionally 'strict', 'optional' and 'timeout' (0..{MAX_TIMEOUT_S:g} "
+                f"s to wait for the window), got {window!r}",
                 field=FIELD,
             )
         return {"activate_window": dict(window)}

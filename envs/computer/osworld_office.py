@@ -152,13 +152,18 @@ def reads_documents(ev: dict[str, Any]) -> bool:
 #: the longest wait a postconfig ``sleep`` becomes (OSWorld's VM is slower to settle than ours)
 MAX_WAIT = 3.0
 #: LibreOffice's question on saving in a non-ODF format (xlsx, docx, pptx; its "Confirm File
-#: Format" dialog) answered "use that format" (Return), the save OSWorld's Ctrl+S makes.
-#: Optional: an ODF document, or a profile that does not ask, raises no such window.
+#: Format" dialog, waited for: it opens a moment after the keys) answered "use that format"
+#: (Return), the save OSWorld's Ctrl+S makes, then time to write the file. Optional: an ODF
+#: document, or a profile that does not ask, raises no such window.
 KEEP_FORMAT = [
-    {"name": "wait", "args": {"seconds": 1.0}},
-    {"activate_window": {"title": "Confirm File Format", "strict": True, "optional": True}},
+    {
+        "activate_window": {
+            "title": "Confirm File Format",
+            **{"strict": True, "optional": True, "timeout": 3},
+        }
+    },
     {"name": "key", "args": {"combo": "Return"}},
-    {"name": "wait", "args": {"seconds": 1.0}},
+    {"name": "wait", "args": {"seconds": 2.0}},
 ]
 
 

@@ -90,9 +90,12 @@ APPS = {
         {},
         'Rename the second slide\'s title to "Action items".',
         [
-            *[keys.key("Next"), keys.wait(0.5)],  # to slide 2
-            *[keys.key("Tab"), keys.key("Return"), keys.key("ctrl+a"), keys.wait(0.3)],  # title
-            *[keys.type_text("Action items"), keys.key("Escape"), keys.key("Escape")],
+            *[keys.key("Next"), keys.wait(1.0)],  # to slide 2
+            # its title: selected, edited, all its text selected (waits: a loaded machine)
+            *[keys.key("Tab"), keys.wait(0.5), keys.key("Return"), keys.wait(0.5)],
+            *[keys.key("ctrl+a"), keys.wait(0.5)],
+            *[keys.type_text("Action items"), keys.wait(0.5), keys.key("Escape")],
+            *[keys.key("Escape"), keys.wait(0.5)],
             *keys.save("pptx"),
         ],
     ),
@@ -199,3 +202,37 @@ def test_an_osworld_office_task_plays_and_scores_as_osworld_would(env, cache, tm
         )
     theirs = osworld_scores(jobs, tmp_path)
     assert [r.score for r in ours] == theirs == [0.0, 1.0], (ours, theirs)
+
+
+@pytest.mark.parametrize("app", list(APPS))
+def test_an_edit_left_unsaved_scores_by_the_postconfig_save_as_on_osworld(
+    env, cache, tmp_path, app
+):
+    """OSWorld's evaluator saves the document (its postconfig: focus the window, Ctrl+S) before
+    scoring: an agent that edits and never saves passes there, and here through the task's
+    ``before_scoring`` steps; without that postconfig the same agent fails (the file as it left
+    it), and OSWorld's metric agrees on each saved file."""
+    name, func, options, _, solution = APPS[app]
+    unsaved = solution[: -len(keys.save(name.rsplit(".", 1)[1]))]
+    data = task_json(app)
+    saving = osworld.convert(data, cache=cache).task
+    data["evaluator"].pop("postconfig")
+    plain = osworld.convert(data, cache=cache).task
+    assert "before_scoring" in saving.setup and "before_scoring" not in plain.setup
+    gold = tmp_path / f"gold-{name}"
+    gold.write_bytes(cache.read(f"{BASE}/gold/{name}"))
+    ours, jobs, runs = [], [], []
+    for who, task in (("postconfig", saving), ("none", plain)):
+        run = play(env, task, unsaved)
+        saved = tmp_path / who / name
+        saved.parent.mkdir()
+        shutil.copyfile(env.sandbox.home / "Desktop" / name, saved)
+        ours.append(run.result)
+        runs.append(run)
+        jobs.append(
+            {"metric": func, "result": str(saved), "expected": str(gold), "options": options}
+        )
+    theirs = osworld_scores(jobs, tmp_path)
+    assert [r.score for r in ours] == theirs == [1.0, 0.0], (ours, theirs)
+    assert not any(c.kind == "before_scoring" for c in ours[0].checks), ours[0].checks
+    assert runs[0].actions == runs[1].actions  # the save is the task's, not the agent's
