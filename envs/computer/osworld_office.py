@@ -155,7 +155,7 @@ MAX_WAIT = 3.0
 #: Format" dialog, waited for: it opens a moment after the keys) answered "use that format"
 #: (Return), the save OSWorld's Ctrl+S makes, then time to write the file. Optional: an ODF
 #: document, or a profile that does not ask, raises no such window.
-KEEP_FORMAT = [
+KEEP_FORMAT: list[dict[str, Any]] = [
     {
         "activate_window": {
             "title": "Confirm File Format",
