@@ -17,6 +17,8 @@ Decisions:
   ``dirs`` [path], ``modes`` {path: "755"}, ``commands`` [shell run in the sandbox before the
   episode], ``apps`` [[name, *args]] from ``desktop.APPS`` (``["calc", "/home/user/x.xlsx"]``
   opens the document in LibreOffice), ``cwd``. Paths are relative to the home.
+  ``before_scoring`` [GUI actions, ``activate_window``] is played after the agent's last step
+  and before the verifier reads the end state (``before_scoring.py``: OSWorld's save).
 - The first reset of a worker with a LibreOffice app warms its profile once
   (``libreoffice.warm_profile``, inside that session's sandbox before anything else runs in
   it); every template home of the worker carries it from then on, so later resets start the
