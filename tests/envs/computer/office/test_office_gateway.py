@@ -28,7 +28,10 @@ def shipped():
 def test_an_office_task_through_the_gateway_scores_its_oracle_1_and_nothing_0(gateway, shipped):
     ref = f"office/{shipped.id}"
     remote = RemoteEnv(
-        task=ref, base_url=gateway, transport="ws", options={"observe": ["screenshot", "a11y_tree"]}
+        task=ref,
+        base_url=gateway,
+        transport="ws",
+        options={"observe": ["screenshot", "windows", "last_output", "a11y_tree"]},
     )
     try:
         obs, info = remote.reset(seed=0)
