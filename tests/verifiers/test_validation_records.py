@@ -24,6 +24,9 @@ from palaestra.verifiers.validation import RECORDS
 SHIPPED_RECORDS = {
     "cad-parts",
     "computer-basic",
+    "office-calc",
+    "office-impress",
+    "office-writer",
     "osworld-os",
     "tau2-retail",
     "tau2-telecom",
