@@ -144,27 +144,16 @@ def start_desktop(sandbox: Sandbox, gui: Gui, apps: list[list[str]]) -> None:
         if name not in APPS:
             raise ValueError(f"unknown app {name!r}; this desktop has {sorted(APPS)}")
         argv, klass = APPS[name]
-        before = sum(_is_window_of(w, klass) for w in gui.windows())
+        before = sum(w["class"] == klass for w in gui.windows())
         with tempfile.TemporaryFile() as log:  # on the host; only its tail is read back
             proc = sandbox.launch([*argv, *args], log=log)
-            while sum(_is_window_of(w, klass) for w in gui.windows()) <= before:
+            while sum(w["class"] == klass for w in gui.windows()) <= before:
                 # exit 0 is a second soffice handing its document to the first one
                 if time.monotonic() > deadline or proc.poll() not in (None, 0):
                     raise EnvCrashed(_no_window(name, proc.poll(), log))
                 time.sleep(0.02)
     if office:
         wait_still(sandbox, gui, deadline)
-
-
-def _is_window_of(window: dict, klass: str) -> bool:
-    """A window of the app: its class, or for LibreOffice a question it asks before its
-    document's window (class ``Soffice``, titled ``Text Import - [x.csv]``, a password, a
-    repair offer), which the agent answers; not its splash (``LibreOffice 7.4``)."""
-    if window["class"] == klass:
-        return True
-    office = klass in {k for _, k in libreoffice.APPS.values()}
-    title = str(window.get("title", ""))
-    return office and window["class"] == "Soffice" and not title.startswith("LibreOffice")
 
 
 def _signal_name(sig: int) -> str:

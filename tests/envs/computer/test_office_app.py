@@ -176,20 +176,6 @@ def test_writer_and_impress_open_their_documents(env):
     assert titles(obs) == ["deck.odp - LibreOffice Impress"]
 
 
-def test_a_csv_opens_on_calcs_import_question_which_the_agent_answers(env):
-    task = office_task("calc", "budget.xlsx", BUDGET)
-    task.setup.update(binary={}, files={"rows.csv": "a,b\n1,2\n"})
-    task.setup["apps"] = [["calc", "/home/user/rows.csv"]]
-    obs, _ = env.reset(options={"task": task})  # not a reset that waits for a document window
-    assert titles(obs) == ["Text Import - [rows.csv]"]
-    obs, *_ = env.step("key('Return')")
-    for _ in range(20):
-        if titles(obs) == ["rows.csv - LibreOffice Calc"]:
-            break
-        obs, *_ = env.step("wait(0.5)")
-    assert titles(obs) == ["rows.csv - LibreOffice Calc"]
-
-
 def test_a_crashed_soffice_fails_only_its_session_and_the_next_reset_recovers(env):
     env.reset(options={"task": office_task("calc", "budget.xlsx", BUDGET)})
     other = ComputerEnv()
