@@ -152,6 +152,22 @@ def texts(blocks: Blocks) -> list[str]:
     return [b.plain for b in blocks if isinstance(b, Para)]
 
 
+def para_at(blocks: Blocks, index: int) -> Para:
+    """Block ``index``, which a template knows is a paragraph."""
+    block = blocks[index]
+    if not isinstance(block, Para):
+        raise TypeError(f"block {index} is a table, not a paragraph")
+    return block
+
+
+def table_at(blocks: Blocks, index: int) -> Table:
+    """Block ``index``, which a template knows is a table."""
+    block = blocks[index]
+    if not isinstance(block, Table):
+        raise TypeError(f"block {index} is a paragraph, not a table")
+    return block
+
+
 def find(blocks: Blocks, text: str) -> int:
     """The index of the paragraph whose text is ``text`` (or starts with it)."""
     for i, b in enumerate(blocks):

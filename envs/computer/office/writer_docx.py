@@ -158,7 +158,8 @@ def _document(doc: Doc) -> tuple[str, str | None]:
     w, h = doc.page.size_mm()
     top, right, bottom, left = (twips(m) for m in doc.page.margins_mm)
     text_width = twips(w) - left - right
-    parts, comments = [], []
+    parts: list[str] = []
+    comments: list[str] = []
     for block in doc.blocks:
         if isinstance(block, Table):
             parts.append(_table(block, text_width))

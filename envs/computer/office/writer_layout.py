@@ -8,7 +8,14 @@ from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import Case
 from palaestra.envs.computer.office.writer_base import make_case, pick, searchable, template
-from palaestra.envs.computer.office.writer_docs import find, letter, minutes, report
+from palaestra.envs.computer.office.writer_docs import (
+    find,
+    letter,
+    minutes,
+    para_at,
+    report,
+    table_at,
+)
 from palaestra.envs.computer.office.writer_docx import PAPERS, Page, Table
 
 _CODE_PAGE = """s = d.sections[0]
@@ -112,7 +119,7 @@ _CODE_LIST = """for text in {items!r}:
 def list_bullets(seed: int) -> Case:
     blocks = minutes(seed)
     top = find(blocks, "Agenda") + 1
-    items = [blocks[i].plain for i in range(top, top + 4)]  # type: ignore[union-attr]
+    items = [para_at(blocks, i).plain for i in range(top, top + 4)]
     if not searchable(blocks, top, items[0]):
         raise ValueError(f"{items[0]!r} first occurs elsewhere")
     return make_case(
@@ -136,7 +143,7 @@ def list_bullets(seed: int) -> Case:
 def list_numbered(seed: int) -> Case:
     blocks = report(seed)
     top = find(blocks, "Next steps") + 1
-    items = [b.plain for b in blocks[top:]]  # type: ignore[union-attr]
+    items = [para_at(blocks, j).plain for j in range(top, len(blocks))]
     start = " ".join(items[0].split()[:3])
     if not searchable(blocks, top, start):
         raise ValueError(f"{start!r} first occurs elsewhere")
@@ -168,7 +175,7 @@ def table_insert(seed: int) -> Case:
         [x.product, str(x.quantity), f"{x.unit_price:.2f}"] for x in inv.lines[:3]
     ]
     i = find(blocks, "The delivery included")
-    start = " ".join(blocks[i].plain.split()[:4])  # type: ignore[union-attr]
+    start = " ".join(para_at(blocks, i).plain.split()[:4])
     listing = "; ".join(f"{p}, {q}, {u}" for p, q, u in rows[1:])
     cells = [a for r in rows for c in r for a in (g.key("Tab"), g.type_text(c))][1:]
     return make_case(
@@ -195,7 +202,7 @@ def table_insert(seed: int) -> Case:
         f"for r, values in zip(t.rows, {rows!r}):\n"
         "    for c, v in zip(r.cells, values):\n"
         "        c.text = v\n"
-        f"para({blocks[i].plain!r})._p.addnext(t._tbl)",  # type: ignore[union-attr]
+        f"para({para_at(blocks, i).plain!r})._p.addnext(t._tbl)",
     )
 
 
@@ -210,7 +217,7 @@ def table_insert(seed: int) -> Case:
 def table_fill(seed: int) -> Case:
     blocks = minutes(seed)
     t = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
-    full: Table = blocks[t]  # type: ignore[assignment]
+    full = table_at(blocks, t)
     empty = Table((full.rows[0], *((a, "", d) for a, _, d in full.rows[1:])))
     before = [*blocks[:t], empty, *blocks[t + 1 :]]
     listing = "; ".join(f"{a}: {w}" for a, w, _ in full.rows[1:])
@@ -244,7 +251,7 @@ def table_fill(seed: int) -> Case:
 def table_add_row(seed: int) -> Case:
     blocks = report(seed)
     t = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
-    full: Table = blocks[t]  # type: ignore[assignment]
+    full = table_at(blocks, t)
     short = Table(full.rows[:-1])
     before = [*blocks[:t], short, *blocks[t + 1 :]]
     quarter, revenue, customers = full.rows[-1]
@@ -292,7 +299,7 @@ def table_add_row(seed: int) -> Case:
 def comment_add(seed: int) -> Case:
     blocks = report(seed)
     i = find(blocks, "Revenue reached")
-    text = blocks[i].plain  # type: ignore[union-attr]
+    text = para_at(blocks, i).plain
     start = " ".join(text.split()[:3])
     note = pick(
         seed,

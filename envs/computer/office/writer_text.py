@@ -9,7 +9,14 @@ from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import Case
 from palaestra.envs.computer.office.writer_base import make_case, pick, searchable, template
-from palaestra.envs.computer.office.writer_docs import Blocks, find, letter, minutes, report
+from palaestra.envs.computer.office.writer_docs import (
+    Blocks,
+    find,
+    letter,
+    minutes,
+    para_at,
+    report,
+)
 from palaestra.envs.computer.office.writer_docx import Para, Table
 
 
@@ -31,7 +38,7 @@ def heading_restore(seed: int) -> Case:
         if isinstance(b, Para) and b.style.startswith("Heading") and searchable(blocks, i, b.plain)
     ]
     i = pick(seed, "heading", options)
-    target: Para = blocks[i]  # type: ignore[assignment]
+    target = para_at(blocks, i)
     level = int(target.style[-1])
     before = [*blocks[:i], replace(target, style="Normal"), *blocks[i + 1 :]]
     params = {
@@ -95,7 +102,7 @@ def quote_style(seed: int) -> Case:
 )
 def title_insert(seed: int) -> Case:
     blocks = minutes(seed)
-    title = blocks[0]
+    title = para_at(blocks, 0)
     before = blocks[1:]
     return make_case(
         "minutes.docx",
@@ -215,12 +222,12 @@ def replace_attendee(seed: int) -> Case:
 def bold_line(seed: int) -> Case:
     blocks = letter(seed)
     i = find(blocks, "Subject:")
-    text = blocks[i].plain  # type: ignore[union-attr]
+    text = para_at(blocks, i).plain
     return make_case(
         "invoice-letter.docx",
         blocks,
         {"text": text, "file": "invoice-letter.docx"},
-        [g.para(text, bold=True), g.para(blocks[i + 1].plain, bold=False)],  # type: ignore[union-attr]
+        [g.para(text, bold=True), g.para(para_at(blocks, i + 1).plain, bold=False)],
         [*g.find(text), g.key("ctrl+b"), g.wait(0.3)],
         f"for r in para({text!r}).runs:\n    r.bold = True",
     )
@@ -236,13 +243,13 @@ def bold_line(seed: int) -> Case:
 def italic_paragraph(seed: int) -> Case:
     blocks = report(seed)
     i = find(blocks, "This report was prepared by")
-    text = blocks[i].plain  # type: ignore[union-attr]
+    text = para_at(blocks, i).plain
     start = " ".join(text.split()[:6])
     return make_case(
         "quarterly-report.docx",
         blocks,
         {"start": start, "file": "quarterly-report.docx"},
-        [g.para(text, italic=True), g.para(blocks[i - 1].plain, italic=False)],  # type: ignore[union-attr]
+        [g.para(text, italic=True), g.para(para_at(blocks, i - 1).plain, italic=False)],
         [*g.select_paragraphs(start, 1), g.key("ctrl+i"), g.wait(0.3)],
         f"for r in para({text!r}).runs:\n    r.italic = True",
     )
@@ -266,9 +273,9 @@ _ALIGN_WORDS = {"right": "right-aligned", "center": "centred", "justify": "justi
 def align_paragraph(seed: int) -> Case:
     blocks = letter(seed)
     targets = [
-        (blocks[3].plain, "right"),  # type: ignore[union-attr]  # the date
-        (blocks[find(blocks, "Subject:")].plain, "center"),  # type: ignore[union-attr]
-        (blocks[find(blocks, "Payment is due")].plain, "justify"),  # type: ignore[union-attr]
+        (para_at(blocks, 3).plain, "right"),  # the date
+        (para_at(blocks, find(blocks, "Subject:")).plain, "center"),
+        (para_at(blocks, find(blocks, "Payment is due")).plain, "justify"),
     ]
     text, how = targets[seed % 3]
     start = " ".join(text.split()[:5])
@@ -300,7 +307,7 @@ def delete_paragraph(seed: int) -> Case:
     )[seed % 3]
     blocks = build(seed)
     i = find(blocks, lead) + (2 if lead == "Discussion" else 0)  # minutes: its 2nd item
-    text = blocks[i].plain  # type: ignore[union-attr]
+    text = para_at(blocks, i).plain
     start = " ".join(text.split()[:4])
     if not searchable(blocks, i, start):
         raise ValueError(f"{start!r} first occurs elsewhere")
@@ -328,7 +335,7 @@ def move_paragraph(seed: int) -> Case:
     top = find(blocks, "Agenda") + 1
     items = list(range(top, top + 4))
     src = items[1 + seed % 3]  # the 2nd, 3rd or 4th item moves to the top
-    item = blocks[src].plain  # type: ignore[union-attr]
+    item = para_at(blocks, src).plain
     if not searchable(blocks, src, item):
         raise ValueError(f"{item!r} first occurs elsewhere")
     after = [
@@ -337,7 +344,7 @@ def move_paragraph(seed: int) -> Case:
         *(blocks[j] for j in items if j != src),
         *blocks[top + 4 :],
     ]
-    first = blocks[top].plain  # type: ignore[union-attr]
+    first = para_at(blocks, top).plain
     return make_case(
         "minutes.docx",
         blocks,
