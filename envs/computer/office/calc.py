@@ -21,6 +21,7 @@ Decisions:
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from palaestra.envs.computer.office import calc_books as books
@@ -285,10 +286,9 @@ def _sorted_case(
     n, last = book.last_row, col_name(len(book.header) - 1)
     col = book.col(by)
     rows = [
-        [{"date": v.isoformat()} if hasattr(v, "isoformat") else v for v in row]
-        for row in book.body
+        [{"date": v.isoformat()} if isinstance(v, dt.date) else v for v in row] for row in book.body
     ]
-    expect = [
+    expect: list[dict[str, Any]] = [
         {"range": f"A2:{last}{n}", "sorted": {"by": col, "descending": descending}},
         {"range": f"A2:{last}{n}", "rows_any_order": rows},
         {"cell": "A1", "value": book.header[0]},
@@ -381,7 +381,7 @@ SCHEDULE_SORT = template(
 def _autofilter(seed: int) -> Case:
     book = books.transactions(seed)
     n, last = book.last_row, col_name(len(book.header) - 1)
-    path = f"transactions_{books.stamp(book.body[-1][0])}.xlsx"
+    path = f"transactions_{books.stamp(book.day(-1, 0))}.xlsx"
     expect = [{"filter": f"A1:{last}{n}"}]
     gui = [*g.goto("A1"), g.key("ctrl+shift+l"), g.wait(0.8)]
     code = g.code(path, f'ws.auto_filter.ref = "A1:{last}{n}"')

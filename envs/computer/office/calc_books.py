@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import cast
 
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office.calc_files import Cell, Sheet, Value, col_name, table
@@ -35,6 +36,15 @@ class Book:
     def column(self, title: str) -> list[Value]:
         i = self.header.index(title)
         return [row[i] for row in self.body]
+
+    def numbers(self, title: str) -> list[float]:
+        return [cast(float, v) for v in self.column(title)]
+
+    def texts(self, title: str) -> list[str]:
+        return [cast(str, v) for v in self.column(title)]
+
+    def day(self, row: int, col: int) -> dt.date:
+        return cast(dt.date, self.body[row][col])
 
     def sheet(self, bold: bool = True, fmts: bool = True, extra: list | None = None) -> Sheet:
         rows = table(self.header, self.body, self.fmts if fmts else None)
@@ -95,7 +105,7 @@ def unique_last(book: Book) -> Book:
     right order), nudging a repeated score by one point."""
     i, seen = len(book.header) - 1, set()
     for row in book.body:
-        v = int(row[i])
+        v = int(cast(int, row[i]))
         while v in seen:
             v = v - 1 if v > 40 else v + 1
         seen.add(v)

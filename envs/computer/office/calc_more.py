@@ -77,8 +77,9 @@ def _quarter_growth(seed: int) -> Case:
     n = book.last_row
     path = f"{co.name.lower().replace(' ', '_').replace('.', '').replace('&', 'and')}_kpis.xlsx"
     expect: list[dict[str, Any]] = [{"cell": "D1", "value": "Growth", "ignore_case": True}]
+    revenue = book.numbers("Revenue")
     for r in range(3, n + 1):
-        prev, cur = book.body[r - 3][1], book.body[r - 2][1]
+        prev, cur = revenue[r - 3], revenue[r - 2]
         expect.append(
             {
                 "cell": f"D{r}",
@@ -133,8 +134,8 @@ def _category_summary(seed: int) -> Case:
     book = books.transactions(seed)
     n = book.last_row
     path = f"spending_{seed + 1}.xlsx"
-    cats = sorted(set(book.column("Category")))
-    amounts = book.column("Amount")
+    cats = sorted(set(book.texts("Category")))
+    amounts = book.numbers("Amount")
     expect: list[dict[str, Any]] = [{"has_sheet": "Summary"}]
     expect += [
         {"cell": "A1", "value": "Category", "sheet": "Summary"},
@@ -144,7 +145,7 @@ def _category_summary(seed: int) -> Case:
     body = []
     for r, cat in enumerate(cats, start=2):
         want = round(
-            sum(a for c, a in zip(book.column("Category"), amounts, strict=False) if c == cat), 2
+            sum(a for c, a in zip(book.texts("Category"), amounts, strict=False) if c == cat), 2
         )
         expect += [
             {"cell": f"A{r}", "value": cat, "sheet": "Summary"},
@@ -267,7 +268,7 @@ MONEY_FORMAT = template(
 def _share_percent(seed: int) -> Case:
     book = books.category_spend(seed)
     n = book.last_row
-    total = sum(book.column("Spent"))
+    total = sum(book.numbers("Spent"))
     rows = table([*book.header, "Share"], [[*r, None] for r in book.body], book.fmts)
     for r, line in enumerate(rows[1:], start=2):
         line[2] = Cell(round(line[1].value / total, 6), formula=f"B{r}/SUM(B$2:B${n})")
@@ -518,13 +519,15 @@ CUSTOMERS_LINE = template(
 
 def _rename_sheet(seed: int) -> Case:
     book = books.schedule(seed)
-    first = book.body[0][0]
-    month = first.strftime("%B")
+    month = book.day(0, 0).strftime("%B")
     new = f"{month} Plan"
     path = f"planner_{seed + 1}.xlsx"
     sheet = book.sheet()
     sheet.name = "Sheet1"
-    expect = [{"sheets": [new]}, {"cell": "D2", "value": book.body[0][3], "sheet": new}]
+    expect: list[dict[str, Any]] = [
+        {"sheets": [new]},
+        {"cell": "D2", "value": book.body[0][3], "sheet": new},
+    ]
     gui = [
         *g.command("rename sheet", 1.5),
         g.key("ctrl+a"),
