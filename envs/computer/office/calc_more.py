@@ -410,21 +410,26 @@ TOP_MARKS = template(
 # ----- charts -------------------------------------------------------------------------------
 
 
+def _chart_code(path: str, ctor: str, n: int, anchor: str) -> list[Any]:
+    """openpyxl's chart of column B (header in row 1, ``n`` rows) labelled by column A."""
+    return g.code(
+        path,
+        f"""
+        from openpyxl.chart import {ctor}, Reference
+        ch = {ctor}()
+        ch.add_data(Reference(ws, min_col=2, min_row=1, max_row={n}), titles_from_data=True)
+        ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row={n}))
+        ws.add_chart(ch, "{anchor}")
+        """,
+    )
+
+
 def _revenue_chart(seed: int) -> Case:
     book, co = books.quarters(seed)
     n = book.last_row
     path = f"revenue_{seed + 1}.xlsx"
     want = {"type": "bar", "horizontal": False, "values": f"B2:B{n}"}
-    code = g.code(
-        path,
-        f"""
-        from openpyxl.chart import BarChart, Reference
-        ch = BarChart()
-        ch.add_data(Reference(ws, min_col=2, min_row=1, max_row={n}), titles_from_data=True)
-        ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row={n}))
-        ws.add_chart(ch, "E2")
-        """,
-    )
+    code = _chart_code(path, "BarChart", n, "E2")
     gui = g.chart(f"A1:B{n}", "column")
     return case(path, [book.sheet()], {"company": co.name}, [{"chart": want}], gui, code)
 
@@ -449,16 +454,7 @@ def _spend_pie(seed: int) -> Case:
     n = book.last_row
     path = f"where_the_money_went_{seed + 1}.xlsx"
     want = {"type": "pie", "values": f"B2:B{n}"}
-    code = g.code(
-        path,
-        f"""
-        from openpyxl.chart import PieChart, Reference
-        ch = PieChart()
-        ch.add_data(Reference(ws, min_col=2, min_row=1, max_row={n}), titles_from_data=True)
-        ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row={n}))
-        ws.add_chart(ch, "D2")
-        """,
-    )
+    code = _chart_code(path, "PieChart", n, "D2")
     return case(path, [book.sheet()], {}, [{"chart": want}], g.chart(f"A1:B{n}", "pie"), code)
 
 
@@ -486,16 +482,7 @@ def _customers_line(seed: int) -> Case:
         {0: 12.0, 1: 12.0},
     )
     want = {"type": "line", "values": f"B2:B{n}"}
-    code = g.code(
-        path,
-        f"""
-        from openpyxl.chart import LineChart, Reference
-        ch = LineChart()
-        ch.add_data(Reference(ws, min_col=2, min_row=1, max_row={n}), titles_from_data=True)
-        ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row={n}))
-        ws.add_chart(ch, "D2")
-        """,
-    )
+    code = _chart_code(path, "LineChart", n, "D2")
     gui = g.chart(f"A1:B{n}", "line")
     return case(path, [sheet], {"company": co.name}, [{"chart": want}], gui, code)
 
