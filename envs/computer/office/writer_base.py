@@ -46,6 +46,13 @@ def searchable(blocks: Blocks, index: int, text: str) -> bool:
     return False
 
 
+def ensure_searchable(blocks: Blocks, index: int, text: str) -> None:
+    """A GUI solution will search for ``text`` to reach block ``index``: it must first occur
+    there, or the template cannot make this seed's case."""
+    if not searchable(blocks, index, text):
+        raise ValueError(f"{text!r} first occurs elsewhere")
+
+
 def make_case(
     path: str,
     blocks: Blocks,

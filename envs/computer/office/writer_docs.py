@@ -168,6 +168,19 @@ def table_at(blocks: Blocks, index: int) -> Table:
     return block
 
 
+def section(blocks: Blocks, heading: str, count: int | None = None) -> tuple[int, list[str]]:
+    """Where the paragraphs under ``heading`` start, and the texts of ``count`` of them (all
+    to the document's end by default)."""
+    top = find(blocks, heading) + 1
+    end = len(blocks) if count is None else top + count
+    return top, [para_at(blocks, i).plain for i in range(top, end)]
+
+
+def first_table(blocks: Blocks) -> tuple[int, Table]:
+    index = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
+    return index, table_at(blocks, index)
+
+
 def find(blocks: Blocks, text: str) -> int:
     """The index of the paragraph whose text is ``text`` (or starts with it)."""
     for i, b in enumerate(blocks):

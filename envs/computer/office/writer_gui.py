@@ -21,22 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
-Action = dict[str, Any]
+from palaestra.envs.computer.office.gui_common import Action, key, type_text, wait
+
 HOME = "/home/user"
 #: LibreOffice's paper list, in the order of the Page tab's Format box
 PAPER_ORDER = ("A6", "A5", "A4", "A3", "B6 (ISO)", "B5 (ISO)", "B4 (ISO)", "Letter", "Legal")
-
-
-def key(combo: str) -> Action:
-    return {"name": "key", "args": {"combo": combo}}
-
-
-def type_text(text: str) -> Action:
-    return {"name": "type_text", "args": {"text": text}}
-
-
-def wait(seconds: float) -> Action:
-    return {"name": "wait", "args": {"seconds": seconds}}
 
 
 def find(text: str) -> list[Action]:

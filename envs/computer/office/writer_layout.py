@@ -7,14 +7,15 @@ from __future__ import annotations
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import Case
-from palaestra.envs.computer.office.writer_base import make_case, pick, searchable, template
+from palaestra.envs.computer.office.writer_base import ensure_searchable, make_case, pick, template
 from palaestra.envs.computer.office.writer_docs import (
     find,
+    first_table,
     letter,
     minutes,
     para_at,
     report,
-    table_at,
+    section,
 )
 from palaestra.envs.computer.office.writer_docx import PAPERS, Page, Table
 
@@ -118,10 +119,8 @@ _CODE_LIST = """for text in {items!r}:
 )
 def list_bullets(seed: int) -> Case:
     blocks = minutes(seed)
-    top = find(blocks, "Agenda") + 1
-    items = [para_at(blocks, i).plain for i in range(top, top + 4)]
-    if not searchable(blocks, top, items[0]):
-        raise ValueError(f"{items[0]!r} first occurs elsewhere")
+    top, items = section(blocks, "Agenda", 4)
+    ensure_searchable(blocks, top, items[0])
     return make_case(
         "minutes.docx",
         blocks,
@@ -142,11 +141,9 @@ def list_bullets(seed: int) -> Case:
 )
 def list_numbered(seed: int) -> Case:
     blocks = report(seed)
-    top = find(blocks, "Next steps") + 1
-    items = [para_at(blocks, j).plain for j in range(top, len(blocks))]
+    top, items = section(blocks, "Next steps")
     start = " ".join(items[0].split()[:3])
-    if not searchable(blocks, top, start):
-        raise ValueError(f"{start!r} first occurs elsewhere")
+    ensure_searchable(blocks, top, start)
     return make_case(
         "quarterly-report.docx",
         blocks,
@@ -216,15 +213,13 @@ def table_insert(seed: int) -> Case:
 )
 def table_fill(seed: int) -> Case:
     blocks = minutes(seed)
-    t = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
-    full = table_at(blocks, t)
+    t, full = first_table(blocks)
     empty = Table((full.rows[0], *((a, "", d) for a, _, d in full.rows[1:])))
     before = [*blocks[:t], empty, *blocks[t + 1 :]]
     listing = "; ".join(f"{a}: {w}" for a, w, _ in full.rows[1:])
     gui = []
     for action, owner, _ in full.rows[1:]:
-        if not searchable(before, t, action):
-            raise ValueError(f"{action!r} first occurs elsewhere")
+        ensure_searchable(before, t, action)
         gui += [*g.find(action), g.key("End"), g.key("Tab"), g.type_text(owner)]
     return make_case(
         "minutes.docx",
@@ -250,14 +245,12 @@ def table_fill(seed: int) -> Case:
 )
 def table_add_row(seed: int) -> Case:
     blocks = report(seed)
-    t = next(i for i, b in enumerate(blocks) if isinstance(b, Table))
-    full = table_at(blocks, t)
+    t, full = first_table(blocks)
     short = Table(full.rows[:-1])
     before = [*blocks[:t], short, *blocks[t + 1 :]]
     quarter, revenue, customers = full.rows[-1]
     last = short.rows[-1][1]  # the last row's revenue: only the table has it formatted so
-    if not searchable(before, t, last):
-        raise ValueError(f"{last!r} first occurs elsewhere")
+    ensure_searchable(before, t, last)
     return make_case(
         "quarterly-report.docx",
         before,

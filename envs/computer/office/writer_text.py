@@ -4,11 +4,18 @@ alignment, a paragraph deleted or moved (registered in :data:`.writer_base.TEMPL
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import Case
-from palaestra.envs.computer.office.writer_base import make_case, pick, searchable, template
+from palaestra.envs.computer.office.writer_base import (
+    ensure_searchable,
+    make_case,
+    pick,
+    searchable,
+    template,
+)
 from palaestra.envs.computer.office.writer_docs import (
     Blocks,
     find,
@@ -16,6 +23,7 @@ from palaestra.envs.computer.office.writer_docs import (
     minutes,
     para_at,
     report,
+    section,
 )
 from palaestra.envs.computer.office.writer_docx import Para, Table
 
@@ -212,6 +220,29 @@ def replace_attendee(seed: int) -> Case:
 
 
 # ----- character and paragraph formatting ---------------------------------------------------
+def _emphasis(
+    path: str,
+    blocks: Blocks,
+    index: int,
+    neighbour: int,
+    prop: str,
+    params: dict[str, Any],
+    select: list[g.Action],
+    combo: str,
+) -> Case:
+    """Paragraph ``index`` made bold or italic (``prop``) by ``select`` then ``combo``; its
+    ``neighbour`` must stay as it was."""
+    text = para_at(blocks, index).plain
+    return make_case(
+        path,
+        blocks,
+        params,
+        [g.para(text, **{prop: True}), g.para(para_at(blocks, neighbour).plain, **{prop: False})],
+        [*select, g.key(combo), g.wait(0.3)],
+        f"for r in para({text!r}).runs:\n    r.{prop} = True",
+    )
+
+
 @template(
     "writer-bold-line",
     ("character formatting",),
@@ -223,14 +254,8 @@ def bold_line(seed: int) -> Case:
     blocks = letter(seed)
     i = find(blocks, "Subject:")
     text = para_at(blocks, i).plain
-    return make_case(
-        "invoice-letter.docx",
-        blocks,
-        {"text": text, "file": "invoice-letter.docx"},
-        [g.para(text, bold=True), g.para(para_at(blocks, i + 1).plain, bold=False)],
-        [*g.find(text), g.key("ctrl+b"), g.wait(0.3)],
-        f"for r in para({text!r}).runs:\n    r.bold = True",
-    )
+    params = {"text": text, "file": "invoice-letter.docx"}
+    return _emphasis(params["file"], blocks, i, i + 1, "bold", params, g.find(text), "ctrl+b")
 
 
 @template(
@@ -243,16 +268,10 @@ def bold_line(seed: int) -> Case:
 def italic_paragraph(seed: int) -> Case:
     blocks = report(seed)
     i = find(blocks, "This report was prepared by")
-    text = para_at(blocks, i).plain
-    start = " ".join(text.split()[:6])
-    return make_case(
-        "quarterly-report.docx",
-        blocks,
-        {"start": start, "file": "quarterly-report.docx"},
-        [g.para(text, italic=True), g.para(para_at(blocks, i - 1).plain, italic=False)],
-        [*g.select_paragraphs(start, 1), g.key("ctrl+i"), g.wait(0.3)],
-        f"for r in para({text!r}).runs:\n    r.italic = True",
-    )
+    start = " ".join(para_at(blocks, i).plain.split()[:6])
+    params = {"start": start, "file": "quarterly-report.docx"}
+    select = g.select_paragraphs(start, 1)
+    return _emphasis(params["file"], blocks, i, i - 1, "italic", params, select, "ctrl+i")
 
 
 _ALIGN = {
@@ -309,8 +328,7 @@ def delete_paragraph(seed: int) -> Case:
     i = find(blocks, lead) + (2 if lead == "Discussion" else 0)  # minutes: its 2nd item
     text = para_at(blocks, i).plain
     start = " ".join(text.split()[:4])
-    if not searchable(blocks, i, start):
-        raise ValueError(f"{start!r} first occurs elsewhere")
+    ensure_searchable(blocks, i, start)
     return make_case(
         path,
         blocks,
@@ -332,12 +350,11 @@ def delete_paragraph(seed: int) -> Case:
 )
 def move_paragraph(seed: int) -> Case:
     blocks = minutes(seed)
-    top = find(blocks, "Agenda") + 1
+    top = section(blocks, "Agenda", 4)[0]
     items = list(range(top, top + 4))
     src = items[1 + seed % 3]  # the 2nd, 3rd or 4th item moves to the top
     item = para_at(blocks, src).plain
-    if not searchable(blocks, src, item):
-        raise ValueError(f"{item!r} first occurs elsewhere")
+    ensure_searchable(blocks, src, item)
     after = [
         *blocks[:top],
         blocks[src],
