@@ -19,6 +19,7 @@ from palaestra.envs.computer.office import writer, writer_base, writer_docs
 from palaestra.envs.computer.office.template import ArtifactError
 from palaestra.envs.computer.office.writer_docx import Doc, Page, Para, Run, Table, docx
 from palaestra.verifiers.office import judge_model, trusted_model
+from tests.envs.computer.office.templates import assert_enough_templates, assert_stable_cases
 
 NAMES = [t.name for t in writer.TEMPLATES]
 DOCX = (
@@ -29,26 +30,13 @@ DOCX = (
 
 
 def test_enough_templates_and_tasks_with_unique_ids():
-    assert len(NAMES) == len(set(NAMES)) >= 15
-    assert sum(len(t.seeds) for t in writer.TEMPLATES) >= 45
-    assert all(t.app == "writer" and t.name.startswith("writer-") for t in writer.TEMPLATES)
+    assert_enough_templates(writer.TEMPLATES, "writer")
 
 
 @pytest.mark.parametrize("template", writer.TEMPLATES, ids=NAMES)
 def test_each_seed_makes_the_same_case_twice_and_every_phrasing_formats(template):
-    assert len(set(template.phrasings)) >= 3
-    documents = set()
-    for seed in template.seeds:
-        case, again = template.make(seed), template.make(seed)
-        assert case.files == again.files and case.verifier == again.verifier
-        assert case.gui == again.gui and case.code == again.code
-        assert case.open in case.files and case.gui
+    for case in assert_stable_cases(template):
         assert all(a["name"] in ("key", "type_text", "wait") for a in case.gui)  # GUI only
-        documents.add(case.files[case.open])
-        for phrasing in template.phrasings:
-            text = phrasing.format(**case.params)
-            assert "{" not in text and template.name not in text
-    assert len(documents) == len(template.seeds)  # each seed its own document
 
 
 def test_a_document_is_a_fixed_zip_that_the_reader_models_as_generated(tmp_path):
