@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from palaestra.envs.computer.office.template import Case, Template
+from palaestra.envs.computer.office.template import ArtifactError, Case, Template
 
 
 def assert_enough_templates(templates: list[Template], app: str, at_least: int = 15) -> None:
@@ -33,3 +33,18 @@ def assert_stable_cases(template: Template) -> list[Case]:
         cases.append(case)
     assert len(documents) == len(template.seeds)
     return cases
+
+
+def assert_failure_is_named(
+    monkeypatch: Any, module: Any, builder: str, templates: list[Template], name: str, seed: int
+) -> None:
+    """With ``module.builder`` (a document generator) broken, making ``name`` at ``seed``
+    raises an ArtifactError that names both."""
+    import pytest
+
+    def broken(seed: int) -> None:
+        raise KeyError("no company")
+
+    monkeypatch.setattr(module, builder, broken)
+    with pytest.raises(ArtifactError, match=rf"'{name}' failed for seed {seed}: KeyError"):
+        next(t for t in templates if t.name == name).make(seed)

@@ -16,10 +16,13 @@ from pathlib import Path
 import pytest
 
 from palaestra.envs.computer.office import writer, writer_base, writer_docs
-from palaestra.envs.computer.office.template import ArtifactError
 from palaestra.envs.computer.office.writer_docx import Doc, Page, Para, Run, Table, docx
 from palaestra.verifiers.office import judge_model, trusted_model
-from tests.envs.computer.office.templates import assert_enough_templates, assert_stable_cases
+from tests.envs.computer.office.templates import (
+    assert_enough_templates,
+    assert_failure_is_named,
+    assert_stable_cases,
+)
 
 NAMES = [t.name for t in writer.TEMPLATES]
 DOCX = (
@@ -113,12 +116,9 @@ def test_the_check_fails_on_the_generated_document_and_passes_after_the_code_sol
 def test_a_generator_failure_names_the_template_and_the_seed(monkeypatch):
     from palaestra.envs.computer.office import writer_text
 
-    def broken(seed):
-        raise KeyError("no company")
-
-    monkeypatch.setattr(writer_text, "letter", broken)
-    with pytest.raises(ArtifactError, match=r"'writer-bold-line' failed for seed 2: KeyError"):
-        next(t for t in writer.TEMPLATES if t.name == "writer-bold-line").make(2)
+    assert_failure_is_named(
+        monkeypatch, writer_text, "letter", writer.TEMPLATES, "writer-bold-line", 2
+    )
 
 
 def test_a_template_only_searches_for_words_that_first_occur_where_it_means():
