@@ -31,9 +31,9 @@ stores them, as a spreadsheet app would.
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
-Action = dict[str, Any]
+from palaestra.envs.computer.office.gui_common import Action, key, type_text, wait
+
 HOME = "/home/user"
 #: the operators of the conditional format dialog's list, in its order
 OPERATORS = ("=", "<", ">", "<=", ">=", "!=")
@@ -41,22 +41,6 @@ OPERATORS = ("=", "<", ">", "<=", ">=", "!=")
 STYLES = ("Accent", "Accent 1", "Accent 2", "Accent 3", "Bad", "Default", "Error", "Footnote")
 #: the chart wizard's types, in the list's order
 CHARTS = ("column", "bar", "pie", "area", "line")
-
-
-def key(combo: str) -> Action:
-    return {"name": "key", "args": {"combo": combo}}
-
-
-def type_text(text: str) -> Action:
-    return {"name": "type_text", "args": {"text": text}}
-
-
-def wait(seconds: float) -> Action:
-    return {"name": "wait", "args": {"seconds": seconds}}
-
-
-def click(x: int, y: int) -> Action:
-    return {"name": "click", "args": {"x": x, "y": y}}
 
 
 def goto(ref: str) -> list[Action]:
