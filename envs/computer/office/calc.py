@@ -21,7 +21,6 @@ Decisions:
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from palaestra.envs.computer.office import calc_books as books
@@ -282,12 +281,11 @@ def _sorted_case(
     by: str,
     descending: bool,
     params: dict[str, Any],
+    shortest: bool = False,
 ) -> Case:
     n, last = book.last_row, col_name(len(book.header) - 1)
     col = book.col(by)
-    rows = [
-        [{"date": v.isoformat()} if isinstance(v, dt.date) else v for v in row] for row in book.body
-    ]
+    rows = [books.plain(row) for row in book.body]
     expect: list[dict[str, Any]] = [
         {"range": f"A2:{last}{n}", "sorted": {"by": col, "descending": descending}},
         {"range": f"A2:{last}{n}", "rows_any_order": rows},
@@ -305,6 +303,7 @@ def _sorted_case(
             for c, v in enumerate(rows[k], start=1):
                 ws.cell(r, c, v).number_format = fmts[k][c - 1]
         """,
+        shortest=shortest,
     )
     return case(path, [book.sheet()], {"column": by, **params}, expect, gui, code)
 
@@ -338,7 +337,7 @@ GRADES_SORT = template(
 
 def _inventory_sort(seed: int) -> Case:
     book = books.inventory(seed)
-    return _sorted_case(f"stock_list_{seed + 1}.xlsx", book, "In Stock", False, {})
+    return _sorted_case(f"stock_list_{seed + 1}.xlsx", book, "In Stock", False, {}, True)
 
 
 INVENTORY_SORT = template(
@@ -382,9 +381,9 @@ def _autofilter(seed: int) -> Case:
     book = books.transactions(seed)
     n, last = book.last_row, col_name(len(book.header) - 1)
     path = f"transactions_{books.stamp(book.day(-1, 0))}.xlsx"
-    expect = [{"filter": f"A1:{last}{n}"}]
+    expect = [{"filter": f"A1:{last}{n}"}, book.pinned()]
     gui = [*g.goto("A1"), g.key("ctrl+shift+l"), g.wait(0.8)]
-    code = g.code(path, f'ws.auto_filter.ref = "A1:{last}{n}"')
+    code = g.code(path, f'ws.auto_filter.ref = "A1:{last}{n}"', shortest=True)
     return case(path, [book.sheet()], {}, expect, gui, code)
 
 
@@ -407,8 +406,8 @@ def _freeze_header(seed: int) -> Case:
     book = books.transactions(seed, count=40)
     path = f"account_activity_{seed + 1}.xlsx"
     gui = [*g.goto("A2"), *g.command("freeze rows and columns")]
-    code = g.code(path, 'ws.freeze_panes = "A2"')
-    return case(path, [book.sheet()], {}, [{"freeze": "A2"}], gui, code)
+    code = g.code(path, 'ws.freeze_panes = "A2"', shortest=True)
+    return case(path, [book.sheet()], {}, [{"freeze": "A2"}, book.pinned()], gui, code)
 
 
 FREEZE_HEADER = template(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office.calc_files import Cell, Sheet, Value, col_name, table
@@ -46,12 +46,24 @@ class Book:
     def day(self, row: int, col: int) -> dt.date:
         return cast(dt.date, self.body[row][col])
 
+    def pinned(self) -> dict[str, Any]:
+        """The assertion that the table (header and body) still holds exactly its values:
+        what a task about its form (a format, a freeze, a chart) must leave alone."""
+        last = col_name(len(self.header) - 1)
+        rows = [self.header, *(plain(row) for row in self.body)]
+        return {"range": f"A1:{last}{self.last_row}", "values": rows}
+
     def sheet(self, bold: bool = True, fmts: bool = True, extra: list | None = None) -> Sheet:
         rows = table(self.header, self.body, self.fmts if fmts else None)
         if not bold:
             rows[0] = [Cell(h) for h in self.header]
         rows += extra or []
         return Sheet(self.name, rows, widths(self.header, self.body))
+
+
+def plain(row: list[Value]) -> list[Any]:
+    """A row as a check spec holds it (a date as ``{"date": "YYYY-MM-DD"}``)."""
+    return [{"date": v.isoformat()} if isinstance(v, dt.date) else v for v in row]
 
 
 def widths(header: list[str], body: list[list[Value]]) -> dict[int, float]:

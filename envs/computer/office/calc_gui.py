@@ -146,13 +146,31 @@ def _recalc(path):
 """
 
 
-def code(path: str, body: str, recalc: bool = False) -> list[Action]:
+#: openpyxl writes a float as ``%.16g`` (8.14 as 8.140000000000001): a value the original never
+#: held, which the wrong-content adversary would "put off" by 1e-15 (no wrong content at all);
+#: written shortest (``repr``; 46339 for a day, never 46339.0), the file holds the original's
+#: numbers and that adversary has to change real data instead
+_SHORTEST = """
+import openpyxl.cell._writer as _writer
+_plain = _writer.safe_string
+def _shortest(v):
+    if type(v) is not float:
+        return _plain(v)
+    text = repr(v)
+    return text[:-2] if text.endswith(".0") else text
+_writer.safe_string = _shortest
+"""
+
+
+def code(path: str, body: str, recalc: bool = False, shortest: bool = False) -> list[Action]:
     """A ``run_python`` action that opens ``~/path`` with openpyxl, runs ``body``, saves
-    (and has LibreOffice compute the formulas it wrote when ``recalc``)."""
+    (and has LibreOffice compute the formulas it wrote when ``recalc``; floats written in
+    their shortest form when ``shortest``)."""
     full = f"{HOME}/{path}"
     src = (
         "import openpyxl\n"
         "from openpyxl.utils import get_column_letter\n"
+        + (_SHORTEST if shortest else "")
         + (_RECALC if recalc else "")
         + f"path = {full!r}\n"
         + "wb = openpyxl.load_workbook(path)\nws = wb.worksheets[0]\n"

@@ -236,7 +236,7 @@ def _money_format(seed: int) -> Case:
     book, inv = books.invoice(seed, amounts=True)
     n = book.last_row
     path = f"quote_{inv.customer.last.lower()}_{seed + 1}.xlsx"
-    expect = [{"range": f"D2:E{n}", "number_format": "number", "decimals": 2}]
+    expect = [{"range": f"D2:E{n}", "number_format": "number", "decimals": 2}, book.pinned()]
     gui = [*g.goto(f"D2:E{n}"), g.key("ctrl+shift+1"), g.wait(0.5)]
     code = g.code(
         path,
@@ -245,6 +245,7 @@ def _money_format(seed: int) -> Case:
             for c in row:
                 c.number_format = "#,##0.00"
         """,
+        shortest=True,
     )
     sheet = book.sheet(fmts=False)
     return case(path, [sheet], {"customer": inv.customer.name}, expect, gui, code)
@@ -273,7 +274,11 @@ def _share_percent(seed: int) -> Case:
     for r, line in enumerate(rows[1:], start=2):
         line[2] = Cell(round(line[1].value / total, 6), formula=f"B{r}/SUM(B$2:B${n})")
     path = f"spending_breakdown_{seed + 1}.xlsx"
-    expect = [{"range": f"C2:C{n}", "number_format": "percent"}]
+    expect = [
+        {"range": f"C2:C{n}", "number_format": "percent"},
+        book.pinned(),
+        {"cell": "C1", "value": "Share"},
+    ]
     gui = [*g.goto(f"C2:C{n}"), g.key("ctrl+shift+5"), g.wait(0.5)]
     code = g.code(
         path,
@@ -282,6 +287,7 @@ def _share_percent(seed: int) -> Case:
             for c in row:
                 c.number_format = "0%"
         """,
+        shortest=True,
     )
     sheet = Sheet(book.name, rows, {0: 14.0, 1: 12.0, 2: 10.0})
     return case(path, [sheet], {}, expect, gui, code)
@@ -306,7 +312,11 @@ def _bold_header(seed: int) -> Case:
     book = books.inventory(seed)
     last = col_name(len(book.header) - 1)
     path = f"warehouse_{seed + 1}.xlsx"
-    expect = [{"range": f"A1:{last}1", "bold": True}, {"range": "A2:B3", "bold": False}]
+    expect = [
+        {"range": f"A1:{last}1", "bold": True},
+        {"range": "A2:B3", "bold": False},
+        book.pinned(),
+    ]
     gui = [*g.goto(f"A1:{last}1"), g.key("ctrl+b"), g.wait(0.4)]
     code = g.code(
         path,
@@ -315,6 +325,7 @@ def _bold_header(seed: int) -> Case:
         for c in ws["A1:{last}1"][0]:
             c.font = Font(name=c.font.name, size=c.font.size, bold=True)
         """,
+        shortest=True,
     )
     return case(path, [book.sheet(bold=False)], {}, expect, gui, code)
 
@@ -352,8 +363,10 @@ def _low_stock(seed: int) -> Case:
             formula=["{limit}"], font=Font(color="9C0006"),
             fill=PatternFill(start_color="FFC7CE", end_color="FFC7CE", fill_type="solid")))
         """,
+        shortest=True,
     )
-    return case(path, [book.sheet()], {"limit": limit}, [{"conditional_format": rule}], gui, code)
+    expect = [{"conditional_format": rule}, book.pinned()]
+    return case(path, [book.sheet()], {"limit": limit}, expect, gui, code)
 
 
 LOW_STOCK = template(
@@ -410,7 +423,7 @@ TOP_MARKS = template(
 # ----- charts -------------------------------------------------------------------------------
 
 
-def _chart_code(path: str, ctor: str, n: int, anchor: str) -> list[Any]:
+def _chart_code(path: str, ctor: str, n: int, anchor: str, shortest: bool = False) -> list[Any]:
     """openpyxl's chart of column B (header in row 1, ``n`` rows) labelled by column A."""
     return g.code(
         path,
@@ -421,6 +434,7 @@ def _chart_code(path: str, ctor: str, n: int, anchor: str) -> list[Any]:
         ch.set_categories(Reference(ws, min_col=1, min_row=2, max_row={n}))
         ws.add_chart(ch, "{anchor}")
         """,
+        shortest=shortest,
     )
 
 
@@ -429,9 +443,10 @@ def _revenue_chart(seed: int) -> Case:
     n = book.last_row
     path = f"revenue_{seed + 1}.xlsx"
     want = {"type": "bar", "horizontal": False, "values": f"B2:B{n}"}
-    code = _chart_code(path, "BarChart", n, "E2")
+    code = _chart_code(path, "BarChart", n, "E2", True)
     gui = g.chart(f"A1:B{n}", "column")
-    return case(path, [book.sheet()], {"company": co.name}, [{"chart": want}], gui, code)
+    expect = [{"chart": want}, book.pinned()]
+    return case(path, [book.sheet()], {"company": co.name}, expect, gui, code)
 
 
 REVENUE_CHART = template(
@@ -454,8 +469,9 @@ def _spend_pie(seed: int) -> Case:
     n = book.last_row
     path = f"where_the_money_went_{seed + 1}.xlsx"
     want = {"type": "pie", "values": f"B2:B{n}"}
-    code = _chart_code(path, "PieChart", n, "D2")
-    return case(path, [book.sheet()], {}, [{"chart": want}], g.chart(f"A1:B{n}", "pie"), code)
+    code = _chart_code(path, "PieChart", n, "D2", True)
+    gui = g.chart(f"A1:B{n}", "pie")
+    return case(path, [book.sheet()], {}, [{"chart": want}, book.pinned()], gui, code)
 
 
 SPEND_PIE = template(
@@ -555,7 +571,8 @@ def _csv_export(seed: int) -> Case:
                 "tol": 0.001,
             },
         ]
-    c = case(path, [book.sheet()], {"csv": f"~/{out}"}, [], [], None)
+    # the workbook keeps its data (a CSV text left at its path is no export, it is a loss)
+    c = case(path, [book.sheet()], {"csv": f"~/{out}"}, [book.pinned()], [], None)
     gui = [
         g.key("ctrl+shift+s"),
         g.wait(1.5),
@@ -591,7 +608,7 @@ def _csv_export(seed: int) -> Case:
         params=c.params,
         files=c.files,
         open=c.open,
-        verifier={"kind": "all", "checks": expect_rows},
+        verifier={"kind": "all", "checks": [c.verifier, *expect_rows]},
         gui=gui,
         code=code,
     )
