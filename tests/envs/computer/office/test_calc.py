@@ -2,7 +2,8 @@
 phrasings format and say nothing of the template; each check is one the office verifier
 understands and fails on the untouched document; a failing generator names itself and the
 seed; the code solution passes in Debian's python3 (with a headless LibreOffice recalculating);
-one GUI solution played on a real desktop session passes and doing nothing fails."""
+a form-only task's file with its values put off fails, so does a CSV export that ruins the
+workbook; one GUI solution played on a real desktop session passes and doing nothing fails."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from palaestra.envs.computer.office import calc, calc_books, calc_files
+from palaestra.envs.computer.office import calc, calc_books, calc_files, tampering
 from palaestra.envs.computer.office.template import ArtifactError
 from palaestra.verifiers import office as vo
 from palaestra.verifiers.base import evaluate
 from palaestra.verifiers.computer import ComputerProbe
+from palaestra.verifiers.office_xml import DocumentError
 from tests.envs.computer.office.templates import assert_enough_templates, assert_stable_cases
 
 TEMPLATES = {t.name: t for t in calc.TEMPLATES}
@@ -125,12 +127,18 @@ def _soffice_ready() -> bool:
 def test_code_solution_passes_in_debian_python(name, tmp_path):
     """The code solution as the sandbox runs it (Debian's python3, openpyxl, a headless
     LibreOffice for the formulas it writes), pointed at a temporary home."""
-    assert _soffice_ready(), "Debian's python3 and LibreOffice are part of make setup"
     case = TEMPLATES[name].make(1)
     _write(case, tmp_path)
+    _play_code(case, tmp_path)
+    result = _judge(case.verifier, tmp_path)
+    assert result.passed, result.detail
+
+
+def _play_code(case, home: Path) -> None:
+    assert _soffice_ready(), "Debian's python3 and LibreOffice are part of make setup"
     for action in case.code:
-        code = action["args"]["code"].replace("/home/user", str(tmp_path))
-        env = {**os.environ, "HOME": str(tmp_path)}
+        code = action["args"]["code"].replace("/home/user", str(home))
+        env = {**os.environ, "HOME": str(home)}
         done = subprocess.run(
             ["/usr/bin/python3", "-"],
             input=code,
@@ -140,8 +148,56 @@ def test_code_solution_passes_in_debian_python(name, tmp_path):
             timeout=200,
         )
         assert done.returncode == 0, done.stderr[-2000:]
-    result = _judge(case.verifier, tmp_path)
-    assert result.passed, result.detail
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "calc-freeze-header",
+        "calc-transactions-autofilter",
+        "calc-bold-header",
+        "calc-money-format",
+        "calc-share-percent",
+        "calc-spending-pie",
+        "calc-inventory-sort",
+    ],
+)
+def test_wrong_content_after_a_form_only_solution_fails(name, tmp_path):
+    """A task about the table's form (a freeze, a format, a chart, an order) pins the table's
+    values: the code solution's file with the wrong-content adversary's changes fails, or the
+    solution wrote no value the original did not hold (its floats shortest, never
+    8.140000000000001), so there is nothing to put off. Seed 1 is one whose prices openpyxl
+    would write with %.16g noise."""
+    case = TEMPLATES[name].make(1)
+    _write(case, tmp_path)
+    original = tmp_path / "original.xlsx"
+    original.write_bytes(case.files[case.open])
+    _play_code(case, tmp_path)
+    assert _judge(case.verifier, tmp_path).passed
+    if tampering.put_off(str(tmp_path / case.open), str(original)):
+        result = _judge(case.verifier, tmp_path)
+        assert not result.passed, result.detail
+    else:
+        assert name in ("calc-bold-header",), "only a style change leaves nothing to put off"
+
+
+def test_a_csv_export_that_ruins_the_workbook_fails(tmp_path):
+    """The format dodge (the workbook's text left at its path, the CSV beside it): the
+    workbook no longer holds its table, so the export's check fails."""
+    case = TEMPLATES["calc-csv-export"].make(1)
+    _write(case, tmp_path)
+    _play_code(case, tmp_path)
+    book, *csv_checks = case.verifier["checks"]
+    assert book["kind"] == "spreadsheet" and _judge(book, tmp_path).passed
+    csv_name = case.params["csv"].removeprefix("~/")
+    assert all(_judge(c, tmp_path).passed for c in csv_checks)
+    workbook = tmp_path / case.open
+    tampering.dodge(
+        [[str(workbook), str(workbook.with_suffix(".xls"))]],
+        str(tmp_path / csv_name),
+    )
+    with pytest.raises(DocumentError, match="not a zip package"):
+        _judge(book, tmp_path)  # the sandbox's reader says the same: the check fails
 
 
 # ----- a real session ------------------------------------------------------------------------
