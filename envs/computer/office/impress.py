@@ -23,6 +23,7 @@ from palaestra.envs.computer.office.impress_decks import (
     company,
     deck,
     edit_object,
+    focus,
     goto,
     keys,
     leave,
@@ -116,7 +117,7 @@ def _retitle(seed: int, file: str, before: Deck) -> Draft:
         before,
         _swap(before, n, dataclasses.replace(old, title=new)),
         {"n": n, "old": old.title, "new": new},
-        [*goto(n), *edit_object(1), *keys("ctrl+a"), *typed(new), *leave(), *save()],
+        [*goto(n), *focus(), *edit_object(1), *keys("ctrl+a"), *typed(new), *leave(), *save()],
         f"set_lines(frame(pages[{n - 1}], 'title'), [{new!r}])",
         (slide(n, title=new, body=list(old.body)),),
     )
@@ -136,7 +137,15 @@ def _add_bullet(seed: int, file: str, before: Deck) -> Draft:
         before,
         _swap(before, n, dataclasses.replace(old, body=body)),
         {"n": n, "title": old.title, "person": p.name, "role": p.role, "line": line},
-        [*goto(n), *edit_object(2), *keys("ctrl+End", "Return"), *typed(line), *leave(), *save()],
+        [
+            *goto(n),
+            *focus(),
+            *edit_object(2),
+            *keys("ctrl+End", "Return"),
+            *typed(line),
+            *leave(),
+            *save(),
+        ],
         f"bullets(pages[{n - 1}]).addElement(text.ListItem())\n"
         f"bullets(pages[{n - 1}]).childNodes[-1].addElement(text.P(text={line!r}))",
         (slide(n, title=old.title, body=list(body)),),
@@ -156,6 +165,7 @@ def _remove_bullet(seed: int, file: str, before: Deck) -> Draft:
         {"n": n, "title": old.title, "bullet": old.body[j - 1]},
         [
             *goto(n),
+            *focus(),
             *edit_object(2),
             *keys("ctrl+Home", *["Down"] * (j - 1), "Home", "shift+Down", "Delete"),
             *leave(),
@@ -184,6 +194,7 @@ def _notes(seed: int, file: str, before: Deck) -> Draft:
         {"n": n, "title": old.title, "note": note},
         [
             *goto(n),
+            *focus(),
             *menu("v", "e"),  # View > Notes
             "wait(0.5)",
             *edit_object(2),  # the slide's picture, then the notes
@@ -243,6 +254,7 @@ def _new_slide_end(seed: int, file: str, before: Deck) -> Draft:
         {"title": title, "name": lines[0], "email": lines[1], "lines": "\n".join(lines)},
         [
             *goto(n - 1),
+            *focus(),
             *keys("ctrl+m"),
             "wait(1.2)",
             *edit_object(1),
@@ -279,6 +291,7 @@ def _new_slide_after(seed: int, file: str, before: Deck) -> Draft:
         },
         [
             *goto(k),
+            *focus(),
             *keys("ctrl+m"),
             "wait(1.2)",
             *edit_object(1),
@@ -390,7 +403,11 @@ def _image(seed: int, file: str, before: Deck) -> Draft:
             *goto(n),
             *menu("i", "Return"),  # Insert > Image...
             "wait(2.5)",
-            *keys("ctrl+l"),  # the file dialog's location field
+            # the file dialog may open on an empty "Recent" list, where a typed path is not
+            # taken (Open stays disabled): its Home folder first, then the location field
+            *keys("alt+Home"),
+            "wait(1)",
+            *keys("ctrl+l"),
             "wait(0.5)",
             *typed(f"{HOME}/{picture}"),
             "wait(0.8)",
@@ -415,7 +432,7 @@ def _bold_title(seed: int, file: str, before: Deck) -> Draft:
         before,
         before,
         {"n": n, "title": old.title},
-        [*goto(n), *edit_object(1), *keys("ctrl+a", "ctrl+b"), *leave(), *save()],
+        [*goto(n), *focus(), *edit_object(1), *keys("ctrl+a", "ctrl+b"), *leave(), *save()],
         "from odf import style\n"
         "bold = style.Style(name='Tbold', family='text')\n"
         "bold.addElement(style.TextProperties(fontweight='bold'))\n"
@@ -511,7 +528,15 @@ def _subtitle(seed: int, file: str, before: Deck) -> Draft:
             "when": lines[1],
             "old": "\n".join(first.body),
         },
-        [*goto(1), *edit_object(2), *keys("ctrl+a"), *typed("\n".join(lines)), *leave(), *save()],
+        [
+            *goto(1),
+            *focus(),
+            *edit_object(2),
+            *keys("ctrl+a"),
+            *typed("\n".join(lines)),
+            *leave(),
+            *save(),
+        ],
         f"set_lines(frame(pages[0], 'subtitle'), {list(lines)!r})",
         (slide(1, title=first.title, subtitle="\n".join(lines)),),
     )

@@ -137,6 +137,13 @@ def goto(n: int) -> list[str]:
     return ["wait(1.5)", *keys("Escape", "Escape", "Home"), *keys(*["Next"] * (n - 1)), "wait(1)"]
 
 
+def focus() -> list[str]:
+    """A click on the empty canvas above the slide: the edit view has the keyboard, nothing
+    selected. Under load Impress can show the deck with the keyboard elsewhere (the slide
+    pane), where Tab does not select the slide's objects and the typing is lost."""
+    return ["click(400, 140)", "wait(0.8)"]
+
+
 def edit_object(tabs: int) -> list[str]:
     """Edit the ``tabs``-th object of the current slide (1 = title, 2 = body)."""
     return [*keys(*["Tab"] * tabs), "wait(0.8)", *keys("Return"), "wait(0.8)"]
