@@ -608,7 +608,8 @@ def _csv_export(seed: int) -> Case:
         params=c.params,
         files=c.files,
         open=c.open,
-        verifier={"kind": "all", "checks": [c.verifier, *expect_rows]},
+        # a gate: the kept workbook earns no credit by itself (doing nothing scores 0)
+        verifier={"kind": "all", "checks": [{**c.verifier, "gate": True}, *expect_rows]},
         gui=gui,
         code=code,
     )
