@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from palaestra import tasks as tasks_mod
 from palaestra.envs.computer import suites as basic
 from palaestra.envs.computer import validation
 from palaestra.envs.computer.office import suite
@@ -132,6 +133,8 @@ def test_each_app_has_its_record_and_the_suites_are_registered(toy, tmp_path, mo
     )
     # only what the record validated, with today's key, is emitted
     monkeypatch.setattr(record, "path", tmp_path / "validation_calc.json")
+    # an earlier test may have loaded the suite: read it again from the record under test
+    monkeypatch.delitem(tasks_mod._LOADED, "office-calc", raising=False)
     entry = {"validated": True, "key": suite.task_key(tasks[0])}
     stale = {"validated": True, "key": "an older task"}
     record.write({"tasks": {tasks[0].id: entry, tasks[1].id: stale}})
