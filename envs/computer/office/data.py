@@ -110,8 +110,14 @@ def rng(seed: int, purpose: str) -> random.Random:
     return random.Random(f"office:{seed}:{purpose}")
 
 
+@functools.cache
+def _spec(domain: str) -> Any:
+    """A domain's spec, parsed once per process (every seed's records read the same YAML)."""
+    return synth_spec.load_spec(domain)
+
+
 def _rows(domain: str, seed: int) -> dict[str, list[dict[str, Any]]]:
-    spec = synth_spec.load_spec(domain)
+    spec = _spec(domain)
     with synth_data.opened(synth_data.template(spec, seed), readonly=True) as conn:
         scope = synth_data.Scope(spec, conn)
         return {name: scope.rows(name) for name in spec.entities}
