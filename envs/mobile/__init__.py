@@ -24,6 +24,19 @@ FAMILY = Family(
             "shop, train), two app variants each; every task execution-validated on the "
             "embedded phone.",
         ),
+        SuiteSpec(
+            "androidworld-replica",
+            "palaestra.envs.mobile.suites:replica_suite",
+            "AndroidWorld's task templates on synthesized replicas of its apps, several seeds "
+            "each plus ask-the-user variants; every task execution-validated on the embedded "
+            "phone.",
+        ),
+        SuiteSpec(
+            "androidworld-replica-web",
+            "palaestra.envs.mobile.suites:replica_web_suite",
+            "AndroidWorld's task templates on the desktop layout of the replicas that make "
+            "sense on the web; every task execution-validated in the browser.",
+        ),
     ),
     package="palaestra.envs.mobile",
     checks=("palaestra.verifiers.app_state",),

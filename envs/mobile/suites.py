@@ -21,10 +21,15 @@ the file still matches what the generator makes from those seeds, and plays an o
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from palaestra.tasks import Suite, task_from_file
+from palaestra.errors import InvalidRequest
+from palaestra.tasks import Suite, Task, task_from_file
+from palaestra.verifiers.validation import digest
 
 SUITE = "phone"
 FILE = Path(__file__).with_name("phone.json")
@@ -41,3 +46,108 @@ def suite() -> Suite:
     data = json.loads(FILE.read_text())
     tasks = [task_from_file(t, str(FILE)) for t in data["tasks"]]
     return Suite(name=SUITE, description=DESCRIPTION, tasks=tasks)
+
+
+# ----- AndroidWorld replicas ------------------------------------------------------------------
+#
+# ``androidworld-replica`` (the phone) and ``androidworld-replica-web`` (the apps' desktop layout,
+# ``web: true`` apps only): AndroidWorld's task templates re-hosted on synthesized replicas of its
+# apps (``synth_apps/replicas/``), a task per template and seed (``<Template>/<seed>``) and per
+# ask variant (``<Template>/<seed>-ask``). Committed for the reasons above; made incrementally by
+# ``python -m palaestra.synthesis.androidworld``. Each task's validation report keeps its key
+# (:func:`replica_key`: the task and the spec files it uses) and the code digest it was validated
+# under, so editing one app's YAML leaves the other apps' verdicts standing; a task whose spec
+# files changed since is left out until the maker validates it again.
+
+REPLICA = "androidworld-replica"
+REPLICA_WEB = "androidworld-replica-web"
+REPLICA_FILES = {
+    REPLICA: Path(__file__).with_name("androidworld_replica.json"),
+    REPLICA_WEB: Path(__file__).with_name("androidworld_replica_web.json"),
+}
+REPLICA_DESCRIPTIONS = {
+    REPLICA: "AndroidWorld's task templates on synthesized replicas of its apps (Simple Calendar "
+    "Pro, Markor, Broccoli, Pro Expense, ...), several seeds each plus ask-the-user variants; "
+    "every task execution-validated on the embedded phone.",
+    REPLICA_WEB: "AndroidWorld's task templates on the desktop (web) layout of the replicas that "
+    "make sense on the web (calendar, expenses, recipes, notes, tasks); every task "
+    "execution-validated in the browser.",
+}
+
+
+def spec_file(app: str) -> Path:
+    """The spec file a task's ``app`` names: a replica, a built-in domain, or a file path."""
+    from palaestra.synth_apps import spec
+
+    for folder in (spec.DOMAINS_DIR.parent / "replicas", spec.DOMAINS_DIR):
+        path = folder / f"{app}.yaml"
+        if path.is_file():
+            return path
+    if Path(app).is_file():
+        return Path(app)
+    raise InvalidRequest(f"no replica, domain or spec file {app!r}", field="setup.app")
+
+
+def spec_apps(task: Task) -> list[str]:
+    """The apps a task uses: its own and every app it plants rows in."""
+    planted = [str(p.get("app") or task.setup["app"]) for p in task.setup.get("plant") or []]
+    return sorted({str(task.setup["app"]), *planted})
+
+
+def replica_key(task: Task, mutations: Any = None) -> str:
+    """What a replica task's verdict depends on besides the runtime code: the task (without its
+    report), its mutants (``mutations``; the report's when None) and the content of every spec
+    file it uses (:func:`spec_apps`)."""
+    if mutations is None:
+        mutations = (task.validation or {}).get("mutations", [])
+    files = {
+        app: hashlib.sha256(spec_file(app).read_bytes()).hexdigest() for app in spec_apps(task)
+    }
+    return digest(
+        {
+            "task": task.model_dump(mode="json", exclude={"validation"}),
+            "mutations": mutations,
+            "specs": files,
+        }
+    )
+
+
+@functools.cache
+def replica_templates() -> dict[str, str]:
+    """Every replica template's name -> its app's spec name (what ids and suite files name)."""
+    from palaestra.synth_apps.spec import load_spec, replica_names
+
+    return {t.name: app for app in replica_names() for t in load_spec(app).tasks if t.name}
+
+
+def load_replicas(path: Path, name: str, templates: Mapping[str, str] | None = None) -> Suite:
+    """A replica suite file's validated tasks whose key still holds. A task naming a template
+    no replica has (``metadata.template``) is an error naming it: a suite file that names
+    templates must name real ones."""
+    data = json.loads(path.read_text()) if path.exists() else {"tasks": []}
+    tasks = []
+    for item in data["tasks"]:
+        task = task_from_file(item, path.name)
+        known = replica_templates() if templates is None else templates
+        template = str(task.metadata.get("aw_template", ""))
+        if template not in known:
+            raise InvalidRequest(
+                f"{path.name}: task {task.id!r} names AndroidWorld template {template!r}, which "
+                f"no replica app has (synth_apps/replicas/); known: {sorted(known)[:8]}...",
+                task=task.id,
+                field="metadata.aw_template",
+            )
+        report = task.validation or {}
+        if report.get("validated") and report.get("key") == replica_key(task):
+            tasks.append(task)
+    return Suite(name=name, description=REPLICA_DESCRIPTIONS.get(name, ""), tasks=tasks)
+
+
+def replica_suite() -> Suite:
+    """The registered loader of ``androidworld-replica``."""
+    return load_replicas(REPLICA_FILES[REPLICA], REPLICA)
+
+
+def replica_web_suite() -> Suite:
+    """The registered loader of ``androidworld-replica-web``."""
+    return load_replicas(REPLICA_FILES[REPLICA_WEB], REPLICA_WEB)
