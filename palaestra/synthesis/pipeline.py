@@ -169,11 +169,16 @@ def _generate(
         notify(Progress("generate", i + 1, len(groups), 0, 0))
     candidates = _interleave(candidates)
     if family == "mobile":
-        phone = family_of("mobile").envs[0].id
         for made in candidates:
-            made.task.family, made.task.env = "mobile", phone
-            made.task.max_steps += 10  # a phone scrolls to reach what a desktop shows at once
+            on_phone(made.task)
     return candidates
+
+
+def on_phone(task: Task) -> Task:
+    """A generated task (the web family's by default) made a phone task, in place."""
+    task.family, task.env = "mobile", family_of("mobile").envs[0].id
+    task.max_steps += 10  # a phone scrolls to reach what a desktop shows at once
+    return task
 
 
 def _reword(
