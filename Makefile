@@ -10,7 +10,7 @@ EXTRAS := dev,bench,eval,data,web,synth,usersim,mobile,cad,computer,ray,docker
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml setup.py scripts/setup-system.sh scripts/setup-appium.sh scripts/setup-openenv.sh \
-		scripts/setup-worker-venv.sh scripts/setup-tau2.sh scripts/setup-osworld.sh \
+		scripts/setup-worker-venv.sh scripts/setup-tau2.sh scripts/setup-osworld.sh scripts/pinned-venv.sh \
 		bench/browsergym_baseline.py
 	bash scripts/setup-system.sh
 	bash scripts/setup-appium.sh

@@ -15,21 +15,11 @@ PACKAGES="desktop-env==1.0.2 openpyxl==3.1.5 pandas==2.2.3 numpy==1.26.4 python-
 python-pptx==1.0.2 odfpy==1.4.1 lxml==6.0.2 cssselect==1.3.0 rapidfuzz==3.14.3 xmltodict==1.0.2
 pillow==11.0.0 PyYAML==6.0.3 formulas==1.3.4"
 
-cd "$(dirname "$0")/.."
-VENV="$PWD/.venv-osworld"
-PY="$VENV/bin/python"
-PYTHON="${PYTHON:-python3}"
-STAMP="$VENV/.packages"
-
-if [ -x "$PY" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PACKAGES" ]; then
-    exit 0
-fi
-echo "installing OSWorld's office metrics into .venv-osworld/"
-test -x "$PY" || "$PYTHON" -m venv "$VENV"
-"$PY" -m pip install -q --upgrade pip
+source "$(dirname "$0")/pinned-venv.sh"
+pinned_venv .venv-osworld "$PACKAGES" "OSWorld's office metrics"
 # shellcheck disable=SC2086
 "$PY" -m pip install -q --no-deps $(echo $PACKAGES | tr ' ' '\n' | grep '^desktop-env')
 # shellcheck disable=SC2086
 "$PY" -m pip install -q $(echo $PACKAGES | tr ' ' '\n' | grep -v '^desktop-env')
 "$PY" -c "import desktop_env, openpyxl, pandas, docx, pptx, odf, lxml, cssselect, rapidfuzz, xmltodict, formulas"
-printf '%s' "$PACKAGES" > "$STAMP"
+pinned_venv_done

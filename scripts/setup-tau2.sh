@@ -11,19 +11,9 @@ PACKAGES="pydantic==2.14.4 loguru==0.7.3 pandas==3.1.1 toml==0.10.2 PyYAML==6.0.
 deepdiff==9.1.0 python-dotenv==1.2.4 docstring-parser==0.18.0 httpx==0.28.1 litellm==1.82.6
 rich==15.0.0"
 
-cd "$(dirname "$0")/.."
-VENV="$PWD/.venv-tau2"
-PY="$VENV/bin/python"
-PYTHON="${PYTHON:-python3}"
-STAMP="$VENV/.packages"
-
-if [ -x "$PY" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$PACKAGES" ]; then
-    exit 0
-fi
-echo "installing tau2-bench's dependencies into .venv-tau2/"
-test -x "$PY" || "$PYTHON" -m venv "$VENV"
-"$PY" -m pip install -q --upgrade pip
+source "$(dirname "$0")/pinned-venv.sh"
+pinned_venv .venv-tau2 "$PACKAGES" "tau2-bench's dependencies"
 # shellcheck disable=SC2086
 "$PY" -m pip install -q $PACKAGES
 LITELLM_LOCAL_MODEL_COST_MAP=True "$PY" -c "import pydantic, loguru, pandas, toml, yaml, addict, deepdiff, dotenv, docstring_parser, httpx, litellm, rich"
-printf '%s' "$PACKAGES" > "$STAMP"
+pinned_venv_done
