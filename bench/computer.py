@@ -23,6 +23,7 @@ Run: ``palaestra bench computer`` or ``python -m palaestra.bench.computer``.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from palaestra.bench import harness
@@ -30,6 +31,7 @@ from palaestra.bench.harness import ms
 from palaestra.envs.computer.env import DEFAULT_PARTS, PARTS, ComputerEnv
 from palaestra.envs.computer.policies import ADVERSARIES
 from palaestra.envs.computer.suites import all_tasks
+from palaestra.tasks import Task
 from palaestra.validation import validate_task
 
 #: tasks whose validation is timed with and without adversaries: GUI, code, window, process
@@ -107,24 +109,47 @@ def measure_validation() -> tuple[float, float]:
     return plain / len(VALIDATED), with_adv / len(VALIDATED)
 
 
+def measure_tree_steps(
+    env: ComputerEnv,
+    task: Task,
+    actions: Sequence[str],
+    steps: int,
+    cpu_s: Callable[[ComputerEnv], float] | None = None,
+) -> tuple[harness.Timings, list[float], tuple[int, int]]:
+    """GUI step seconds on ``task`` without the accessibility tree ("plain") and with it
+    ("tree"), ``steps`` in all, cycling through ``actions``; the parts are switched between
+    resets of the one env, twice each way, so both sides see the same warm session. With
+    ``cpu_s`` (the session's CPU seconds) also the CPU seconds of each plain step. Returns the
+    timings, those CPU seconds and the last tree's elements and characters. The computer and
+    office benches both measure the tree's cost this way."""
+    out = harness.Timings("plain", "tree")
+    cpu: list[float] = []
+    size = (0, 0)
+    for key, parts in (("plain", DEFAULT_PARTS), ("tree", PARTS)) * 2:
+        env.set_parts(parts)
+        env.reset(seed=0, options={"task": task})
+        for i in range(steps // 2):
+            before = cpu_s(env) if cpu_s is not None else 0.0
+            with out.timed(key):
+                obs, *_ = env.step(actions[i % len(actions)])
+            if cpu_s is not None and key == "plain":
+                cpu.append(cpu_s(env) - before)
+            assert not obs["last_action_error"], obs["last_action_error"]
+        if key == "tree":
+            tree = obs["a11y_tree"]
+            size = (len(list(ET.fromstring(tree).iter())), len(tree))
+    return out, cpu, size
+
+
 def measure_a11y(steps: int = 30) -> tuple[float, float, int, int]:
-    """GUI step p50 (ms) on the editor task without the tree and with it (one env, the parts
-    switched between resets), the tree's elements and characters."""
+    """GUI step p50 (ms) on the editor task without the tree and with it, the tree's elements
+    and characters."""
     editor = {t.id: t for t in all_tasks()}["append-line-in-editor"]
     env = ComputerEnv(editor)
-    out = harness.Timings("plain", "tree")
-    size = (0, 0)
     try:
-        for key, parts in (("plain", DEFAULT_PARTS), ("tree", PARTS)) * 2:
-            env.set_parts(parts)
-            env.reset(seed=0, options={"task": editor})
-            for i in range(steps // 2):
-                with out.timed(key):
-                    obs, *_ = env.step(("key('End')", "move(200, 200)", "click(500, 300)")[i % 3])
-                assert not obs["last_action_error"], obs["last_action_error"]
-            if key == "tree":
-                tree = obs["a11y_tree"]
-                size = (len(list(ET.fromstring(tree).iter())), len(tree))
+        out, _, size = measure_tree_steps(
+            env, editor, ("key('End')", "move(200, 200)", "click(500, 300)"), steps
+        )
     finally:
         env.close()
     return ms(out["plain"]), ms(out["tree"]), *size

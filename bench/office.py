@@ -22,18 +22,16 @@ Run: ``palaestra bench office`` or ``python -m palaestra.bench.office``.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 from typing import Any
 
 from palaestra.bench import harness
+from palaestra.bench.computer import MACHINE_MB, OSWORLD_REVERT_MS, measure_tree_steps
 from palaestra.bench.harness import ms
-from palaestra.envs.computer.env import DEFAULT_PARTS, PARTS, ComputerEnv
+from palaestra.envs.computer.env import ComputerEnv
 from palaestra.envs.computer.office import suite
 from palaestra.envs.computer.office.template import APPS
 from palaestra.tasks import Task
 
-MACHINE_MB = harness.machine_mb() - 4096
-OSWORLD_REVERT_MS = 20_000  # a VM snapshot revert: "tens of seconds" (issue 5)
 #: a Calc step: move the cell cursor and back, click a cell
 CALC_STEPS = ("key('Down')", "key('Up')", "click(300, 300)")
 
@@ -79,26 +77,10 @@ def measure_steps(steps: int) -> tuple[harness.Timings, list[float], tuple[int, 
     (this process and the session's), and the tree's elements and characters."""
     task = first_task("calc")
     env = ComputerEnv(task)
-    out = harness.Timings("plain", "tree")
-    cpu: list[float] = []
-    size = (0, 0)
     try:
-        for key, parts in (("plain", DEFAULT_PARTS), ("tree", PARTS)) * 2:
-            env.set_parts(parts)
-            env.reset(seed=0, options={"task": task})
-            for i in range(steps // 2):
-                before = _cpu_s(env)
-                with out.timed(key):
-                    obs, *_ = env.step(CALC_STEPS[i % len(CALC_STEPS)])
-                if key == "plain":
-                    cpu.append(_cpu_s(env) - before)
-                assert not obs["last_action_error"], obs["last_action_error"]
-            if key == "tree":
-                tree = obs["a11y_tree"]
-                size = (len(list(ET.fromstring(tree).iter())), len(tree))
+        return measure_tree_steps(env, task, CALC_STEPS, steps, cpu_s=_cpu_s)
     finally:
         env.close()
-    return out, cpu, size
 
 
 def measure_memory(sessions: int = 3) -> float:
