@@ -452,6 +452,7 @@ class View:
                 {
                     "href": f"{self.base}/view/{entity}/{r['id']}",
                     "cells": [expr.show(r[c]) for c in cols],
+                    **self._gestures(entity, r),
                 }
                 for r in shown
             ],
@@ -461,6 +462,29 @@ class View:
             next_href=href(page + 1) if page < pages else None,
         )
 
+    def _row_ops(self, entity: str, row: dict[str, Any], trigger: str) -> list[dict[str, str]]:
+        """The operations a row offers through ``trigger`` (the layout decides which triggers
+        exist, see :func:`trigger_of`), as buttons: label and form address."""
+        return [
+            {"label": self.v.label(op.label), "href": f"{self.base}/do/{name}/{row['id']}"}
+            for name, op in self.spec.operations.items()
+            if op.entity == entity
+            and trigger_of(op, self.v.layout) == trigger
+            and (not op.when or self._holds(op.when, row))
+        ]
+
+    def _gestures(self, entity: str, row: dict[str, Any]) -> dict[str, Any]:
+        """A list row's touch gestures (mobile layout): ``hold``, the operations its context
+        menu lists on a long press; ``swipe``, the one operation a swipe to the left reveals."""
+        if self.v.layout != "mobile":
+            return {}
+        swipe = self._row_ops(entity, row, "swipe")
+        return {
+            "hold": self._row_ops(entity, row, "long_press"),
+            "swipe": swipe[:1],
+            "menu": f"menu-{row['id']}",
+        }
+
     # ----- detail pages --------------------------------------------------------------------
     def detail(self, entity: str, rid: int) -> Response:
         row = self.row_or_404(entity, rid)
@@ -468,11 +492,7 @@ class View:
         fields = [
             (self.label(n, f), expr.show(row[n])) for n, f in e.fields.items() if not f.hidden
         ]
-        ops = [
-            {"label": self.v.label(op.label), "href": f"{self.base}/do/{name}/{rid}"}
-            for name, op in self.spec.operations.items()
-            if op.entity == entity and (not op.when or self._holds(op.when, row))
-        ]
+        ops = self._row_ops(entity, row, "button")
         page = self.spec.page_for(entity)
         index = self.spec.pages.index(page) if page else None
         return self.render(
@@ -499,7 +519,12 @@ class View:
         record = self.row_or_404(op.entity, rid) if op.entity and rid is not None else None
         if record is not None and op.when and not self._holds(op.when, record):
             return self.message(self.v.label(op.label), "This action is not available.", error=True)
-        values = {k: str(form.get(k, "")) for k in op.inputs()} if form is not None else {}
+        # a textarea submits its line breaks as CRLF; the app (and every task) stores LF
+        values = (
+            {k: str(form.get(k, "")).replace("\r\n", "\n") for k in op.inputs()}
+            if form is not None
+            else {}
+        )
         step = to_int(form.get("_step")) if form is not None else None
         steps = len(op.steps)
         errors: dict[str, str] = {}
@@ -621,6 +646,15 @@ class View:
                 back_label="Back",
             )
         return self.message(self.v.label(op.label), message)
+
+
+def trigger_of(op: OperationSpec, layout: str) -> str:
+    """How a row operation is reached: on the phone (mobile layout) as the spec's ``trigger``
+    says (``long_press``: the list row's context menu, ``swipe``: swiping the row left,
+    ``button``: the detail page), as the real app does; the desktop layout has no gestures, so
+    every operation keeps its button on the detail page there."""
+    trigger = getattr(op, "trigger", None) or "button"
+    return trigger if layout == "mobile" else "button"
 
 
 def _shown_input(view: View, f: FieldSpec, raw: str) -> str:

@@ -12,17 +12,20 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import json
 import random
 import sqlite3
 import string
 import tempfile
 import threading
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from faker import Faker
 
+from palaestra.errors import InvalidRequest
 from palaestra.synth_apps import expr
 from palaestra.synth_apps.spec import AppSpec, EntitySpec, FieldSpec
 
@@ -271,12 +274,16 @@ def build(spec: AppSpec, path: Path, seed: int) -> None:
         conn.close()
 
 
-def _resolve_fixed(spec: AppSpec, entity: str, fixed: Mapping[str, Any], conn: Any) -> dict:
+def _resolve_fixed(
+    spec: AppSpec, entity: str, fixed: Mapping[str, Any], conn: Any, place: str = ""
+) -> dict:
+    """A row given by field name (a ref by its row's display text) in its stored form."""
+    place = place or f"entities.{entity}.seed.rows"
     e = spec.entities[entity]
     given: dict[str, Any] = {}
     for key, value in fixed.items():
         if key not in e.fields:
-            raise ValueError(f"entities.{entity}.seed.rows: {key!r} is not a field")
+            raise ValueError(f"{place}: {key!r} is not a field")
         f = e.fields[key]
         if f.type == "ref":
             target = spec.entities[f.ref_entity]
@@ -284,11 +291,110 @@ def _resolve_fixed(spec: AppSpec, entity: str, fixed: Mapping[str, Any], conn: A
                 f"SELECT id FROM {f.to} WHERE {target.display} = ?", (value,)
             ).fetchone()
             if hit is None:
-                raise ValueError(f"entities.{entity}.seed.rows: no {f.to} named {value!r}")
+                raise ValueError(f"{place}: no {f.to} named {value!r}")
             given[f"{key}_id"] = hit[0]
         else:
-            given[key] = to_db(f, value)
+            try:
+                given[key] = to_db(f, value)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{place}.{key}: {value!r} is not a {f.type} ({exc})") from None
     return given
+
+
+#: a task's planted rows, at most (a reset inserts them; a task needs a few)
+MAX_PLANT = 300
+#: the longest planted text value (characters)
+MAX_PLANT_TEXT = 10_000
+SCALARS = (str, int, float, bool, type(None))
+
+
+def plant(
+    spec: AppSpec,
+    conn: sqlite3.Connection,
+    entity: str,
+    values: Mapping[str, Any],
+    place: str = "plant",
+) -> int:
+    """Insert one row a task plants before the agent starts (``setup["plant"]``): ``values``
+    by field name (a ref by its row's display text), the rest generated from a seed made of the
+    row itself, so the task generator's simulated database and every reset of the app get the
+    very same row (and id). Returns the new row's id; a bad value is a ``ValueError`` naming
+    ``place`` and the field."""
+    given = _resolve_fixed(spec, entity, values, conn, place)
+    seed = zlib.crc32(json.dumps([entity, values], sort_keys=True, default=str).encode())
+    ids = {
+        name: [r[0] for r in conn.execute(f"SELECT id FROM {name} ORDER BY id")]
+        for name in spec.entities
+    }
+    row = Generator(spec, seed).row(entity, given, Scope(spec, conn), ids)
+    return insert(conn, entity, row)
+
+
+def check_plant(
+    plant_: Any, apps: Mapping[str, AppSpec], default: str | None
+) -> list[tuple[AppSpec, str, dict[str, Any]]]:
+    """``setup["plant"]`` checked against the apps installed (``apps``: spec name -> spec):
+    a list of at most :data:`MAX_PLANT` ``{"app", "entity", "values"}`` (``app`` defaults to
+    ``default``, the task's app) whose values are scalars of the entity's fields. Returns
+    (spec, entity, values) per row; anything else is an :class:`InvalidRequest` naming the
+    place (``task.setup.plant[2].values.title``), since the request, not the agent, is wrong."""
+    where = "task.setup.plant"
+
+    def bad(place: str, message: str) -> InvalidRequest:
+        return InvalidRequest(f"{place}: {message}", field=where)
+
+    if not isinstance(plant_, list):
+        raise bad(where, f"must be a list of {{app, entity, values}}, not {type(plant_).__name__}")
+    if len(plant_) > MAX_PLANT:
+        raise bad(where, f"{len(plant_)} rows; a task plants at most {MAX_PLANT}")
+    out = []
+    for i, item in enumerate(plant_):
+        place = f"{where}[{i}]"
+        if not isinstance(item, dict):
+            raise bad(place, "must be an object {app, entity, values}")
+        extra = sorted(set(item) - {"app", "entity", "values"})
+        if extra:
+            raise bad(place, f"unknown key(s) {extra}; a row has app, entity and values")
+        app = item.get("app", default)
+        if not isinstance(app, str) or app not in apps:
+            raise bad(f"{place}.app", f"no app {app!r} installed here; apps: {sorted(apps)}")
+        spec = apps[app]
+        entity = item.get("entity")
+        if not isinstance(entity, str) or entity not in spec.entities:
+            known = sorted(spec.entities)
+            raise bad(f"{place}.entity", f"{app} has no entity {entity!r}; entities: {known}")
+        values = item.get("values", {})
+        if not isinstance(values, dict):
+            raise bad(f"{place}.values", "must be an object of field: value")
+        fields = spec.entities[entity].fields
+        for key, value in values.items():
+            if key not in fields:
+                raise bad(
+                    f"{place}.values.{key}",
+                    f"{app}.{entity} has no field {key!r}; fields: {sorted(fields)}",
+                )
+            if not isinstance(value, SCALARS):
+                raise bad(f"{place}.values.{key}", f"must be a scalar, not {type(value).__name__}")
+            if isinstance(value, str) and len(value) > MAX_PLANT_TEXT:
+                raise bad(f"{place}.values.{key}", f"longer than {MAX_PLANT_TEXT} characters")
+        out.append((spec, entity, values))
+    return out
+
+
+def plant_rows(rows: list[tuple[AppSpec, str, dict[str, Any]]], dbs: Mapping[str, Path]) -> None:
+    """Insert checked plant rows (see :func:`check_plant`) into the apps' databases (spec name
+    -> path), in order; a value that does not fit its field is an :class:`InvalidRequest`."""
+    by_app: dict[str, list[tuple[int, AppSpec, str, dict[str, Any]]]] = {}
+    for i, (spec, entity, values) in enumerate(rows):
+        by_app.setdefault(spec.name, []).append((i, spec, entity, values))
+    for name, items in by_app.items():
+        with opened(dbs[name]) as conn:
+            for i, spec, entity, values in items:
+                try:
+                    plant(spec, conn, entity, values, f"task.setup.plant[{i}].values")
+                except (ValueError, TypeError) as exc:
+                    raise InvalidRequest(str(exc), field="task.setup.plant") from None
+            conn.commit()
 
 
 def spec_key(spec: AppSpec) -> str:

@@ -4,10 +4,12 @@ A task names its app (``app``: a built-in domain or a spec file), the variant, t
 the data seed. The session keeps one app session (token + database copy) for its whole life and
 restores the database at every reset, which is a file copy. The start page is the app's home,
 which never reads the database, so the page the env loads ahead of a reset stays true after the
-restore. The verifier's state is the database path, read on the worker; the page has no route to
-it. The app answers only the session's own browser context: the driver's key (one per env
-session, see :mod:`palaestra.synth_apps.app`) is installed in each context by :meth:`admit`
-before it loads a page.
+restore; the rows a task plants (``setup["plant"]``, in this app only: a web task has one app)
+are inserted after it, so every episode starts from the same rows. The verifier's state is the
+database path, read on the worker; the page has no route to it. The app answers only the
+session's own browser context: the driver's key (one per env session, see
+:mod:`palaestra.synth_apps.app`) is installed in each context by :meth:`admit` before it loads a
+page.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from palaestra.synth_apps import data
 from palaestra.synth_apps.app import AppSession, admit, host, new_key
 from palaestra.synth_apps.spec import AppSpec, load_spec
 from palaestra.synth_apps.variants import make_variant
@@ -64,7 +67,13 @@ class SynthDriver:
         await admit(context, self.credential)
 
     async def begin(self, page: Any, setup: dict[str, Any], seed: int) -> None:
-        self._open(setup).restore()
+        session = self._open(setup)
+        name = session.spec.name
+        rows = data.check_plant(setup.get("plant", []), {name: session.spec}, name)
+        session.restore()
+        if rows:
+            with session.lock:
+                data.plant_rows(rows, {name: session.db})
         return None
 
     async def done(self, page: Any) -> bool:

@@ -60,6 +60,9 @@ async ([top, ratio]) => {
       is_clickable: clickable, is_editable: editable,
       is_scrollable: ["auto", "scroll"].includes(st.overflowY) && e.scrollHeight > e.clientHeight,
       is_checked: !!e.checked, is_focused: document.activeElement === e, is_enabled: !e.disabled,
+      // a list row with a context menu (a long press opens it), as Android marks such rows
+      is_long_clickable: clickable && !!e.closest("[data-menu]"),
+      is_checkable: tag === "INPUT" && ["checkbox", "radio"].includes((e.type || "").toLowerCase()),
     });
   }
   return out;

@@ -2,15 +2,19 @@
 
 No emulator image is needed. A session gets a mobile browser context (``is_mobile``,
 ``has_touch``, the device profile's size and pixel ratio) and its own copy of every installed
-app: the task's app plus the other built-in synthesized domains, in their mobile layouts, each
-with its own database. The screen is the page framed by a status bar and a navigation bar
-(back, home) drawn around the page's screenshot; taps on the bars act as Android's do. Gestures
-are real touch events sent through the Chrome DevTools Protocol (``Input.dispatchTouchEvent``):
-a long press holds, a swipe moves in steps over its duration, so pages scroll as a finger
-would scroll them. The app state lives in the apps' databases, so a reset restores the files and
-shows the launcher again. The phone's apps and launcher answer only this phone: they are opened
-with the phone's key, which its context carries as an ``HttpOnly`` cookie (see
-:mod:`palaestra.synth_apps.app`), so another session's phone holding their URLs is refused.
+app, in their mobile layouts, each with its own database: when the task's app is a replica of a
+real Android app (``synth_apps/replicas/``), the phone holds every replica, as AndroidWorld's
+emulator holds its apps (a task may span two of them); otherwise the task's app plus the other
+built-in synthesized domains. Rows a task plants (``setup["plant"]``, checked against the apps'
+specs) are inserted after every restore, before the agent's first look. The screen is the page
+framed by a status bar and a navigation bar (back, home) drawn around the page's screenshot;
+taps on the bars act as Android's do. Gestures are real touch events sent through the Chrome
+DevTools Protocol (``Input.dispatchTouchEvent``): a long press holds, a swipe moves in steps
+over its duration, so pages scroll as a finger would scroll them. The app state lives in the
+apps' databases, so a reset restores the files and shows the launcher again. The phone's apps
+and launcher answer only this phone: they are opened with the phone's key, which its context
+carries as an ``HttpOnly`` cookie (see :mod:`palaestra.synth_apps.app`), so another session's
+phone holding their URLs is refused.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from PIL import Image, ImageDraw
 
 from palaestra.envs.mobile.phone import PhoneError, UIElement
 from palaestra.envs.runtimes.browser import origin_guard, runtime, when_loaded
+from palaestra.synth_apps import data
+from palaestra.synth_apps import spec as specs
 from palaestra.synth_apps.app import AppSession, admit, host, new_key
 from palaestra.synth_apps.driver import spec_for
 from palaestra.synth_apps.spec import domain_names
@@ -36,6 +42,7 @@ HERE = Path(__file__).parent
 SYSTEM_UI_JS = (HERE / "system_ui.js").read_text()
 ELEMENTS_JS = (HERE / "elements.js").read_text()
 STATUS_BAR, NAV_BAR = 24, 48  # CSS px, as on Android
+FLING_TAP_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,11 @@ PROFILES = {
     "pixel-7": DeviceProfile("pixel-7", 412, 915, 2.0),
     "small": DeviceProfile("small", 360, 740, 1.0),
 }
+
+
+def replica_names() -> list[str]:
+    """The replica apps' names (``synth_apps/replicas/``)."""
+    return list(getattr(specs, "replica_names", list)())  # TEMP until H1's lands
 
 
 class EmbeddedPhone:
@@ -135,14 +147,27 @@ class EmbeddedPhone:
             self._close_apps()
             self._open_apps(setup)
             self._key = key
+        installed = {app.spec.name: app for app in self._apps.values()}
+        main = self._main.spec.name if self._main else None
+        rows = data.check_plant(
+            setup.get("plant", []), {n: a.spec for n, a in installed.items()}, main
+        )  # checked before anything changes: a bad plant leaves the phone as it was
         for app in self._apps.values():
             app.restore()
+        if rows:
+            with contextlib.ExitStack() as locks:
+                for app in installed.values():
+                    locks.enter_context(app.lock)
+                data.plant_rows(rows, {n: a.db for n, a in installed.items()})
         self._call(self._start())
 
     def _open_apps(self, setup: dict[str, Any]) -> None:
         wanted = setup.get("app")
-        names = [wanted] if wanted else []
-        names += [d for d in domain_names() if d != wanted and spec_for(d).name != wanted]
+        if wanted in replica_names():  # the replica set, in a fixed order (a real launcher's)
+            names = sorted(replica_names(), key=lambda n: spec_for(n).title.casefold())
+        else:  # the task's app first, then the other built-in domains
+            names = [wanted] if wanted else []
+            names += [d for d in domain_names() if d != wanted and spec_for(d).name != wanted]
         for name in names:
             spec = spec_for(name)
             variant = int(setup.get("variant", 0)) if name == wanted else 0
@@ -267,6 +292,7 @@ class EmbeddedPhone:
 
     async def _swipe(self, a: tuple[float, float], b: tuple[float, float], ms: float) -> None:
         steps = max(4, int(ms / 16))  # one move per frame: the speed is the finger's
+        before = await self._scrolled()
         await self._touch("touchStart", [a])
         for i in range(1, steps + 1):
             t = i / steps
@@ -288,6 +314,16 @@ class EmbeddedPhone:
             })""",
             timeout=2000,
         )
+        if before is not None and before == await self._scrolled():
+            # a fling that moved nothing (a row swiped sideways) still swallows a tap that
+            # comes within Chrome's tap-suppression window (~180 ms); a finger takes that long
+            await asyncio.sleep(FLING_TAP_S)
+
+    async def _scrolled(self) -> list[float] | None:
+        """The page's scroll position (None while a new page loads)."""
+        with contextlib.suppress(Exception):
+            return await self._page.evaluate("() => [window.scrollX, window.scrollY]")
+        return None
 
     def type_text(self, text: str) -> None:
         self._call(self._type(text))
@@ -324,6 +360,10 @@ class EmbeddedPhone:
         if picker is not None:  # back closes a dialog first, as on Android
             await picker.evaluate("e => e.remove()")
             return
+        menu = await self._page.query_selector("[data-back-closes]:not([hidden])")
+        if menu is not None:  # an app's dialog (a row's context menu)
+            await menu.evaluate("e => { e.hidden = true; }")
+            return
         if self.foreground() == "launcher":
             return
         response = await self._page.go_back(wait_until="load")
@@ -343,7 +383,12 @@ class EmbeddedPhone:
         self._call(self._page.goto(host().url(self._apps[match]), wait_until="load"))
 
     def state(self) -> dict[str, Any]:
-        return {"app_db": str(self._main.db) if self._main else "", "foreground": self.foreground()}
+        return {
+            "app_db": str(self._main.db) if self._main else "",
+            # every app's database by spec name: a task spanning two apps is checked in both
+            "app_dbs": {app.spec.name: str(app.db) for app in self._apps.values()},
+            "foreground": self.foreground(),
+        }
 
     def close(self) -> None:
         context, self._context = self._context, None

@@ -1,11 +1,14 @@
 """The mobile family's scripted policies, behind the one ``Policy`` protocol (see ``POLICIES``).
 
-``plan`` plays a synthesized task's planned oracle on a phone: the plan is the one the web family
-plays (``palaestra.synth_apps.generate``); here each step is found in the observation's element
-list, as a phone agent must: off-screen targets are brought into view by scrolling, a choice list
-opens its picker sheet and then taps the option, answers go through ``answer`` and the episode
-ends with ``status``. It reads only the observation (and the app's title, to open it from the
-launcher). ``random`` taps, types and scrolls on elements of the screen, ``noop`` does nothing.
+``plan`` plays a synthesized task's planned oracle on a phone: the plan is the one the web
+family plays (``palaestra.synth_apps.generate``); here each step is found in the observation's
+element list, as a phone agent must: off-screen targets are brought into view by scrolling, a
+choice list opens its picker sheet and then taps the option, answers go through ``answer`` and
+the episode ends with ``status``. A row operation the app reaches by a gesture is played as one:
+``hold`` long-presses the row (its context menu opens), ``swipe`` swipes the row to the left
+(its action shows); ``ask`` asks the user, ``open_app`` switches apps mid-plan (a task spanning
+two apps). It reads only the observation (and the app's title, to open it from the launcher).
+``random`` taps, types and scrolls on elements of the screen, ``noop`` does nothing.
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class MobilePlanPolicy:
         op = step["op"]
         if op == "open_app":
             return self._next({"action_type": "open_app", "app_name": step["name"]})
+        if op == "ask":
+            return self._next({"action_type": "ask_user", "question": step["question"]})
         if op == "say":
             return self._next({"action_type": "answer", "text": step["text"]})
         if op == "infeasible":
@@ -65,11 +70,11 @@ class MobilePlanPolicy:
             return self._next({"action_type": "status", "goal_status": "complete"})
         if op == "set":
             return self._set(step, elements)
-        if op in ("click", "open"):
+        if op in ("click", "open", "hold", "swipe"):
             target = _find(elements, step["name"])
             if target is not None:
-                return self._next({"action_type": "click", "index": target["index"]})
-            if op == "open":  # the pager comes after the rows: the row is on a later page
+                return self._next(_gesture(op, target, elements))
+            if op != "click" and "next" in step:  # the pager comes after the rows
                 more = _find(elements, step["next"])
                 if more is not None:
                     self.scrolls, self.last_scroll_view = 0, None
@@ -121,6 +126,20 @@ class MobilePlanPolicy:
         self.scrolls += 1
         self.last_scroll_view = view
         return {"action_type": "scroll", "direction": "down"}
+
+
+def _gesture(op: str, target: dict, elements: list[dict]) -> dict[str, Any]:
+    """The action a row step takes on its element: a tap; a long press (``hold``); or a swipe
+    (``swipe``) from the right of the screen to its left along the row's line, far enough to
+    reveal the row's action whatever the width of its text."""
+    if op == "hold":
+        return {"action_type": "long_press", "index": target["index"]}
+    if op != "swipe":
+        return {"action_type": "click", "index": target["index"]}
+    width = max(e["bbox_pixels"]["x_max"] for e in elements)
+    box = target["bbox_pixels"]
+    y = (box["y_min"] + box["y_max"]) / 2
+    return {"action_type": "swipe", "x1": 0.9 * width, "y1": y, "x2": 0.1 * width, "y2": y}
 
 
 def _find(elements: list[dict], name: str) -> dict | None:

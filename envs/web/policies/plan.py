@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from palaestra.envs.runtimes.axtree import Node, OracleError, action, after, click, fill, find, page
+from palaestra.envs.runtimes.axtree import (
+    Node,
+    OracleError,
+    action,
+    after,
+    click,
+    fill,
+    find,
+    norm,
+    page,
+)
 from palaestra.policies import scripted
 from palaestra.synth_apps import adversaries
 from palaestra.synth_apps.adversaries import GAVE_UP as ADVERSARY_GAVE_UP
@@ -24,6 +34,13 @@ class PlanPolicy:
     and widgets differ; the plan names labels, the policy picks ``fill``, ``select_option`` or a
     radio click from the role it finds). Stateful over one episode: :meth:`reset` starts over.
     The plan is ``task.oracle.data`` (``{"policy": "plan", "data": [...]}``), or ``plan=``.
+
+    Steps written for a phone play as a browser user would: ``hold`` (long-press a row) is a
+    right click on the row in the mobile layout, which opens the same context menu, and opening
+    the row in the desktop layout, whose detail page has every operation's button; ``ask`` is
+    ``ask_user``; ``open_app`` of the app on screen goes to its home page (a web task serves
+    one app, so another app's name is an error, as is ``swipe`` in the mobile layout: a mouse
+    has no swipe this policy can aim without coordinates).
     """
 
     def __init__(self, plan: list[dict[str, Any]] | None = None) -> None:
@@ -31,11 +48,13 @@ class PlanPolicy:
         self.plan: list[dict[str, Any]] = list(plan or [])
         self.index = 0
         self.pages_turned = 0
+        self.mobile = False
 
     def reset(self, task: Task | None) -> None:
         self.plan = scripted(task, self.fixed)
         self.index = 0
         self.pages_turned = 0
+        self.mobile = bool(task and task.setup.get("layout") == "mobile")
 
     def act(self, observation: dict[str, Any], info: dict[str, Any]) -> str:
         if self.index >= len(self.plan):
@@ -43,17 +62,25 @@ class PlanPolicy:
         step = self.plan[self.index]
         nodes = page(observation)
         op = step["op"]
-        if op == "open":
+        if op in ("open", "hold", "swipe"):
+            if op == "swipe" and self.mobile:
+                raise OracleError("a swipe step plays on the phone, not in a browser")
             links = find(nodes, "link", step["name"])
             if not links:
-                more = find(nodes, "link", step["next"])
+                more = find(nodes, "link", step["next"]) if "next" in step else []
                 if not more or self.pages_turned > 50:
                     raise OracleError(f"no link {step['name']!r} on any page of the list")
                 self.pages_turned += 1
                 return click(more[0])
             self.index += 1
+            if op == "hold" and self.mobile:  # a right click opens the row's context menu
+                return action("click", links[0].bid, "right")
             return click(links[0])
         self.index += 1
+        if op == "ask":
+            return action("ask_user", step["question"])
+        if op == "open_app":
+            return open_app(observation, step["name"])
         if op == "click":
             found = find(nodes, step["role"], step["name"])
             if not found:
@@ -68,6 +95,18 @@ class PlanPolicy:
         if op == "done":
             return action("done")
         raise OracleError(f"unknown plan step {op!r}")
+
+
+def open_app(observation: dict[str, Any], name: str) -> str:
+    """``open_app`` in a browser: the home page of the app on screen, when it is the one named
+    (a synthesized app's pages are titled ``<page> · <app title>`` and live under its
+    ``/s/<session>/`` path)."""
+    title = str(observation.get("title", ""))
+    url = str(observation.get("url", ""))
+    if norm(title.rpartition(" · ")[2]) != norm(name) or "/s/" not in url:
+        raise OracleError(f"a web task serves one app; {name!r} is not the app on screen")
+    head, _, rest = url.partition("/s/")
+    return action("goto", f"{head}/s/{rest.split('/', 1)[0]}/")
 
 
 def set_field(nodes: list[Node], label: str, value: str) -> str:
