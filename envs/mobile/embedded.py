@@ -60,6 +60,17 @@ PROFILES = {
 }
 
 
+def _package(spec: Any) -> str:
+    """An app's package name in ``ui_elements``: a replica's is the real app's (AndroidWorld's
+    elements carry it, e.g. ``com.simplemobiletools.calendar.pro``); other apps show their
+    title, as before."""
+    replica = getattr(spec, "replica_of", None)
+    package = (
+        replica.get("package") if isinstance(replica, dict) else getattr(replica, "package", None)
+    )
+    return str(package or spec.title)
+
+
 def replica_names() -> list[str]:
     """The replica apps' names (``synth_apps/replicas/``)."""
     return list(getattr(specs, "replica_names", list)())  # TEMP until H1's lands
@@ -229,7 +240,9 @@ class EmbeddedPhone:
 
     def elements(self) -> list[UIElement]:
         raw = self._call(self._read(ELEMENTS_JS, [self.top, self.profile.pixel_ratio]))
-        package = self.foreground()
+        title = self.foreground()
+        app = self._apps.get(title)
+        package = _package(app.spec) if app is not None else title
         out = [UIElement(index=i, package_name=package, **item) for i, item in enumerate(raw)]
         w = self.size[0]
         for label, x0, x1 in (("Back", 0, w // 3), ("Home", w // 3, 2 * w // 3)):
@@ -383,11 +396,15 @@ class EmbeddedPhone:
         self._call(self._page.goto(host().url(self._apps[match]), wait_until="load"))
 
     def state(self) -> dict[str, Any]:
+        shown = self.foreground()
         return {
             "app_db": str(self._main.db) if self._main else "",
             # every app's database by spec name: a task spanning two apps is checked in both
             "app_dbs": {app.spec.name: str(app.db) for app in self._apps.values()},
-            "foreground": self.foreground(),
+            "foreground": shown,
+            # the app on screen by spec name ("launcher" on the home screen): a task that ends
+            # in an app is checked by its name, never by a title a variant may change
+            "foreground_app": self._apps[shown].spec.name if shown in self._apps else shown,
         }
 
     def close(self) -> None:
