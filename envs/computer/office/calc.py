@@ -25,7 +25,7 @@ from typing import Any
 
 from palaestra.envs.computer.office import calc_books as books
 from palaestra.envs.computer.office import calc_gui as g
-from palaestra.envs.computer.office.calc_base import TOL, case, template
+from palaestra.envs.computer.office.calc_base import TOL, case, formula_column, template
 from palaestra.envs.computer.office.calc_files import Sheet, col_name
 from palaestra.envs.computer.office.calc_more import TEMPLATES as MORE
 from palaestra.envs.computer.office.template import Case, Template
@@ -35,23 +35,9 @@ from palaestra.envs.computer.office.template import Case, Template
 
 def _invoice_amounts(seed: int) -> Case:
     book, inv = books.invoice(seed)
-    n = book.last_row
     path = f"invoice_{inv.number.lower().replace('-', '_')}.xlsx"
-    expect: list[dict[str, Any]] = [{"cell": "E1", "value": "Amount", "ignore_case": True}]
-    expect += [
-        {"cell": f"E{r}", "value": line.amount, "tol": TOL, "formula": True}
-        for r, line in enumerate(inv.lines, start=2)
-    ]
-    gui = [*g.cells("E1", ["Amount", "=C2*D2"], down=True), *g.fill(f"E2:E{n}")]
-    code = g.code(
-        path,
-        f"""
-        ws["E1"] = "Amount"
-        for r in range(2, {n + 1}):
-            ws[f"E{{r}}"] = f"=C{{r}}*D{{r}}"
-        """,
-        recalc=True,
-    )
+    amounts = [line.amount for line in inv.lines]
+    expect, gui, code = formula_column(path, "E", "Amount", amounts, "=C{r}*D{r}")
     return case(path, [book.sheet()], {"customer": inv.customer.name}, expect, gui, code)
 
 
@@ -104,33 +90,11 @@ INVOICE_SUBTOTAL = template(
 
 def _budget_row_totals(seed: int) -> Case:
     book, b = books.budget(seed)
-    n, last = book.last_row, col_name(len(book.header) - 1)
-    total_col = col_name(len(book.header))
+    last, total_col = col_name(len(book.header) - 1), col_name(len(book.header))
     path = f"budget_{b.year}_h1.xlsx"
-    expect: list[dict[str, Any]] = [
-        {"cell": f"{total_col}1", "value": "Total", "ignore_case": True}
-    ]
-    expect += [
-        {
-            "cell": f"{total_col}{r}",
-            "value": round(sum(line.amounts), 2),
-            "tol": TOL,
-            "formula": True,
-        }
-        for r, line in enumerate(b.lines, start=2)
-    ]
-    gui = [
-        *g.cells(f"{total_col}1", ["Total", f"=SUM(C2:{last}2)"], down=True),
-        *g.fill(f"{total_col}2:{total_col}{n}"),
-    ]
-    code = g.code(
-        path,
-        f"""
-        ws["{total_col}1"] = "Total"
-        for r in range(2, {n + 1}):
-            ws[f"{total_col}{{r}}"] = f"=SUM(C{{r}}:{last}{{r}})"
-        """,
-        recalc=True,
+    totals = [round(sum(line.amounts), 2) for line in b.lines]
+    expect, gui, code = formula_column(
+        path, total_col, "Total", totals, f"=SUM(C{{r}}:{last}{{r}})"
     )
     params = {"owner": b.owner, "col": total_col, "first": b.months[0], "last": b.months[-1]}
     return case(path, [book.sheet()], params, expect, gui, code)
@@ -198,29 +162,12 @@ BUDGET_MONTH_TOTALS = template(
 
 def _grades_average(seed: int) -> Case:
     book, gb = books.gradebook(seed)
-    n, k = book.last_row, len(gb.assignments)
+    k = len(gb.assignments)
     avg_col, last = col_name(k + 1), col_name(k)
     path = f"{gb.course.lower().replace(' ', '_')}_grades.xlsx"
-    expect: list[dict[str, Any]] = [
-        {"cell": f"{avg_col}1", "value": "Average", "ignore_case": True}
-    ]
-    expect += [
-        {"cell": f"{avg_col}{r}", "value": round(sum(s) / len(s), 4), "tol": TOL, "formula": True}
-        for r, (_, s) in enumerate(gb.students, start=2)
-    ]
-    gui = [
-        *g.cells(f"{avg_col}1", ["Average", f"=AVERAGE(B2:{last}2)"], down=True),
-        *g.fill(f"{avg_col}2:{avg_col}{n}"),
-    ]
-    code = g.code(
-        path,
-        f"""
-        ws["{avg_col}1"] = "Average"
-        for r in range(2, {n + 1}):
-            ws[f"{avg_col}{{r}}"] = f"=AVERAGE(B{{r}}:{last}{{r}})"
-        """,
-        recalc=True,
-    )
+    means = [round(sum(s) / len(s), 4) for _, s in gb.students]
+    formula = f"=AVERAGE(B{{r}}:{last}{{r}})"
+    expect, gui, code = formula_column(path, avg_col, "Average", means, formula)
     params = {"course": gb.course, "col": avg_col}
     return case(path, [book.sheet()], params, expect, gui, code)
 

@@ -1,4 +1,5 @@
-"""What every Calc template is made with: the check spec, the guarded generator, the Case."""
+"""What every Calc template is made with: the check spec, the guarded generator, the Case, and
+the formula column several templates ask for."""
 
 from __future__ import annotations
 
@@ -57,3 +58,36 @@ def case(
         code=code,
         text_files=text_files or {},
     )
+
+
+def formula_column(
+    path: str,
+    col: str,
+    header: str,
+    values: list[float],
+    formula: str,
+    gui_formula: str | None = None,
+    check: dict[str, Any] | None = None,
+) -> tuple[list[dict[str, Any]], list[Any], list[Any]]:
+    """The checks, GUI solution and code solution of a new column ``col`` headed ``header``
+    whose rows from 2 on each hold ``formula`` (``{r}`` standing for the row) and evaluate to
+    ``values``, one per row. The GUI types the header and row 2's formula (``gui_formula``
+    where Calc's syntax differs, e.g. another sheet's cell), then fills it down; the code
+    writes every row's formula. Each value cell is checked within :data:`TOL` and, by default,
+    to hold a formula (``check`` replaces that, e.g. with ``formula_contains``). Shared by the
+    templates that add a computed column (amounts, row totals, averages, tax), which differ
+    only in these arguments."""
+    n = len(values) + 1
+    expect: list[dict[str, Any]] = [{"cell": f"{col}1", "value": header, "ignore_case": True}]
+    expect += [
+        {"cell": f"{col}{r}", "value": v, "tol": TOL, **(check or {"formula": True})}
+        for r, v in enumerate(values, start=2)
+    ]
+    first = gui_formula or formula.format(r=2)
+    gui = [*g.cells(f"{col}1", [header, first], down=True), *g.fill(f"{col}2:{col}{n}")]
+    body = (
+        f'ws["{col}1"] = "{header}"\n'
+        f"for r in range(2, {n + 1}):\n"
+        f'    ws[f"{col}{{r}}"] = f"{formula}"'
+    )
+    return expect, gui, g.code(path, body, recalc=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from palaestra.envs.computer.office import calc_books as books
 from palaestra.envs.computer.office import calc_gui as g
-from palaestra.envs.computer.office.calc_base import TOL, case, template
+from palaestra.envs.computer.office.calc_base import TOL, case, formula_column, template
 from palaestra.envs.computer.office.calc_files import Cell, Sheet, col_name, table
 from palaestra.envs.computer.office.template import Case
 
@@ -18,7 +18,6 @@ from palaestra.envs.computer.office.template import Case
 
 def _invoice_tax(seed: int) -> Case:
     book, inv = books.invoice(seed, amounts=True)
-    n = book.last_row
     path = f"sales_{inv.number[4:]}.xlsx"
     rates = Sheet(
         "Rates",
@@ -30,25 +29,15 @@ def _invoice_tax(seed: int) -> Case:
         {0: 14.0, 1: 10.0},
     )
     main = Sheet(book.name, books.amount_cells(book), books.widths(book.header, book.body))
-    expect: list[dict[str, Any]] = [{"cell": "F1", "value": "Tax", "ignore_case": True}]
-    expect += [
-        {
-            "cell": f"F{r}",
-            "value": round(line.amount * inv.tax_rate, 4),
-            "tol": TOL,
-            "formula_contains": "Rates",
-        }
-        for r, line in enumerate(inv.lines, start=2)
-    ]
-    gui = [*g.cells("F1", ["Tax", "=E2*$Rates.$B$2"], down=True), *g.fill(f"F2:F{n}")]
-    code = g.code(
+    taxes = [round(line.amount * inv.tax_rate, 4) for line in inv.lines]
+    expect, gui, code = formula_column(
         path,
-        f"""
-        ws["F1"] = "Tax"
-        for r in range(2, {n + 1}):
-            ws[f"F{{r}}"] = f"=E{{r}}*Rates!$B$2"
-        """,
-        recalc=True,
+        "F",
+        "Tax",
+        taxes,
+        "=E{r}*Rates!$B$2",
+        gui_formula="=E2*$Rates.$B$2",  # Calc names another sheet's cell its own way
+        check={"formula_contains": "Rates"},
     )
     return case(
         path, [main, rates], {"customer": inv.customer.name}, expect, gui, code, sheet="Invoice"
