@@ -1,5 +1,5 @@
 """What every Calc template is made with: the check spec, the guarded generator, the Case, and
-the formula column several templates ask for."""
+the solutions several templates share (a formula column, a number format on a range)."""
 
 from __future__ import annotations
 
@@ -91,3 +91,12 @@ def formula_column(
         f'    ws[f"{col}{{r}}"] = f"{formula}"'
     )
     return expect, gui, g.code(path, body, recalc=True)
+
+
+def number_format(path: str, ref: str, shortcut: str, fmt: str) -> tuple[list[Any], list[Any]]:
+    """The GUI solution (select ``ref``, press Calc's ``shortcut`` for the format) and the code
+    solution (``fmt`` on every cell of ``ref``) of a number format task; the templates that
+    format money and percentages differ only in these arguments."""
+    gui = [*g.goto(ref), g.key(shortcut), g.wait(0.5)]
+    body = f'for row in ws["{ref}"]:\n    for c in row:\n        c.number_format = "{fmt}"'
+    return gui, g.code(path, body, shortest=True)

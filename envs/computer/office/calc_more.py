@@ -9,7 +9,13 @@ from typing import Any
 
 from palaestra.envs.computer.office import calc_books as books
 from palaestra.envs.computer.office import calc_gui as g
-from palaestra.envs.computer.office.calc_base import TOL, case, formula_column, template
+from palaestra.envs.computer.office.calc_base import (
+    TOL,
+    case,
+    formula_column,
+    number_format,
+    template,
+)
 from palaestra.envs.computer.office.calc_files import Cell, Sheet, col_name, table
 from palaestra.envs.computer.office.template import Case
 
@@ -226,16 +232,7 @@ def _money_format(seed: int) -> Case:
     n = book.last_row
     path = f"quote_{inv.customer.last.lower()}_{seed + 1}.xlsx"
     expect = [{"range": f"D2:E{n}", "number_format": "number", "decimals": 2}, book.pinned()]
-    gui = [*g.goto(f"D2:E{n}"), g.key("ctrl+shift+1"), g.wait(0.5)]
-    code = g.code(
-        path,
-        f"""
-        for row in ws["D2:E{n}"]:
-            for c in row:
-                c.number_format = "#,##0.00"
-        """,
-        shortest=True,
-    )
+    gui, code = number_format(path, f"D2:E{n}", "ctrl+shift+1", "#,##0.00")
     sheet = book.sheet(fmts=False)
     return case(path, [sheet], {"customer": inv.customer.name}, expect, gui, code)
 
@@ -268,16 +265,7 @@ def _share_percent(seed: int) -> Case:
         book.pinned(),
         {"cell": "C1", "value": "Share"},
     ]
-    gui = [*g.goto(f"C2:C{n}"), g.key("ctrl+shift+5"), g.wait(0.5)]
-    code = g.code(
-        path,
-        f"""
-        for row in ws["C2:C{n}"]:
-            for c in row:
-                c.number_format = "0%"
-        """,
-        shortest=True,
-    )
+    gui, code = number_format(path, f"C2:C{n}", "ctrl+shift+5", "0%")
     sheet = Sheet(book.name, rows, {0: 14.0, 1: 12.0, 2: 10.0})
     return case(path, [sheet], {}, expect, gui, code)
 
