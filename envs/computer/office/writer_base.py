@@ -26,14 +26,10 @@ from typing import Any
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import ArtifactError, Case, Template
-from palaestra.envs.computer.office.writer_docs import Blocks
+from palaestra.envs.computer.office.writer_docs import Blocks, texts
 from palaestra.envs.computer.office.writer_docx import Doc, Page, Para, docx
 
 TEMPLATES: list[Template] = []
-
-
-def texts(blocks: Blocks) -> list[str]:
-    return [b.plain for b in blocks if isinstance(b, Para)]
 
 
 def searchable(blocks: Blocks, index: int, text: str) -> bool:
@@ -64,7 +60,9 @@ def make_case(
     after: Blocks | None = None,
 ) -> Case:
     """A Case: ``blocks`` written to ``~/path``; ``after`` is the document the task asks for
-    (its paragraph texts are checked in order)."""
+    (its paragraph texts are checked in order). The phrasings name the document ``{file}``:
+    it is the path, so the params carry it without each template writing it again."""
+    params = {**params, "file": path}
     doc = Doc(tuple(blocks), page or Page(), title=params.get("doc_title", ""))
     final = texts(after if after is not None else blocks)
     spec = g.spec(path, [*expect, g.order(*final)])

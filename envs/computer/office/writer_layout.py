@@ -40,7 +40,7 @@ def page_landscape(seed: int) -> Case:
     return make_case(
         "quarterly-report.docx",
         report(seed),
-        {"file": "quarterly-report.docx", "paper": paper},
+        {"paper": paper},
         [g.page_is(orientation="landscape", width=h, height=w, tol=1.0)],
         g.page(landscape=True),
         _CODE_PAGE.format(orient="WD_ORIENT.LANDSCAPE", w=h, h=w),
@@ -63,7 +63,7 @@ def page_margins(seed: int) -> Case:
     return make_case(
         "invoice-letter.docx",
         letter(seed),
-        {"cm": f"{cm:g}", "file": "invoice-letter.docx"},
+        {"cm": f"{cm:g}"},
         [
             g.page_is(
                 margins={"top": mm, "bottom": mm, "left": mm, "right": mm}, width=210.0, tol=0.6
@@ -89,7 +89,7 @@ def page_paper(seed: int) -> Case:
     return make_case(
         "invoice-letter.docx",
         letter(seed),
-        {"old": old, "new": new, "region": region, "file": "invoice-letter.docx"},
+        {"old": old, "new": new, "region": region},
         [g.page_is(orientation="portrait", width=w, height=h, tol=1.0)],
         g.page(paper=(old, new)),
         _CODE_PAGE.format(orient="WD_ORIENT.PORTRAIT", w=w, h=h),
@@ -124,7 +124,7 @@ def list_bullets(seed: int) -> Case:
     return make_case(
         "minutes.docx",
         blocks,
-        {"n": len(items), "first": items[0], "last": items[-1], "file": "minutes.docx"},
+        {"n": len(items), "first": items[0], "last": items[-1]},
         [{"list": items, "ordered": False}, g.para("Discussion", list=None)],
         [*g.select_paragraphs(items[0], len(items)), g.key("shift+F12"), g.wait(0.5)],
         _CODE_LIST.format(items=items, num_id=1),
@@ -147,7 +147,7 @@ def list_numbered(seed: int) -> Case:
     return make_case(
         "quarterly-report.docx",
         blocks,
-        {"n": len(items), "first": items[0], "last": items[-1], "file": "quarterly-report.docx"},
+        {"n": len(items), "first": items[0], "last": items[-1]},
         [{"list": items, "ordered": True}, g.para("Next steps", list=None)],
         [*g.select_paragraphs(start, len(items)), g.key("F12"), g.wait(0.5)],
         _CODE_LIST.format(items=items, num_id=2),
@@ -178,7 +178,7 @@ def table_insert(seed: int) -> Case:
     return make_case(
         "invoice-letter.docx",
         blocks,
-        {"listing": listing, "start": start, "file": "invoice-letter.docx"},
+        {"listing": listing, "start": start},
         [g.table(0, rows), {"tables": 1}],
         [
             *g.find(start),
@@ -224,7 +224,7 @@ def table_fill(seed: int) -> Case:
     return make_case(
         "minutes.docx",
         before,
-        {"listing": listing, "file": "minutes.docx"},
+        {"listing": listing},
         [g.table(0, [list(r) for r in full.rows])],
         gui,
         "t = d.tables[0]\n"
@@ -259,7 +259,6 @@ def table_add_row(seed: int) -> Case:
             "quarter": quarter,
             "revenue": revenue,
             "customers": customers,
-            "file": "quarterly-report.docx",
         },
         [g.table(0, [list(r) for r in full.rows])],
         [
@@ -306,7 +305,7 @@ def comment_add(seed: int) -> Case:
     return make_case(
         "quarterly-report.docx",
         blocks,
-        {"start": start, "note": note, "file": "quarterly-report.docx"},
+        {"start": start, "note": note},
         [{**g.comment(note.rstrip("?.")), "anchor": start}, {"comments": 1}],
         [
             *g.find(start),

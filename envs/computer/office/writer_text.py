@@ -53,7 +53,6 @@ def heading_restore(seed: int) -> Case:
         "text": target.plain,
         "level": level,
         "kind": "section titles" if level == 1 else "product headings",
-        "file": "quarterly-report.docx",
     }
     return make_case(
         "quarterly-report.docx",
@@ -90,7 +89,7 @@ def quote_style(seed: int) -> Case:
     return make_case(
         "quarterly-report.docx",
         before,
-        {"start": start, "file": "quarterly-report.docx"},
+        {"start": start},
         [g.para(quote.plain, style="Quotations")],
         [*g.find(start), *g.style("Quotations")],
         f"para({quote.plain!r}).style = d.styles['Quotations']",
@@ -115,7 +114,7 @@ def title_insert(seed: int) -> Case:
     return make_case(
         "minutes.docx",
         before,
-        {"title": title.plain, "file": "minutes.docx"},
+        {"title": title.plain},
         [g.first(title.plain, style="Title")],
         [
             g.key("ctrl+Home"),
@@ -175,7 +174,7 @@ def replace_company(seed: int) -> Case:
     return make_case(
         "invoice-letter.docx",
         blocks,
-        {"old": old, "new": new, "file": "invoice-letter.docx"},
+        {"old": old, "new": new},
         [g.absent(old), g.count(new, mentions(blocks, old))],
         g.replace_all(old, new),
         _REPLACE_CODE.format(old=old, new=new),
@@ -211,7 +210,7 @@ def replace_attendee(seed: int) -> Case:
     return make_case(
         "minutes.docx",
         blocks,
-        {"old": old, "new": new, "file": "minutes.docx"},
+        {"old": old, "new": new},
         [g.absent(old), g.count(new, mentions(blocks, old))],
         g.replace_all(old, new),
         _REPLACE_CODE.format(old=old, new=new),
@@ -254,8 +253,10 @@ def bold_line(seed: int) -> Case:
     blocks = letter(seed)
     i = find(blocks, "Subject:")
     text = para_at(blocks, i).plain
-    params = {"text": text, "file": "invoice-letter.docx"}
-    return _emphasis(params["file"], blocks, i, i + 1, "bold", params, g.find(text), "ctrl+b")
+    params = {"text": text}
+    return _emphasis(
+        "invoice-letter.docx", blocks, i, i + 1, "bold", params, g.find(text), "ctrl+b"
+    )
 
 
 @template(
@@ -269,9 +270,9 @@ def italic_paragraph(seed: int) -> Case:
     blocks = report(seed)
     i = find(blocks, "This report was prepared by")
     start = " ".join(para_at(blocks, i).plain.split()[:6])
-    params = {"start": start, "file": "quarterly-report.docx"}
     select = g.select_paragraphs(start, 1)
-    return _emphasis(params["file"], blocks, i, i - 1, "italic", params, select, "ctrl+i")
+    path = "quarterly-report.docx"
+    return _emphasis(path, blocks, i, i - 1, "italic", {"start": start}, select, "ctrl+i")
 
 
 _ALIGN = {
@@ -302,7 +303,7 @@ def align_paragraph(seed: int) -> Case:
     return make_case(
         "invoice-letter.docx",
         blocks,
-        {"start": start, "how": _ALIGN_WORDS[how], "file": "invoice-letter.docx"},
+        {"start": start, "how": _ALIGN_WORDS[how]},
         [g.para(text, align=how)],
         [*g.find(start), g.key(combo), g.wait(0.3)],
         f"para({text!r}).alignment = WD_ALIGN_PARAGRAPH.{name}",
@@ -332,7 +333,7 @@ def delete_paragraph(seed: int) -> Case:
     return make_case(
         path,
         blocks,
-        {"start": start, "file": path},
+        {"start": start},
         [g.absent(text)],
         [*g.select_paragraphs(start, 1), g.key("shift+Right"), g.key("Delete"), g.wait(0.3)],
         f"p = para({text!r})._p\np.getparent().remove(p)",
@@ -369,7 +370,6 @@ def move_paragraph(seed: int) -> Case:
             "item": item,
             "where": "first, before the others",
             "where_short": "first",
-            "file": "minutes.docx",
         },
         [g.order("Agenda", item)],
         [
