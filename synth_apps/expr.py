@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import datetime as dt
+import hashlib
 import operator
 from collections.abc import Callable, Mapping
 from functools import lru_cache
@@ -44,6 +45,118 @@ def _datetime(d: Any, t: Any = "00:00") -> dt.datetime:
     return dt.datetime.combine(_date(d), dt.time.fromisoformat(str(t)))
 
 
+def _as_date(value: Any, fn: str) -> dt.date:
+    """A date, datetime or ISO date string as a date; anything else is the caller's mistake."""
+    try:
+        return _date(value)
+    except (TypeError, ValueError):
+        raise ExprError(f"{fn}(): {value!r} is not a date (a date or 'YYYY-MM-DD')") from None
+
+
+_CLOCK = ("%H:%M", "%I:%M%p", "%I%p")  # 21:45, 1:30pm, 8pm (AndroidWorld writes all three)
+
+
+def _as_time(value: Any, fn: str) -> dt.time:
+    if isinstance(value, dt.datetime):
+        return value.time()
+    if isinstance(value, dt.time):
+        return value
+    for fmt in _CLOCK:
+        try:
+            return dt.datetime.strptime(str(value).strip().lower(), fmt).time()
+        except ValueError:
+            continue
+    raise ExprError(f"{fn}(): {value!r} is not a time ('HH:MM', '1:30pm' or '8pm')")
+
+
+def weekday(d: Any) -> str:
+    """The day's English name, 'Monday' ... 'Sunday'."""
+    return _as_date(d, "weekday").strftime("%A")
+
+
+def week_start(d: Any) -> dt.date:
+    """The Monday of the date's week (AndroidWorld: "assume the week starts from Monday")."""
+    day = _as_date(d, "week_start")
+    return day - dt.timedelta(days=day.weekday())
+
+
+def month_day(d: Any) -> str:
+    """'October 18': AndroidWorld's "<month name> <day>" (no zero padding)."""
+    day = _as_date(d, "month_day")
+    return f"{day:%B} {day.day}"
+
+
+def strftime(d: Any, fmt: str) -> str:
+    """A date, datetime or time formatted with a C ``strftime`` pattern (at most 64 chars)."""
+    if not isinstance(fmt, str) or len(fmt) > 64:
+        raise ExprError(f"strftime(): the format must be a text of at most 64 chars, not {fmt!r}")
+    if isinstance(d, dt.datetime | dt.date | dt.time):
+        return d.strftime(fmt)
+    text = str(d)
+    if "T" in text or " " in text.strip():
+        try:
+            return dt.datetime.fromisoformat(text).strftime(fmt)
+        except ValueError:
+            pass
+    return _as_date(d, "strftime").strftime(fmt)
+
+
+def minutes(t: Any) -> int:
+    """Minutes since midnight of a time ('09:30' -> 570; '1:30pm' and '8pm' read too)."""
+    clock = _as_time(t, "minutes")
+    return clock.hour * 60 + clock.minute
+
+
+def add_minutes(t: Any, n: Any) -> str:
+    """'HH:MM' ``n`` minutes later (or earlier); a result outside the same day is an error, since
+    a wrapped time (an event ending before it starts) would silently be wrong."""
+    if isinstance(n, bool) or not isinstance(n, int | float):
+        raise ExprError(f"add_minutes(): the minutes must be a number, not {n!r}")
+    total = minutes(t) + int(n)
+    if not 0 <= total < 24 * 60:
+        raise ExprError(f"add_minutes({t!r}, {n!r}) leaves the day ({total} minutes)")
+    return f"{total // 60:02d}:{total % 60:02d}"
+
+
+def ampm(t: Any) -> str:
+    """A time as AndroidWorld's prompts write it: '13:30' -> '1:30pm', '08:00' -> '8:00am'."""
+    clock = _as_time(t, "ampm")
+    return f"{(clock.hour % 12) or 12}:{clock.minute:02d}{'am' if clock.hour < 12 else 'pm'}"
+
+
+def join(items: Any, sep: str = ", ") -> str:
+    """Values as one text, each as it reads on screen: ['a', 'b'] -> 'a, b'."""
+    if isinstance(items, str | bytes) or not isinstance(items, list | tuple):
+        raise ExprError(f"join(): expected a list, not {type(items).__name__}")
+    return str(sep).join(show(i) for i in items)
+
+
+def spoken_dates(d: Any, today: Any) -> list[str]:
+    """Every unambiguous way to say the date relative to ``today``, as AndroidWorld rewords a
+    date in its prompts: 'October 18', 'October 18 2023', and when they apply 'today',
+    'tomorrow', 'yesterday', 'this Friday' (1-6 days ahead), 'the Friday after next' (8-14
+    days ahead). AndroidWorld also says a bare 'Friday' for a day up to a week back or ahead;
+    we leave that out, since the same word then names two dates."""
+    day, now = _as_date(d, "spoken_date"), _as_date(today, "spoken_date")
+    out = [month_day(day), f"{month_day(day)} {day.year}"]
+    ahead = (day - now).days
+    out += {0: ["today"], 1: ["tomorrow"], -1: ["yesterday"]}.get(ahead, [])
+    if 1 <= ahead <= 6:
+        out.append(f"this {weekday(day)}")
+    elif 8 <= ahead <= 14:
+        out.append(f"the {weekday(day)} after next")
+    return out
+
+
+def spoken_date(d: Any, today: Any, salt: Any = "") -> str:
+    """One of :func:`spoken_dates`, chosen by a hash of (date, today, salt): deterministic with
+    no random generator, so it reads the same in the generator, the app and validation. Pass a
+    drawn ``salt`` (``randint(0, 99)``) to vary the wording between tasks with the same date."""
+    options = spoken_dates(d, today)
+    key = f"{_as_date(d, 'spoken_date')}|{_as_date(today, 'spoken_date')}|{salt}"
+    return options[int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % len(options)]
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "days": days,
     "hours": hours,
@@ -59,6 +172,15 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "str": str,
     "lower": lambda s: str(s).lower(),
     "upper": lambda s: str(s).upper(),
+    "weekday": weekday,
+    "week_start": week_start,
+    "month_day": month_day,
+    "strftime": strftime,
+    "minutes": minutes,
+    "add_minutes": add_minutes,
+    "ampm": ampm,
+    "join": join,
+    "spoken_date": spoken_date,
 }
 
 _BIN = {

@@ -132,12 +132,32 @@ def _write(
 
 
 def db_functions(ds: data.Scope, scope: dict[str, Any]) -> dict[str, Any]:
-    """``count(entity, where)`` and ``total(entity, value, where)`` over the session's rows;
-    ``where``/``value`` see the outer scope plus ``row``, e.g. a conflict check
-    ``count('event', "row.date == input.date and row.start < input.end") == 0``."""
+    """Aggregates over the session's rows, for rules and for info tasks' answers; ``where``,
+    ``value`` and ``order`` are expressions that see the outer scope (``record``, ``input``,
+    ``let``, ``plant``, ``today`` ..., read when called, so keys added later count) plus ``row``,
+    e.g. a conflict check ``count('event', "row.date == input.date and row.start < input.end")
+    == 0``. Rows come in the entity's list order.
 
-    def matching(entity: str, where: str) -> list[dict[str, Any]]:
+    ``count(entity, where)``, ``total(entity, value, where)`` (rounded to cents);
+    ``titles(entity, where)`` the rows' display texts; ``values(entity, field, where)`` a
+    field's distinct values; ``sum(entity, value, where)`` (ints stay ints);
+    ``min_of``/``max_of(entity, value, where)``; ``first``/``last(entity, where, order)`` the
+    row with the smallest/largest ``order`` (ties: list order). An empty match is an error for
+    min_of/max_of/first/last: there is no answer to give."""
+
+    def entity_of(fn: str, entity: Any) -> Any:
+        if entity not in ds.spec.entities:
+            raise expr.ExprError(
+                f"{fn}(): no entity {entity!r}; the app has {sorted(ds.spec.entities)}"
+            )
+        return ds.spec.entities[entity]
+
+    def matching(entity: str, where: str, fn: str = "count") -> list[dict[str, Any]]:
+        entity_of(fn, entity)
         return [r for r in ds.rows(entity) if expr.evaluate(where, {**scope, "row": r})]
+
+    def of(value: str, row: dict[str, Any]) -> Any:
+        return expr.evaluate(value, {**scope, "row": row})
 
     def count(entity: str, where: str = "True") -> int:
         return len(matching(entity, where))
@@ -148,7 +168,64 @@ def db_functions(ds: data.Scope, scope: dict[str, Any]) -> dict[str, Any]:
             2,
         )
 
-    return {**expr.FUNCTIONS, "count": count, "total": total}
+    def titles(entity: str, where: str = "True") -> list[str]:
+        return [ds.display(entity, r) for r in matching(entity, where, "titles")]
+
+    def values(entity: str, field: str, where: str = "True") -> list[Any]:
+        if field not in entity_of("values", entity).fields:
+            raise expr.ExprError(
+                f"values(): {entity} has no field {field!r}; "
+                f"it has {sorted(ds.spec.entities[entity].fields)}"
+            )
+        out: list[Any] = []
+        for r in matching(entity, where, "values"):
+            if r[field] not in out:
+                out.append(r[field])
+        return out
+
+    def numbers(fn: str, entity: str, value: str, where: str) -> list[Any]:
+        out = [of(value, r) for r in matching(entity, where, fn)]
+        for v in out:
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise expr.ExprError(f"{fn}(): {value!r} is {v!r}, not a number")
+        return out
+
+    def total_of(entity: str, value: str, where: str = "True") -> int | float:
+        found = numbers("sum", entity, value, where)
+        return sum(found) if all(isinstance(v, int) for v in found) else round(sum(found), 2)
+
+    def extreme(fn: str, entity: str, value: str, where: str) -> Any:
+        found = [of(value, r) for r in matching(entity, where, fn)]
+        if not found:
+            raise expr.ExprError(f"{fn}(): no {entity} row where {where!r}")
+        try:
+            return min(found) if fn == "min_of" else max(found)
+        except TypeError:
+            raise expr.ExprError(f"{fn}(): the values of {value!r} do not compare") from None
+
+    def pick(fn: str, entity: str, where: str, order: str) -> dict[str, Any]:
+        rows = matching(entity, where, fn)
+        if not rows:
+            raise expr.ExprError(f"{fn}(): no {entity} row where {where!r}")
+        keyed = [(of(order, r), i) for i, r in enumerate(rows)]
+        try:
+            best = min(keyed) if fn == "first" else max(keyed, key=lambda k: (k[0], -k[1]))
+        except TypeError:
+            raise expr.ExprError(f"{fn}(): the values of {order!r} do not compare") from None
+        return rows[best[1]]
+
+    return {
+        **expr.FUNCTIONS,
+        "count": count,
+        "total": total,
+        "titles": titles,
+        "values": values,
+        "sum": total_of,
+        "min_of": lambda entity, value, where="True": extreme("min_of", entity, value, where),
+        "max_of": lambda entity, value, where="True": extreme("max_of", entity, value, where),
+        "first": lambda entity, where="True", order="row.id": pick("first", entity, where, order),
+        "last": lambda entity, where="True", order="row.id": pick("last", entity, where, order),
+    }
 
 
 def app_now(spec: AppSpec) -> dt.datetime:
