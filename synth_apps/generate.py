@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import random
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +32,16 @@ from palaestra.synth_apps.operations import (
     input_scope,
     matches,
 )
-from palaestra.synth_apps.spec import AppSpec, FieldSpec, OperationSpec, PageSpec, TaskTemplate
+from palaestra.synth_apps.spec import (
+    AppSpec,
+    FieldSpec,
+    OperationSpec,
+    PageSpec,
+    SpecError,
+    TaskTemplate,
+    load_spec,
+    replica_names,
+)
 from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Oracle, PublicMetadata, Task
 
@@ -138,7 +148,50 @@ class TaskGenerator:
             raise GenerationError("; ".join(f"tasks.{i}: {m}" for i, m in failures.items()))
         return out
 
-    def ground(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
+    @classmethod
+    def for_template(
+        cls,
+        name: str,
+        seed: int,
+        *,
+        ask: bool = False,
+        layout: str = "mobile",
+        specs: Mapping[str, AppSpec] | None = None,
+    ) -> Generated:
+        """The task of the template called ``name`` for ``seed`` (its ask-the-user variant with
+        ``ask``), looked up in ``specs`` (app ref -> spec; default: every replica app), so a
+        suite can make a task per (template, seed) and remake one alone. Deterministic for
+        (spec, template, seed, ask, layout); a template that cannot be grounded for the seed is a
+        :class:`GenerationError` naming both."""
+        broken: list[str] = []
+        if specs is None:
+            specs = {}
+            for app in replica_names():
+                try:
+                    specs[app] = load_spec(app)
+                except SpecError as exc:  # one app's broken file must not stop the others
+                    broken.append(str(exc))
+        found = [
+            (ref, spec, t) for ref, spec in specs.items() for t in spec.tasks if t.name == name
+        ]
+        if len(found) != 1:
+            why = "several apps have it" if found else "no app has it"
+            raise GenerationError(f"template {name!r}: {why}" + "".join(f"; {b}" for b in broken))
+        ref, spec, t = found[0]
+        gen = _generator(spec, layout, ref)
+        rng = random.Random(f"{spec.name}:{name}:{seed}")
+        fake = Faker()
+        fake.seed_instance(rng.randrange(1 << 30))
+        try:
+            made = gen.ground(t, rng, fake, ask=ask)
+        except (GenerationError, expr.ExprError) as exc:
+            raise GenerationError(f"template {name} (seed {seed}): {exc}") from None
+        made.task.id = f"{name}/{seed}{'-ask' if ask else ''}"
+        return made
+
+    def ground(
+        self, t: TaskTemplate, rng: random.Random, fake: Faker, *, ask: bool = False
+    ) -> Generated:
         if t.kind == "info":
             return self._info(t, rng)
         if t.kind == "infeasible" and t.violate == "missing":
@@ -567,3 +620,15 @@ def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
     if f.type == "bool":
         return str(int(bool(record[name])))
     return expr.show(record[name])
+
+
+_GENERATORS: dict[tuple[int, str, str], tuple[AppSpec, TaskGenerator]] = {}
+
+
+def _generator(spec: AppSpec, layout: str, ref: str) -> TaskGenerator:
+    """One generator per (spec object, layout, app ref): its seeded database is built once
+    (the spec is kept with it, so its id is not reused while cached)."""
+    key = (id(spec), layout, ref)
+    if key not in _GENERATORS:
+        _GENERATORS[key] = (spec, TaskGenerator(spec, layout=layout, app_ref=ref))
+    return _GENERATORS[key][1]

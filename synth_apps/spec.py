@@ -38,6 +38,9 @@ TYPES = (
     "ref",
 )
 DOMAINS_DIR = Path(__file__).parent / "domains"
+#: replicas of real apps (AndroidWorld's); a separate folder, so suites made from every domain
+#: (the ``phone`` suite) stay as they are when a replica is added
+REPLICAS_DIR = Path(__file__).parent / "replicas"
 
 
 class SpecError(ValueError):
@@ -161,9 +164,35 @@ class OperationSpec(_Model):
     effects: list[EffectSpec]
     success: str = "Done."
     confirm: bool = True
+    trigger: Literal["button", "long_press", "swipe"] = Field(
+        default="button",
+        description="how the mobile layout reaches a row operation: the detail page's button, "
+        "the list row's context menu (long_press) or the row swiped left (swipe)",
+    )
 
     def inputs(self) -> dict[str, FieldSpec]:
         return {k: v for step in self.steps for k, v in step.inputs.items()}
+
+
+class AskSpec(_Model):
+    """The ask-the-user variant of a template: ``hide`` inputs (or ``let`` values) are left out
+    of the wording and given to the simulated user, who answers when asked."""
+
+    hide: list[str] = Field(min_length=1)
+    instructions: list[str] = Field(min_length=1, description="wordings without the hidden holes")
+
+
+class PlantSpec(_Model):
+    """A row created at reset, before the agent starts (in this app unless ``app`` names
+    another); ``values`` are expressions over the task's draws (``let``, ``input``, earlier
+    ``plant`` rows, ``today``)."""
+
+    app: str | None = None
+    entity: str
+    values: dict[str, str] = Field(default_factory=dict)
+
+
+AnswerFormat = Literal["list", "number", "text", "date", "bool"]
 
 
 class TaskTemplate(_Model):
@@ -171,6 +200,23 @@ class TaskTemplate(_Model):
 
     kind: Literal["operation", "info", "infeasible"]
     instruction: str
+    name: str | None = Field(
+        default=None, description="the template's own name (replicas: AndroidWorld's)"
+    )
+    phrasings: list[str] = Field(
+        default_factory=list, description="more wordings with the instruction's holes"
+    )
+    ask: AskSpec | None = None
+    let: dict[str, str] = Field(
+        default_factory=dict, description="task-level draws, made first, read as let.<name>"
+    )
+    repeat: int | str | None = Field(
+        default=None, description="operation: done on N distinct rows or with N input draws"
+    )
+    plant: list[PlantSpec] = Field(default_factory=list)
+    answer: str | None = Field(default=None, description="info: the answer, an expression")
+    answer_format: AnswerFormat | None = None
+    tolerance: float | None = Field(default=None, ge=0, description="number answers: +/-")
     operation: str | None = None
     entity: str | None = None
     field: str | None = Field(default=None, description="info: the field whose value is asked")
@@ -189,9 +235,18 @@ class TaskTemplate(_Model):
     weight: float = 1.0
 
 
+class ReplicaOf(_Model):
+    """The real app a replica stands for (its name and Android package)."""
+
+    app: str
+    package: str
+
+
 class AppSpec(_Model):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     title: str
+    replica_of: ReplicaOf | None = None
+    web: bool = Field(default=False, description="replicas: offered in the web layout suite too")
     description: str = ""
     today: dt.date = dt.date(2026, 12, 1)
     entities: dict[str, EntitySpec]
@@ -395,13 +450,15 @@ def _columns(entity: EntitySpec) -> set[str]:
 def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
     # keys of the other kind would be ignored: say so instead
     stray = {
-        "info": ("operation", "inputs", "violate", "missing"),
-        "operation": ("entity", "field", "violate", "missing"),
-        "infeasible": ("entity", "field"),
+        "info": ("operation", "violate", "missing", "repeat"),
+        "operation": ("entity", "field", "violate", "missing", "answer", "answer_format"),
+        "infeasible": ("entity", "field", "answer", "answer_format", "repeat"),
     }[t.kind]
     for key in stray:
         if getattr(t, key):
             _fail(f"{place}.{key}", f"{t.kind} templates do not take {key!r}")
+    if t.tolerance is not None and t.answer_format != "number":
+        _fail(f"{place}.tolerance", "a tolerance is for answer_format: number")
     op = None
     if t.kind in ("operation", "infeasible"):
         if t.operation is None or t.operation not in spec.operations:
@@ -411,17 +468,45 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
         if missing:
             _fail(f"{place}.inputs", f"no generator for input(s) {sorted(missing)}")
         entity = op.entity
+    elif t.answer is not None:  # an answer expression reads the rows it needs itself
+        entity = t.entity
+        if entity is not None and entity not in spec.entities:
+            _fail(f"{place}.entity", f"unknown entity {entity!r}")
+        if t.field is not None:
+            _fail(f"{place}.field", "give 'answer' or 'field', not both")
+        if t.pick and entity is None:
+            _fail(f"{place}.pick", "a pick needs the entity whose rows it picks")
     else:
         entity = t.entity
         if entity is None or entity not in spec.entities:
             _fail(f"{place}.entity", f"unknown entity {entity!r}")
         if t.field not in spec.entities[entity].fields:
             _fail(f"{place}.field", f"{t.field!r} is not a field of {entity}")
+    if t.answer_format is not None and t.answer is None:
+        _fail(f"{place}.answer_format", "an answer_format needs an 'answer' expression")
     if entity is not None and spec.page_for(entity) is None:
         _fail(place, f"no page lists {entity}, so an agent could never reach its rows")
-    scope = {"record", "input", "today", "missing"}
+    scope = {"record", "input", "today", "missing", *TASK_NAMES}
     if t.pick:
         _check_expr(f"{place}.pick", t.pick, scope)
+    for key, source in t.let.items():
+        _check_expr(f"{place}.let.{key}", source, {"today", "now", "let"})
+    for j, row in enumerate(t.plant):
+        pp = f"{place}.plant.{j}"
+        for key, source in row.values.items():
+            _check_expr(f"{pp}.values.{key}", source, {"today", "now", "input", *TASK_NAMES})
+        if row.app in (None, spec.name):
+            if row.entity not in spec.entities:
+                _fail(f"{pp}.entity", f"unknown entity {row.entity!r}")
+            extra = set(row.values) - set(spec.entities[row.entity].fields)
+            if extra:
+                _fail(f"{pp}.values", f"{sorted(extra)} are not fields of {row.entity}")
+    if t.answer is not None:
+        _check_expr(f"{place}.answer", t.answer, {"record", "input", "today", "now", *TASK_NAMES})
+    if isinstance(t.repeat, str):
+        _check_expr(f"{place}.repeat", t.repeat, {"today", "let"})
+    elif t.repeat is not None and not 1 <= t.repeat <= 20:
+        _fail(f"{place}.repeat", f"{t.repeat} is not between 1 and 20")
     if t.kind == "infeasible" and op is not None:  # op: read above for every infeasible kind
         requires = [r.require for r in op.rules]
         if t.violate != "missing" and t.violate not in requires:
@@ -430,6 +515,70 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
             _fail(f"{place}.missing", "name the filter(s) and the absent value(s)")
         if t.missing and not any(set(t.missing) <= set(p.filters) for p in spec.pages):
             _fail(f"{place}.missing", f"no page has all of {sorted(t.missing)} as filters")
+    _check_wordings(place, t, spec)
+
+
+#: what a template's expressions may read besides record/input: task-level draws (``let``),
+#: planted rows (``plant[i]``), the rows and draws of a ``repeat`` (``records[i]``,
+#: ``inputs[i]``) and, in ``pick``, the rows picked so far (``picked``)
+TASK_NAMES = ("let", "plant", "records", "inputs", "picked", "now")
+
+
+def hole_set(text: str) -> set[str]:
+    """The holes of a wording, spaces removed (``{ input.date }`` is ``{input.date}``)."""
+    try:
+        return {"".join(h.split()) for _, h in expr._holes(text) if h is not None}
+    except expr.ExprError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _check_wordings(place: str, t: TaskTemplate, spec: AppSpec) -> None:
+    """A replica's template has a name and at least 4 more wordings with the instruction's
+    holes; an ask variant's wordings leave out the hidden values, which must be draws."""
+    holes = hole_set(t.instruction)
+    if spec.replica_of is not None:
+        if not t.name:
+            _fail(f"{place}.name", "a replica's template needs its name (AndroidWorld's)")
+        if len(t.phrasings) < 4:
+            _fail(f"{place}.phrasings", f"a replica's template needs >= 4, has {len(t.phrasings)}")
+    for j, text in enumerate(t.phrasings):
+        have = hole_set(text)
+        if have != holes:
+            _fail(
+                f"{place}.phrasings.{j}",
+                f"holes differ from the instruction's: missing {sorted(holes - have)}, "
+                f"extra {sorted(have - holes)}",
+            )
+    if t.ask is None:
+        return
+    entity = spec.operations[t.operation].entity if t.operation in spec.operations else t.entity
+    fields = set(spec.entities[entity].fields) if entity in spec.entities else set()
+    known = set(t.inputs) | set(t.let) | fields
+    for name in t.ask.hide:
+        if name not in known:
+            _fail(
+                f"{place}.ask.hide",
+                f"{name!r} is not an input, a let value or a field of the row ({sorted(known)})",
+            )
+    for j, text in enumerate(t.ask.instructions):
+        have = hole_set(text)
+        draws = set(t.inputs) | set(t.let)
+        shown = {h for h in have if any(_reads(h, n, n in draws) for n in t.ask.hide)}
+        if shown:
+            _fail(f"{place}.ask.instructions.{j}", f"shows hidden value(s) in {sorted(shown)}")
+        if not have <= holes:
+            _fail(
+                f"{place}.ask.instructions.{j}",
+                f"holes {sorted(have - holes)} are not in the instruction",
+            )
+
+
+def _reads(hole: str, name: str, drawn: bool) -> bool:
+    """Whether a hole reads the hidden value ``name``: a draw's (``input.name``,
+    ``inputs[0].name``, ``let.name``) or else the row's (``record.name``, ``records[1].name``)."""
+    where = r"input|inputs\[\d+\]|let" if drawn else r"record|records\[\d+\]"
+    pattern = rf"\b({where})\.{re.escape(name)}\b"
+    return re.search(pattern, hole) is not None
 
 
 def load_spec(source: str | Path | dict[str, Any]) -> AppSpec:
@@ -438,12 +587,13 @@ def load_spec(source: str | Path | dict[str, Any]) -> AppSpec:
         data, where = source, "spec"
     else:
         path = Path(source)
-        if not path.suffix and (DOMAINS_DIR / f"{source}.yaml").exists():
-            path = DOMAINS_DIR / f"{source}.yaml"
+        for folder in (DOMAINS_DIR, REPLICAS_DIR):
+            if not path.suffix and (folder / f"{source}.yaml").exists():
+                path = folder / f"{source}.yaml"
         if not path.exists():
             raise SpecError(
-                f"no spec file {path} and no built-in domain {str(source)!r}; "
-                f"domains: {domain_names()}"
+                f"no spec file {path} and no built-in domain or replica {str(source)!r}; "
+                f"domains: {domain_names()}; replicas: {replica_names()}"
             )
         data, where = yaml.safe_load(path.read_text()), str(path)
     try:
@@ -459,3 +609,36 @@ def load_spec(source: str | Path | dict[str, Any]) -> AppSpec:
 
 def domain_names() -> list[str]:
     return sorted(p.stem for p in DOMAINS_DIR.glob("*.yaml"))
+
+
+def replica_names() -> list[str]:
+    """The replica apps (``synth_apps/replicas/``): not domains, so suites of every domain
+    leave them out."""
+    return sorted(p.stem for p in REPLICAS_DIR.glob("*.yaml"))
+
+
+def check_replicas(specs: dict[str, AppSpec]) -> None:
+    """What one spec cannot check alone: template names unique over all replicas, and rows
+    planted in another replica naming its entities and fields."""
+    seen: dict[str, str] = {}
+    for app, spec in specs.items():
+        for i, t in enumerate(spec.tasks):
+            place = f"{app}.tasks.{i}"
+            if t.name and t.name in seen:
+                raise SpecError(f"{place}.name: {t.name!r} is already a template of {seen[t.name]}")
+            if t.name:
+                seen[t.name] = app
+            for j, row in enumerate(t.plant):
+                target = specs.get(row.app or app)
+                if target is None:
+                    raise SpecError(f"{place}.plant.{j}.app: no replica {row.app!r}")
+                if row.entity not in target.entities:
+                    raise SpecError(
+                        f"{place}.plant.{j}.entity: {target.name} has no entity {row.entity!r}"
+                    )
+                extra = set(row.values) - set(target.entities[row.entity].fields)
+                if extra:
+                    raise SpecError(
+                        f"{place}.plant.{j}.values: {sorted(extra)} are not fields of "
+                        f"{target.name}.{row.entity}"
+                    )
