@@ -131,6 +131,13 @@ def join(items: Any, sep: str = ", ") -> str:
     return str(sep).join(show(i) for i in items)
 
 
+def pluck(rows: Any, field: str) -> list[Any]:
+    """One field of each row: ``join(pluck(records, 'title'))`` names picked rows in order."""
+    if isinstance(rows, str | bytes | Mapping) or not isinstance(rows, list | tuple):
+        raise ExprError(f"pluck(): expected a list of rows, not {type(rows).__name__}")
+    return [_get(r, field) for r in rows]
+
+
 def spoken_dates(d: Any, today: Any) -> list[str]:
     """Every unambiguous way to say the date relative to ``today``, as AndroidWorld rewords a
     date in its prompts: 'October 18', 'October 18 2023', and when they apply 'today',
@@ -180,6 +187,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "add_minutes": add_minutes,
     "ampm": ampm,
     "join": join,
+    "pluck": pluck,
     "spoken_date": spoken_date,
 }
 

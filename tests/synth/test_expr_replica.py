@@ -16,6 +16,7 @@ from palaestra.synth_apps.expr import (
     join,
     minutes,
     month_day,
+    pluck,
     spoken_date,
     spoken_dates,
     strftime,
@@ -64,6 +65,9 @@ def test_join_shows_each_value_as_on_screen():
     assert join(["Gym", "Dentist"]) == "Gym, Dentist"
     assert join([SUNDAY, 2.5, True], " / ") == "2023-10-15 / 2.50 / yes"
     assert join([]) == ""
+    rows = [{"title": "Soup", "id": 3}, {"title": "Stew", "id": 1}]
+    assert pluck(rows, "title") == ["Soup", "Stew"]
+    assert evaluate("join(pluck(records, 'id'), ' and ')", {"records": rows}) == "3 and 1"
 
 
 def test_spoken_dates_follow_androidworld_without_ambiguous_bare_weekdays():
@@ -113,6 +117,8 @@ def test_spoken_date_is_a_deterministic_choice_that_the_salt_varies():
         (lambda: add_minutes("09:00", "45"), "must be a number"),
         (lambda: ampm("noon"), r"ampm\(\): 'noon' is not a time"),
         (lambda: join("abc"), "expected a list"),
+        (lambda: pluck({"title": "a"}, "title"), "expected a list of rows"),
+        (lambda: pluck([{"title": "a"}], "name"), "no field 'name'"),
         (lambda: spoken_date("soon", SUNDAY), r"spoken_date\(\): 'soon' is not a date"),
     ],
 )
