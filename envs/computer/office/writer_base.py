@@ -26,7 +26,7 @@ from typing import Any
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import ArtifactError, Case, Template
-from palaestra.envs.computer.office.writer_docs import Blocks, texts
+from palaestra.envs.computer.office.writer_docs import Blocks, Source, texts
 from palaestra.envs.computer.office.writer_docx import Doc, Page, Para, docx
 
 TEMPLATES: list[Template] = []
@@ -76,13 +76,18 @@ def make_case(
     )
 
 
-def template(name: str, skills: tuple[str, ...], *phrasings: str) -> Callable[..., Any]:
-    """Declare the decorated ``make(seed)`` as a template; a failure names it and the seed."""
+def template(
+    name: str, skills: tuple[str, ...], doc: Source | None, *phrasings: str
+) -> Callable[..., Any]:
+    """Declare the decorated generator as a template; a failure names it and the seed. With a
+    ``doc`` (the document every seed starts from) it is ``make(seed, blocks, path)``: the
+    decorator builds the seed's document and gives it with its file, so a template starts
+    from its changes; without one (the document varies with the seed) ``make(seed)``."""
 
-    def wrap(make: Callable[[int], Case]) -> Callable[[int], Case]:
+    def wrap(make: Callable[..., Case]) -> Callable[..., Case]:
         def safe(seed: int) -> Case:
             try:
-                return make(seed)
+                return make(seed) if doc is None else make(seed, doc.build(seed), doc.path)
             except ArtifactError:
                 raise
             except Exception as exc:  # any generator failure is reported as one

@@ -10,6 +10,8 @@ is unique within its document, so a task and its checks can name a paragraph by 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office.writer_docx import Para, Run, Table
@@ -145,6 +147,22 @@ def minutes(seed: int) -> Blocks:
         Para(f"Next meeting: {day(m.date + dt.timedelta(days=14))}, {m.location}"),
     ]
     return blocks
+
+
+@dataclass
+class Source:
+    """A document the templates start from: the file it is written to (home-relative, named
+    ``{file}`` by the phrasings) and how a seed builds it. A template declares its source, so
+    each builder's file name is written once, here, and never paired with another file. (Not
+    frozen: a test breaks ``build`` to see a generator's failure named.)"""
+
+    path: str
+    build: Callable[[int], Blocks]
+
+
+LETTER = Source("invoice-letter.docx", letter)
+REPORT = Source("quarterly-report.docx", report)
+MINUTES = Source("minutes.docx", minutes)
 
 
 def texts(blocks: Blocks) -> list[str]:

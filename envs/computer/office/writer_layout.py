@@ -9,12 +9,13 @@ from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import Case
 from palaestra.envs.computer.office.writer_base import ensure_searchable, make_case, pick, template
 from palaestra.envs.computer.office.writer_docs import (
+    LETTER,
+    MINUTES,
+    REPORT,
+    Blocks,
     find,
     first_table,
-    letter,
-    minutes,
     para_at,
-    report,
     section,
 )
 from palaestra.envs.computer.office.writer_docx import PAPERS, Page, Table
@@ -29,17 +30,18 @@ s.page_width, s.page_height = Mm({w}), Mm({h})
 @template(
     "writer-page-landscape",
     ("print layout",),
+    REPORT,
     "The revenue table in the report is too wide for the page. Switch the page orientation "
     "to landscape (same paper size) and save.",
     "Turn the pages of {file} to landscape and save the document.",
     "Lay the open report out on landscape {paper} pages instead of portrait, then save it.",
 )
-def page_landscape(seed: int) -> Case:
+def page_landscape(seed: int, blocks: Blocks, path: str) -> Case:
     paper = ("A4", "Letter", "A4")[seed % 3]
     w, h = PAPERS[paper]
     return make_case(
-        "quarterly-report.docx",
-        report(seed),
+        path,
+        blocks,
         {"paper": paper},
         [g.page_is(orientation="landscape", width=h, height=w, tol=1.0)],
         g.page(landscape=True),
@@ -51,18 +53,19 @@ def page_landscape(seed: int) -> Case:
 @template(
     "writer-page-margins",
     ("print layout",),
+    LETTER,
     "Set all four page margins of the open letter to {cm} cm and save it.",
     "The letter needs {cm} cm margins on every side (top, bottom, left and right). Change "
     "them and save {file}.",
     "Our letterhead paper requires margins of {cm} cm all round: adjust the document's page "
     "margins accordingly and save.",
 )
-def page_margins(seed: int) -> Case:
+def page_margins(seed: int, blocks: Blocks, path: str) -> Case:
     cm = (1.5, 3.0, 2.0)[seed % 3]
     mm = cm * 10
     return make_case(
-        "invoice-letter.docx",
-        letter(seed),
+        path,
+        blocks,
         {"cm": f"{cm:g}"},
         [
             g.page_is(
@@ -79,16 +82,17 @@ def page_margins(seed: int) -> Case:
 @template(
     "writer-page-paper",
     ("print layout",),
+    LETTER,
     "This letter will be printed in {region}: change its paper size from {old} to {new} and save.",
     "Set the paper format of {file} to {new} (it is {old} now), keeping portrait, and save.",
     "Switch the open document to {new} paper and save it.",
 )
-def page_paper(seed: int) -> Case:
+def page_paper(seed: int, blocks: Blocks, path: str) -> Case:
     old, new, region = (("A4", "Letter", "the US"), ("Letter", "A4", "Germany"))[seed % 2]
     w, h = PAPERS[new]
     return make_case(
-        "invoice-letter.docx",
-        letter(seed),
+        path,
+        blocks,
         {"old": old, "new": new, "region": region},
         [g.page_is(orientation="portrait", width=w, height=h, tol=1.0)],
         g.page(paper=(old, new)),
@@ -112,17 +116,17 @@ _CODE_LIST = """for text in {items!r}:
 @template(
     "writer-list-bullets",
     ("itemization",),
+    MINUTES,
     "Turn the {n} agenda items of the minutes into a bulleted list and save.",
     'In {file}, the lines from "{first}" to "{last}" should be bullet points. Format '
     "them that way and save the document.",
     "Make the agenda a bulleted list (one bullet per item) and save the file.",
 )
-def list_bullets(seed: int) -> Case:
-    blocks = minutes(seed)
+def list_bullets(seed: int, blocks: Blocks, path: str) -> Case:
     top, items = section(blocks, "Agenda", 4)
     ensure_searchable(blocks, top, items[0])
     return make_case(
-        "minutes.docx",
+        path,
         blocks,
         {"n": len(items), "first": items[0], "last": items[-1]},
         [{"list": items, "ordered": False}, g.para("Discussion", list=None)],
@@ -134,18 +138,18 @@ def list_bullets(seed: int) -> Case:
 @template(
     "writer-list-numbered",
     ("itemization",),
+    REPORT,
     "Number the next steps at the end of the report (1, 2, 3, ...) as a numbered list and save.",
     'Format the {n} paragraphs under "Next steps" in {file} as a numbered list, then save.',
     'The closing action points of the report, from "{first}" to "{last}", should form a '
     "numbered list. Do it and save the document.",
 )
-def list_numbered(seed: int) -> Case:
-    blocks = report(seed)
+def list_numbered(seed: int, blocks: Blocks, path: str) -> Case:
     top, items = section(blocks, "Next steps")
     start = " ".join(items[0].split()[:3])
     ensure_searchable(blocks, top, start)
     return make_case(
-        "quarterly-report.docx",
+        path,
         blocks,
         {"n": len(items), "first": items[0], "last": items[-1]},
         [{"list": items, "ordered": True}, g.para("Next steps", list=None)],
@@ -158,6 +162,7 @@ def list_numbered(seed: int) -> Case:
 @template(
     "writer-table-insert",
     ("tabular data",),
+    LETTER,
     "Below the paragraph about what the delivery included, insert a table with the columns "
     "Product, Quantity and Unit price and one row per item: {listing}. Save the letter.",
     "Add a 3-column table (Product, Quantity, Unit price) to {file}, right after the "
@@ -165,8 +170,7 @@ def list_numbered(seed: int) -> Case:
     "Put the delivered items in a table under the delivery paragraph: header row Product / "
     "Quantity / Unit price, then {listing}. Save the document when done.",
 )
-def table_insert(seed: int) -> Case:
-    blocks = letter(seed)
+def table_insert(seed: int, blocks: Blocks, path: str) -> Case:
     inv = data.invoice(seed)
     rows = [["Product", "Quantity", "Unit price"]] + [
         [x.product, str(x.quantity), f"{x.unit_price:.2f}"] for x in inv.lines[:3]
@@ -176,7 +180,7 @@ def table_insert(seed: int) -> Case:
     listing = "; ".join(f"{p}, {q}, {u}" for p, q, u in rows[1:])
     cells = [a for r in rows for c in r for a in (g.key("Tab"), g.type_text(c))][1:]
     return make_case(
-        "invoice-letter.docx",
+        path,
         blocks,
         {"listing": listing, "start": start},
         [g.table(0, rows), {"tables": 1}],
@@ -206,13 +210,13 @@ def table_insert(seed: int) -> Case:
 @template(
     "writer-table-fill",
     ("tabular data",),
+    MINUTES,
     "The Owner column of the action items table is empty. Fill it in: {listing}. Save the minutes.",
     "Complete the actions table in {file} with who owns each action ({listing}) and save.",
     "Write the owners into the action items table of the open minutes ({listing}), then save "
     "the file.",
 )
-def table_fill(seed: int) -> Case:
-    blocks = minutes(seed)
+def table_fill(seed: int, blocks: Blocks, path: str) -> Case:
     t, full = first_table(blocks)
     empty = Table((full.rows[0], *((a, "", d) for a, _, d in full.rows[1:])))
     before = [*blocks[:t], empty, *blocks[t + 1 :]]
@@ -222,7 +226,7 @@ def table_fill(seed: int) -> Case:
         ensure_searchable(before, t, action)
         gui += [*g.find(action), g.key("End"), g.key("Tab"), g.type_text(owner)]
     return make_case(
-        "minutes.docx",
+        path,
         before,
         {"listing": listing},
         [g.table(0, [list(r) for r in full.rows])],
@@ -236,6 +240,7 @@ def table_fill(seed: int) -> Case:
 @template(
     "writer-table-add-row",
     ("tabular data",),
+    REPORT,
     "The revenue table stops at {prev}. Add a row at the bottom for {quarter}: revenue {revenue}, "
     "customers {customers}. Save the report.",
     "Append the figures for {quarter} to the table in {file} (Revenue {revenue}, Customers "
@@ -243,8 +248,7 @@ def table_fill(seed: int) -> Case:
     "Extend the quarterly table by one row: {quarter}, {revenue}, {customers}. Save the "
     "document afterwards.",
 )
-def table_add_row(seed: int) -> Case:
-    blocks = report(seed)
+def table_add_row(seed: int, blocks: Blocks, path: str) -> Case:
     t, full = first_table(blocks)
     short = Table(full.rows[:-1])
     before = [*blocks[:t], short, *blocks[t + 1 :]]
@@ -252,7 +256,7 @@ def table_add_row(seed: int) -> Case:
     last = short.rows[-1][1]  # the last row's revenue: only the table has it formatted so
     ensure_searchable(before, t, last)
     return make_case(
-        "quarterly-report.docx",
+        path,
         before,
         {
             "prev": short.rows[-1][0],
@@ -283,13 +287,13 @@ def table_add_row(seed: int) -> Case:
 @template(
     "writer-comment-add",
     ("review notes",),
+    REPORT,
     'Attach a comment to the paragraph starting "{start}" that says: {note} Save the report.',
     'Leave the review note "{note}" as a comment on the summary figure in {file}, then save.',
     'Add a comment with the text "{note}" on the paragraph beginning "{start}", and save '
     "the document.",
 )
-def comment_add(seed: int) -> Case:
-    blocks = report(seed)
+def comment_add(seed: int, blocks: Blocks, path: str) -> Case:
     i = find(blocks, "Revenue reached")
     text = para_at(blocks, i).plain
     start = " ".join(text.split()[:3])
@@ -303,7 +307,7 @@ def comment_add(seed: int) -> Case:
         ],
     )
     return make_case(
-        "quarterly-report.docx",
+        path,
         blocks,
         {"start": start, "note": note},
         [{**g.comment(note.rstrip("?.")), "anchor": start}, {"comments": 1}],

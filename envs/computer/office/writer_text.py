@@ -17,12 +17,12 @@ from palaestra.envs.computer.office.writer_base import (
     template,
 )
 from palaestra.envs.computer.office.writer_docs import (
+    LETTER,
+    MINUTES,
+    REPORT,
     Blocks,
     find,
-    letter,
-    minutes,
     para_at,
-    report,
     section,
 )
 from palaestra.envs.computer.office.writer_docx import Para, Table
@@ -32,14 +32,14 @@ from palaestra.envs.computer.office.writer_docx import Para, Table
 @template(
     "writer-heading-restore",
     ("paragraph styles", "outline"),
+    REPORT,
     'In the report, "{text}" is meant to be a level {level} heading like the other '
     "{kind} but it was typed as ordinary text. Fix that and save the file.",
     'Make the line "{text}" in {file} a Heading {level} and save the document.',
     'The outline of the open report is missing "{text}": give that line the Heading '
     "{level} paragraph style, then save.",
 )
-def heading_restore(seed: int) -> Case:
-    blocks = report(seed)
+def heading_restore(seed: int, blocks: Blocks, path: str) -> Case:
     options = [
         i
         for i, b in enumerate(blocks)
@@ -55,7 +55,7 @@ def heading_restore(seed: int) -> Case:
         "kind": "section titles" if level == 1 else "product headings",
     }
     return make_case(
-        "quarterly-report.docx",
+        path,
         before,
         params,
         [g.para(target.plain, heading=level, style=f"Heading {level}")],
@@ -68,14 +68,14 @@ def heading_restore(seed: int) -> Case:
 @template(
     "writer-quote-style",
     ("paragraph styles",),
+    REPORT,
     "The customer's words in the Customers section of the report should stand out as a "
     "quotation: apply Writer's Quotations paragraph style to that paragraph and save.",
     'Format the paragraph that begins "{start}" with the Quotations style, then save {file}.',
     'Give the quoted customer feedback in the open document the "Quotations" paragraph '
     "style and save it.",
 )
-def quote_style(seed: int) -> Case:
-    blocks = report(seed)
+def quote_style(seed: int, blocks: Blocks, path: str) -> Case:
     firm = data.company(seed)
     who = firm.staff[-1]
     quote = Para(
@@ -87,7 +87,7 @@ def quote_style(seed: int) -> Case:
     after = [*blocks[:i], replace(quote, style="Quotations"), *blocks[i:]]
     start = quote.plain[:40]
     return make_case(
-        "quarterly-report.docx",
+        path,
         before,
         {"start": start},
         [g.para(quote.plain, style="Quotations")],
@@ -100,6 +100,7 @@ def quote_style(seed: int) -> Case:
 @template(
     "writer-title-insert",
     ("paragraph styles", "document start"),
+    MINUTES,
     'These minutes have no title. Add "{title}" as the very first line, in the Title '
     "paragraph style, and save.",
     "Put a title at the top of {file}: the text {title}, formatted with the Title style. "
@@ -107,12 +108,11 @@ def quote_style(seed: int) -> Case:
     'Insert a new first paragraph reading "{title}" and make it the document\'s title '
     "(Title style); keep everything else as it is and save.",
 )
-def title_insert(seed: int) -> Case:
-    blocks = minutes(seed)
+def title_insert(seed: int, blocks: Blocks, path: str) -> Case:
     title = para_at(blocks, 0)
     before = blocks[1:]
     return make_case(
-        "minutes.docx",
+        path,
         before,
         {"title": title.plain},
         [g.first(title.plain, style="Title")],
@@ -155,31 +155,38 @@ _REPLACE_CODE = """for p in [*d.paragraphs, *(p for t in d.tables for r in t.row
         r.text = r.text.replace({old!r}, {new!r})"""
 
 
+def _replace_case(path: str, blocks: Blocks, old: str, new: str, after: Blocks) -> Case:
+    """Every ``old`` in ``blocks`` to be written ``new`` (``after`` is the result): no ``old``
+    left and as many ``new`` as there were ``old``, by Replace All or run by run in code. The
+    company and attendee templates differ only in the names and the document."""
+    return make_case(
+        path,
+        blocks,
+        {"old": old, "new": new},
+        [g.absent(old), g.count(new, mentions(blocks, old))],
+        g.replace_all(old, new),
+        _REPLACE_CODE.format(old=old, new=new),
+        after=after,
+    )
+
+
 @template(
     "writer-replace-company",
     ("substitution",),
+    LETTER,
     "{old} has changed its name to {new}. Update every mention of the old name in the open "
     "letter and save it.",
     'Replace all occurrences of "{old}" with "{new}" in {file}, then save.',
     "Before this letter goes out, the sender's company name must read {new} instead of "
     "{old} everywhere in it. Make the change and save the file.",
 )
-def replace_company(seed: int) -> Case:
-    blocks = letter(seed)
+def replace_company(seed: int, blocks: Blocks, path: str) -> Case:
     old = data.company(seed).name
     names = [c for c in data.records(seed).companies if old not in c and c not in old]
     new = pick(seed, "rename", names)
     if mentions(blocks, new):
         raise ValueError(f"{new!r} is already in the letter")
-    return make_case(
-        "invoice-letter.docx",
-        blocks,
-        {"old": old, "new": new},
-        [g.absent(old), g.count(new, mentions(blocks, old))],
-        g.replace_all(old, new),
-        _REPLACE_CODE.format(old=old, new=new),
-        after=renamed(blocks, old, new),
-    )
+    return _replace_case(path, blocks, old, new, renamed(blocks, old, new))
 
 
 def misspelt(name: str) -> str:
@@ -192,30 +199,21 @@ def misspelt(name: str) -> str:
 @template(
     "writer-replace-attendee",
     ("substitution",),
+    MINUTES,
     'The minutes misspell an attendee: every "{old}" should read "{new}". Correct all of '
     "them, including the table, and save.",
     "In {file}, change each occurrence of the name {old} to {new} and save the document.",
     "{new} is the right spelling of the name written {old} throughout the open minutes. "
     "Fix it everywhere and save.",
 )
-def replace_attendee(seed: int) -> Case:
-    right = minutes(seed)
+def replace_attendee(seed: int, right: Blocks, path: str) -> Case:
     m = data.meeting(seed)
     owners = [w for _, w, _ in m.actions]
     new = pick(seed, "attendee", [a for a in m.attendees if a in owners and len(a.split()[-1]) > 3])
     old = misspelt(new)
     if old == new or mentions(right, old):
         raise ValueError(f"no misspelling of {new!r}")
-    blocks = renamed(right, new, old)
-    return make_case(
-        "minutes.docx",
-        blocks,
-        {"old": old, "new": new},
-        [g.absent(old), g.count(new, mentions(blocks, old))],
-        g.replace_all(old, new),
-        _REPLACE_CODE.format(old=old, new=new),
-        after=right,
-    )
+    return _replace_case(path, renamed(right, new, old), old, new, right)
 
 
 # ----- character and paragraph formatting ---------------------------------------------------
@@ -245,33 +243,30 @@ def _emphasis(
 @template(
     "writer-bold-line",
     ("character formatting",),
+    LETTER,
     'Make the line "{text}" bold in the open letter, then save it.',
     "The reference line of {file} ({text}) should be in bold type. Change it and save.",
     'Put "{text}" in bold so it stands out, and save the document.',
 )
-def bold_line(seed: int) -> Case:
-    blocks = letter(seed)
+def bold_line(seed: int, blocks: Blocks, path: str) -> Case:
     i = find(blocks, "Subject:")
     text = para_at(blocks, i).plain
     params = {"text": text}
-    return _emphasis(
-        "invoice-letter.docx", blocks, i, i + 1, "bold", params, g.find(text), "ctrl+b"
-    )
+    return _emphasis(path, blocks, i, i + 1, "bold", params, g.find(text), "ctrl+b")
 
 
 @template(
     "writer-italic-paragraph",
     ("character formatting",),
+    REPORT,
     'Set the paragraph that starts "{start}" in italics and save the report.',
     "In {file}, the note about who prepared the report should be italic. Make it so and save.",
     'Italicize the whole paragraph beginning with "{start}", then save the file.',
 )
-def italic_paragraph(seed: int) -> Case:
-    blocks = report(seed)
+def italic_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
     i = find(blocks, "This report was prepared by")
     start = " ".join(para_at(blocks, i).plain.split()[:6])
     select = g.select_paragraphs(start, 1)
-    path = "quarterly-report.docx"
     return _emphasis(path, blocks, i, i - 1, "italic", {"start": start}, select, "ctrl+i")
 
 
@@ -286,12 +281,12 @@ _ALIGN_WORDS = {"right": "right-aligned", "center": "centred", "justify": "justi
 @template(
     "writer-align-paragraph",
     ("text flow",),
+    LETTER,
     'In the open letter, the line "{start}" should be {how}. Change its alignment and save.',
     'Make the paragraph beginning "{start}" {how}, then save {file}.',
     'Align "{start}" so that it is {how}, and save the document.',
 )
-def align_paragraph(seed: int) -> Case:
-    blocks = letter(seed)
+def align_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
     targets = [
         (para_at(blocks, 3).plain, "right"),  # the date
         (para_at(blocks, find(blocks, "Subject:")).plain, "center"),
@@ -301,7 +296,7 @@ def align_paragraph(seed: int) -> Case:
     start = " ".join(text.split()[:5])
     combo, name = _ALIGN[how]
     return make_case(
-        "invoice-letter.docx",
+        path,
         blocks,
         {"start": start, "how": _ALIGN_WORDS[how]},
         [g.para(text, align=how)],
@@ -314,18 +309,19 @@ def align_paragraph(seed: int) -> Case:
 @template(
     "writer-delete-paragraph",
     ("document structure",),
+    None,  # the document depends on the seed
     'Remove the paragraph that begins "{start}" from the open document and save it.',
     '{file} has a paragraph starting "{start}" that no longer applies. Delete it, leaving '
     "the rest untouched, and save.",
     'Take out the whole paragraph "{start}..." and save the file.',
 )
 def delete_paragraph(seed: int) -> Case:
-    build, path, lead = (
-        (letter, "invoice-letter.docx", "We appreciate your business"),
-        (report, "quarterly-report.docx", "Renew the logistics contract"),
-        (minutes, "minutes.docx", "Discussion"),
+    doc, lead = (
+        (LETTER, "We appreciate your business"),
+        (REPORT, "Renew the logistics contract"),
+        (MINUTES, "Discussion"),
     )[seed % 3]
-    blocks = build(seed)
+    blocks, path = doc.build(seed), doc.path
     i = find(blocks, lead) + (2 if lead == "Discussion" else 0)  # minutes: its 2nd item
     text = para_at(blocks, i).plain
     start = " ".join(text.split()[:4])
@@ -344,13 +340,13 @@ def delete_paragraph(seed: int) -> Case:
 @template(
     "writer-move-paragraph",
     ("document structure",),
+    MINUTES,
     'Move the agenda item "{item}" so that it comes {where} in the agenda, and save.',
     'In {file}, reorder the agenda: "{item}" belongs {where}. Save when done.',
     'The item "{item}" should be discussed {where_short}: move that line within the agenda '
     "list and save the minutes.",
 )
-def move_paragraph(seed: int) -> Case:
-    blocks = minutes(seed)
+def move_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
     top = section(blocks, "Agenda", 4)[0]
     items = list(range(top, top + 4))
     src = items[1 + seed % 3]  # the 2nd, 3rd or 4th item moves to the top
@@ -364,7 +360,7 @@ def move_paragraph(seed: int) -> Case:
     ]
     first = para_at(blocks, top).plain
     return make_case(
-        "minutes.docx",
+        path,
         blocks,
         {
             "item": item,

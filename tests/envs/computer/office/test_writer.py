@@ -114,10 +114,8 @@ def test_the_check_fails_on_the_generated_document_and_passes_after_the_code_sol
 
 
 def test_a_generator_failure_names_the_template_and_the_seed(monkeypatch):
-    from palaestra.envs.computer.office import writer_text
-
     assert_failure_is_named(
-        monkeypatch, writer_text, "letter", writer.TEMPLATES, "writer-bold-line", 2
+        monkeypatch, writer_docs.LETTER, "build", writer.TEMPLATES, "writer-bold-line", 2
     )
 
 
