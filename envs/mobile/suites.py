@@ -79,7 +79,7 @@ def spec_file(app: str) -> Path:
     """The spec file a task's ``app`` names: a replica, a built-in domain, or a file path."""
     from palaestra.synth_apps import spec
 
-    for folder in (spec.DOMAINS_DIR.parent / "replicas", spec.DOMAINS_DIR):
+    for folder in (spec.DOMAINS_DIR, spec.REPLICAS_DIR):  # as load_spec looks them up
         path = folder / f"{app}.yaml"
         if path.is_file():
             return path

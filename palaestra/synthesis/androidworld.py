@@ -1,0 +1,374 @@
+"""The maker of the AndroidWorld replica suites, ``androidworld-replica`` and its web layout.
+
+AndroidWorld's task templates are re-hosted as templates of synthesized replicas of its apps
+(``synth_apps/replicas/<app>.yaml``, each template named as AndroidWorld names it). This maker
+grounds every template of every replica for seeds ``0..N-1`` (and each seed's ask-the-user
+variant when the template has one), validates each task on the embedded phone exactly as the
+``phone`` suite's tasks are validated (the validation service: the oracle three times, doing
+nothing, the mutants, the adversaries and the adversary search) and commits the validated ones,
+each with its report, beside the loader (:mod:`palaestra.envs.mobile.suites`), with the dropped
+ones and their reasons::
+
+    python -m palaestra.synthesis.androidworld [--apps markor,broccoli] [--seeds 3]
+        [--parallel 1] [--web]
+
+It is incremental: a task whose key (:func:`~palaestra.envs.mobile.suites.replica_key`: the task,
+its mutants and the spec files it uses) and whose family's code digest are those of the last run
+keeps its verdict, validated or dropped, without being played again; ``--apps`` re-makes those
+apps' tasks only and keeps every other app's entries as they are. ``--web`` makes the web-layout
+suite (``web: true`` apps, desktop layout, validated in the browser) into its own file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from palaestra.envs.mobile.suites import REPLICA, REPLICA_FILES, REPLICA_WEB, replica_key
+from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
+from palaestra.synth_apps.spec import AppSpec, load_spec, replica_names
+from palaestra.synthesis.pipeline import EnvPool, drop_entry, on_phone
+from palaestra.tasks import PublicMetadata
+from palaestra.validation import code_digest, validate_task
+
+#: seeds per template (each also gives an ask variant where the template has one)
+SEEDS = 3
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One suite of the replicas: its name, file, the family validating it and the layout."""
+
+    suite: str
+    family: str
+    layout: str
+
+    @property
+    def file(self) -> Path:
+        return REPLICA_FILES[self.suite]
+
+
+PHONE = Layout(REPLICA, "mobile", "mobile")
+WEB = Layout(REPLICA_WEB, "web", "desktop")
+
+
+@dataclass
+class Candidate:
+    """A task the suite may hold: its id and template, and the task made (None: it could not
+    be grounded, ``error`` says why)."""
+
+    id: str
+    app: str
+    template: str
+    made: Generated | None = None
+    error: str = ""
+
+
+def task_id(template: str, seed: int, ask: bool) -> str:
+    return f"{template}/{seed}{'-ask' if ask else ''}"
+
+
+def candidates(
+    specs: Mapping[str, AppSpec], seeds: int, layout: Layout = PHONE
+) -> Iterator[Candidate]:
+    """Every (template, seed, ask) of the apps (``specs``: the name a task's setup gives, a
+    replica's name or a spec file, -> its spec), grounded; an app without ``web: true`` has no
+    web-layout tasks."""
+    for ref, spec in specs.items():
+        if layout is WEB and not getattr(spec, "web", False):
+            continue
+        for template in spec.tasks:
+            name = str(template.name)
+            asks = (False, True) if getattr(template, "ask", None) else (False,)
+            for seed in range(seeds):
+                for ask in asks:
+                    tid = task_id(name, seed, ask)
+                    try:
+                        made = _generate(ref, spec, name, seed, ask, layout)
+                    except GenerationError as exc:
+                        yield Candidate(tid, spec.name, name, error=f"cannot generate: {exc}")
+                        continue
+                    yield Candidate(tid, spec.name, name, finish(made, tid, spec, name, layout))
+
+
+def _generate(
+    ref: str, spec: AppSpec, template: str, seed: int, ask: bool, layout: Layout
+) -> Generated:
+    """One task of ``template`` for ``seed`` (its ask variant with ``ask``), generated for the
+    app ``ref`` names (what the task's setup says)."""
+    return TaskGenerator.for_template(
+        template, seed, ask=ask, layout=layout.layout, specs={ref: spec}
+    )
+
+
+def finish(made: Generated, tid: str, spec: AppSpec, template: str, layout: Layout) -> Generated:
+    """The generated task as the suite ships it: its id, its family's env, and what is public
+    (the real app's name and the AndroidWorld template, which the id carries anyway)."""
+    task = made.task
+    if layout.family == "mobile":
+        on_phone(task)
+    task.id = tid
+    real = getattr(spec, "replica_of", None)
+    task.public = PublicMetadata(
+        app=getattr(real, "app", None) or spec.title,
+        domain=template,
+        difficulty=task.public.difficulty,
+    )
+    task.metadata.update(aw_template=template, suite=layout.suite)
+    return made
+
+
+def build(
+    apps: list[str] | None = None,
+    *,
+    seeds: int = SEEDS,
+    parallel: int = 1,
+    layout: Layout = PHONE,
+    out: Path | None = None,
+    specs: Mapping[str, AppSpec] | None = None,
+    on_progress: Callable[[int, int, str], None] | None = None,
+) -> dict[str, Any]:
+    """Make (or bring up to date) a replica suite file: ``apps`` (all replicas when None) are
+    re-made, every other app's entries kept. ``specs`` (name -> spec) stand in for the shipped
+    replicas (tests). Returns the file's content."""
+    out = out or layout.file
+    if specs is None:
+        names = apps or replica_names()
+        unknown = sorted(set(names) - set(replica_names()))
+        if unknown:
+            raise SystemExit(f"no replica app {unknown}; replicas: {replica_names()}")
+        specs = {n: load_spec(n) for n in names}
+    elif apps:
+        specs = {ref: s for ref, s in specs.items() if s.name in apps}
+    remade = {s.name for s in specs.values()}
+    code = code_digest(layout.family)  # before the run: an edit during it is not validated
+    old = json.loads(out.read_text()) if out.exists() else {}
+    before = {t["id"]: t for t in old.get("tasks", [])}
+    before_drops = {d["task"]: d for d in old.get("drops", [])}
+    # other apps' entries stay as they are
+    tasks = [t for t in before.values() if t["metadata"]["app"] not in remade]
+    drops = [d for d in before_drops.values() if d.get("app") not in remade]
+    started = time.perf_counter()
+    todo: list[tuple[Candidate, str]] = []
+    for cand in candidates(specs, seeds, layout):
+        if cand.made is None:
+            drops.append({"task": cand.id, "app": cand.app, "reason": cand.error})
+            continue
+        key = replica_key(cand.made.task, cand.made.mutations)
+        was = before.get(cand.id, {}).get("validation") or {}
+        dropped = before_drops.get(cand.id, {})
+        if (was.get("key"), was.get("code")) == (key, code):
+            tasks.append(before[cand.id])
+        elif (dropped.get("key"), dropped.get("code")) == (key, code):
+            drops.append(dropped)
+        else:
+            todo.append((cand, key))
+    notify = on_progress or (lambda done, total, tid: None)
+    notify(0, len(todo), "")
+    for cand, key, result in _validate(todo, layout, parallel, notify):
+        task = cand.made.task if cand.made else None
+        assert task is not None
+        if result.validated:
+            assert cand.made is not None
+            task.validation = {
+                **result.to_json(),
+                "mutations": cand.made.mutations,
+                "key": key,
+                "code": code,
+            }
+            tasks.append(task.model_dump(mode="json"))
+        else:
+            drops.append(
+                {
+                    **drop_entry(cand.id, result),
+                    **{"app": cand.app, "key": key, "code": code, "seconds": result.seconds},
+                }
+            )
+    tasks.sort(key=lambda t: t["id"])
+    drops.sort(key=lambda d: d["task"])
+    payload = {
+        "suite": layout.suite,
+        "seeds": seeds,
+        "code": code,
+        "report": summary(tasks, drops, time.perf_counter() - started, len(todo)),
+        "tasks": tasks,
+        "drops": drops,
+    }
+    out.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+    return payload
+
+
+def _validate(
+    todo: list[tuple[Candidate, str]],
+    layout: Layout,
+    parallel: int,
+    notify: Callable[[int, int, str], None],
+) -> Iterator[tuple[Candidate, str, Any]]:
+    """Each candidate validated on its own env of the family (``parallel`` at once)."""
+    if not todo:
+        return
+    envs = EnvPool(layout.family)
+    lock = threading.Lock()
+
+    def check(item: tuple[Candidate, str]) -> tuple[Candidate, str, Any]:
+        cand, key = item
+        assert cand.made is not None
+        report = validate_task(cand.made.task, env=envs.get(), mutations=cand.made.mutations)
+        return cand, key, report
+
+    try:
+        with ThreadPoolExecutor(max(1, parallel), thread_name_prefix="validate") as pool:
+            futures = [pool.submit(check, item) for item in todo]
+            for done, future in enumerate(as_completed(futures), 1):
+                cand, key, report = future.result()
+                with lock:
+                    notify(done, len(todo), cand.id)
+                yield cand, key, report
+    finally:
+        envs.close()
+
+
+def summary(
+    tasks: list[dict[str, Any]], drops: list[dict[str, Any]], seconds: float, played: int
+) -> dict[str, Any]:
+    """The file's totals: validated and dropped (by app and by reason), and the speed of
+    validation over every entry's recorded time (so it stands for the whole record, not only
+    the last incremental run)."""
+    by_app: dict[str, dict[str, int]] = {}
+    for t in tasks:
+        by_app.setdefault(t["metadata"]["app"], {"validated": 0, "dropped": 0})["validated"] += 1
+    for d in drops:
+        by_app.setdefault(str(d.get("app")), {"validated": 0, "dropped": 0})["dropped"] += 1
+    spent = sum(float(t["validation"].get("seconds", 0.0)) for t in tasks)
+    spent += sum(float(d.get("seconds", 0.0)) for d in drops)
+    return {
+        "validated": len(tasks),
+        "dropped": len(drops),
+        "templates": len({t["metadata"]["aw_template"] for t in tasks}),
+        "by_app": dict(sorted(by_app.items())),
+        "validation_seconds": round(spent, 1),
+        "validated_per_minute": round(60 * len(tasks) / spent, 2) if spent else 0.0,
+        "last_run": {"validated_or_dropped": played, "seconds": round(seconds, 1)},
+    }
+
+
+# ----- coverage ------------------------------------------------------------------------------
+
+#: AndroidWorld's 116 templates by its module (names only), what coverage is measured against
+TEMPLATES_FILE = Path(__file__).with_name("androidworld_templates.yaml")
+
+#: why a template has no replica: hardware or content a synthesized app cannot stand for
+NOT_COVERED = {
+    "AudioRecorderRecordAudio": "records from the microphone; the phone has no audio hardware",
+    "AudioRecorderRecordAudioWithFileName": "records from the microphone (as above)",
+    "BrowserDraw": "draws on a canvas in a web page the browser app opens; not an app's data",
+    "BrowserMaze": "a maze game in a web page the browser app opens; not an app's data",
+    "BrowserMultiply": "a quiz in a web page the browser app opens; not an app's data",
+    "CameraTakePhoto": "takes a photo with the camera; the phone has no camera",
+    "CameraTakeVideo": "records a video with the camera; the phone has no camera",
+    "SimpleDrawProCreateDrawing": "free-hand drawing checked from the saved image's pixels",
+    "SaveCopyOfReceiptTaskEval": "copies an image in the gallery; checked on the image file",
+    "SystemCopyToClipboard": "checks the system clipboard, which no synthesized app holds",
+}
+
+
+def aw_templates() -> dict[str, list[str]]:
+    """AndroidWorld's templates by module."""
+    import yaml
+
+    return dict(yaml.safe_load(TEMPLATES_FILE.read_text()))
+
+
+def coverage(specs: Mapping[str, AppSpec] | None = None) -> list[dict[str, Any]]:
+    """Every AndroidWorld template: the replica app covering it (its real name and spec),
+    whether it has an ask-the-user variant and a web layout, or the reason it is not covered."""
+    specs = {n: load_spec(n) for n in replica_names()} if specs is None else specs
+    covered = {str(t.name): (spec, t) for spec in specs.values() for t in spec.tasks if t.name}
+    rows = []
+    for module, names in aw_templates().items():
+        for name in names:
+            spec, template = covered.get(name, (None, None))
+            real = getattr(getattr(spec, "replica_of", None), "app", None)
+            rows.append(
+                {
+                    "module": module,
+                    "template": name,
+                    "app": (real or spec.title) if spec else "",
+                    "spec": spec.name if spec else "",
+                    "ask": bool(getattr(template, "ask", None)),
+                    "web": bool(getattr(spec, "web", False)),
+                    "reason": "" if spec else NOT_COVERED.get(name, "not covered yet"),
+                }
+            )
+    return rows
+
+
+def coverage_markdown(specs: Mapping[str, AppSpec] | None = None) -> str:
+    """The coverage table docs/androidworld.md shows (a test checks it is today's)."""
+    rows = coverage(specs)
+    done = [r for r in rows if r["spec"]]
+    lines = [
+        f"{len(done)} of {len(rows)} templates covered, {sum(r['ask'] for r in done)} with an "
+        f"ask-the-user variant, {sum(r['web'] for r in done)} also in the web layout.",
+        "",
+        "| AndroidWorld module | template | replica app (spec) | ask variant | web | "
+        "not covered because |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        app = f"{r['app']} (`{r['spec']}`)" if r["spec"] else ""
+        ask = "yes" if r["ask"] else ""
+        web = "yes" if r["web"] else ""
+        lines.append(f"| {r['module']} | {r['template']} | {app} | {ask} | {web} | {r['reason']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m palaestra.synthesis.androidworld", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--apps", default="", help="comma-separated replica apps (default all)")
+    parser.add_argument("--seeds", type=int, default=SEEDS, help="seeds per template")
+    parser.add_argument("--parallel", type=int, default=1, help="tasks validated at once")
+    parser.add_argument("--web", action="store_true", help="the web-layout suite")
+    parser.add_argument(
+        "--coverage", action="store_true", help="print the coverage table (markdown) and stop"
+    )
+    args = parser.parse_args(argv)
+    if args.coverage:
+        print(coverage_markdown(), end="")
+        return 0
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    layout = WEB if args.web else PHONE
+    apps = [a.strip() for a in args.apps.split(",") if a.strip()] or None
+    with Progress(
+        TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[at]}")
+    ) as bar:
+        row = bar.add_task("validate", total=None, at="")
+        made = build(
+            apps,
+            seeds=args.seeds,
+            parallel=args.parallel,
+            layout=layout,
+            on_progress=lambda done, total, tid: bar.update(
+                row, completed=done, total=total, at=tid
+            ),
+        )
+    report = made["report"]
+    print(
+        f"{layout.suite}: {report['validated']} validated, {report['dropped']} dropped "
+        f"({report['templates']} templates) -> {layout.file}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
