@@ -27,11 +27,6 @@ _FOLLOWED = (
 )
 #: the validation service (this package): its runner decides verdicts as much as a family's code
 _RUNNER = ("palaestra.validation",)
-#: app spec folders that are task data, not code: each task built on one of these specs keys
-#: the spec files it uses itself (an AndroidWorld replica task's key covers its app's YAML and
-#: any app it plants rows in), so editing one replica app re-validates that app's tasks only,
-#: not every record of the family
-TASK_DATA = ("palaestra/synth_apps/replicas/",)
 
 
 def code_sources(family: str) -> dict[str, Path]:
@@ -40,8 +35,7 @@ def code_sources(family: str) -> dict[str, Path]:
     they import from the families, runtimes, verifiers and app-synthesis layers (static
     imports, followed transitively; families never import each other, so no other family's
     code is in), the episode loop and the validation service's runner (:data:`_RUNNER`),
-    plus the non-Python files beside those modules (page scripts, templates, app specs) but
-    the spec folders whose tasks key their specs themselves (:data:`TASK_DATA`).
+    plus the non-Python files beside those modules (page scripts, templates, app specs).
     Found on disk, never imported: a worker must not pay for a B-rep kernel to know what its
     code is."""
     import ast
@@ -112,7 +106,7 @@ def code_sources(family: str) -> dict[str, Path]:
             if sub.is_dir() and not (sub / "__init__.py").exists():
                 assets += [p for p in sub.rglob("*") if p.suffix in _ASSET_SUFFIXES]
         files.update({f"{prefix}/{p.relative_to(folder)}": p for p in assets})
-    return dict(sorted((n, p) for n, p in files.items() if not n.startswith(TASK_DATA)))
+    return dict(sorted(files.items()))
 
 
 def code_digest(family: str) -> str:
