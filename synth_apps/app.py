@@ -653,8 +653,7 @@ def trigger_of(op: OperationSpec, layout: str) -> str:
     says (``long_press``: the list row's context menu, ``swipe``: swiping the row left,
     ``button``: the detail page), as the real app does; the desktop layout has no gestures, so
     every operation keeps its button on the detail page there."""
-    trigger = getattr(op, "trigger", None) or "button"
-    return trigger if layout == "mobile" else "button"
+    return op.trigger if layout == "mobile" else "button"
 
 
 def _shown_input(view: View, f: FieldSpec, raw: str) -> str:

@@ -32,10 +32,9 @@ from PIL import Image, ImageDraw
 from palaestra.envs.mobile.phone import PhoneError, UIElement
 from palaestra.envs.runtimes.browser import origin_guard, runtime, when_loaded
 from palaestra.synth_apps import data
-from palaestra.synth_apps import spec as specs
 from palaestra.synth_apps.app import AppSession, admit, host, new_key
 from palaestra.synth_apps.driver import spec_for
-from palaestra.synth_apps.spec import domain_names
+from palaestra.synth_apps.spec import AppSpec, domain_names, replica_names
 from palaestra.synth_apps.variants import make_variant
 
 HERE = Path(__file__).parent
@@ -60,20 +59,11 @@ PROFILES = {
 }
 
 
-def _package(spec: Any) -> str:
+def _package(spec: AppSpec) -> str:
     """An app's package name in ``ui_elements``: a replica's is the real app's (AndroidWorld's
     elements carry it, e.g. ``com.simplemobiletools.calendar.pro``); other apps show their
     title, as before."""
-    replica = getattr(spec, "replica_of", None)
-    package = (
-        replica.get("package") if isinstance(replica, dict) else getattr(replica, "package", None)
-    )
-    return str(package or spec.title)
-
-
-def replica_names() -> list[str]:
-    """The replica apps' names (``synth_apps/replicas/``)."""
-    return list(getattr(specs, "replica_names", list)())  # TEMP until H1's lands
+    return spec.replica_of.package if spec.replica_of else spec.title
 
 
 class EmbeddedPhone:
