@@ -114,10 +114,18 @@ def replica_key(task: Task, mutations: Any = None) -> str:
 
 @functools.cache
 def replica_templates() -> dict[str, str]:
-    """Every replica template's name -> its app's spec name (what ids and suite files name)."""
-    from palaestra.synth_apps.spec import load_spec, replica_names
+    """Every replica template's name -> its app's spec name (what ids and suite files name),
+    read from the spec files' ``tasks[*].name`` alone: a load needs the names, not the apps
+    (one app's spec error is that app's tasks' business, not every template's)."""
+    import yaml
 
-    return {t.name: app for app in replica_names() for t in load_spec(app).tasks if t.name}
+    from palaestra.synth_apps.spec import REPLICAS_DIR, replica_names
+
+    out = {}
+    for app in replica_names():
+        data = yaml.safe_load((REPLICAS_DIR / f"{app}.yaml").read_text()) or {}
+        out.update({str(t["name"]): app for t in data.get("tasks") or [] if t.get("name")})
+    return out
 
 
 def load_replicas(path: Path, name: str, templates: Mapping[str, str] | None = None) -> Suite:

@@ -1,0 +1,294 @@
+"""The AndroidWorld replica suites (``envs/mobile/suites.py``, made by
+``palaestra.synthesis.androidworld``): what their records are keyed by, the maker's incremental
+runs, the loader's errors, the committed suite (it loads, every task validated under today's
+keys, ids and public metadata as promised, what the generator makes today) and one of its tasks
+played through the gateway, by RemoteEnv and by ``palaestra eval``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from palaestra.envs.mobile import suites
+from palaestra.errors import InvalidRequest
+from palaestra.family import family
+from palaestra.synth_apps.spec import load_spec, replica_names
+from palaestra.synthesis import androidworld as maker
+from palaestra.tasks import Task, get_suite
+from palaestra.validation import code_digest, code_sources
+from palaestra.verifiers.validation import ValidationReport
+
+TINY = Path(__file__).with_name("data") / "aw_tiny.yaml"
+REPLICAS = Path(suites.spec_file(replica_names()[0])).parent
+
+
+def task_on(app: str, plant: list[dict] | None = None) -> Task:
+    setup = {"driver": "synth", "app": app, **({"plant": plant} if plant else {})}
+    return Task(id="T/0", family="mobile", env="palaestra/mobile-v0", instruction="x", setup=setup)
+
+
+def edited(monkeypatch: pytest.MonkeyPatch, target: Path) -> None:
+    """``target`` reads as if one line were added to it."""
+    real = Path.read_bytes
+
+    def read(self: Path) -> bytes:
+        data = real(self)
+        return data + b"\n# an edit\n" if self.resolve() == target.resolve() else data
+
+    monkeypatch.setattr(Path, "read_bytes", read)
+
+
+# ----- keys ---------------------------------------------------------------------------------
+
+
+def test_a_replica_yaml_is_task_data_not_the_familys_code(monkeypatch):
+    """Editing one replica app's YAML moves the keys of the tasks using it (its own and those
+    planting rows in it), not the mobile code digest (the phone record) nor other apps' keys."""
+    assert not [n for n in code_sources("mobile") if "/replicas/" in n]
+    first, second = sorted(REPLICAS.glob("*.yaml"))[:2]
+    own, planting, other = (
+        task_on(first.stem),
+        task_on(second.stem, [{"app": first.stem, "entity": "x", "values": {}}]),
+        task_on(second.stem),
+    )
+    before = [code_digest("mobile"), *(suites.replica_key(t) for t in (own, planting, other))]
+    edited(monkeypatch, first)
+    after = [code_digest("mobile"), *(suites.replica_key(t) for t in (own, planting, other))]
+    assert after[0] == before[0] and after[3] == before[3]
+    assert after[1] != before[1] and after[2] != before[2]
+
+
+# ----- the maker ----------------------------------------------------------------------------
+
+
+class FakeEnvs:
+    """The maker's env pool without a browser (the validation is faked too)."""
+
+    def __init__(self, family: str) -> None:
+        pass
+
+    def get(self) -> None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """The tiny replica as a spec file of its own, and the validations the maker asks for
+    (faked: the ask variants fail, the others pass)."""
+    path = tmp_path / "aw_tiny.yaml"
+    shutil.copy(TINY, path)
+    played: list[str] = []
+
+    def validate(task, *, env, mutations):
+        played.append(task.id)
+        ok = not task.id.endswith("-ask")
+        return ValidationReport(
+            validated=ok, reason=None if ok else "oracle run 1 failed", seconds=2
+        )
+
+    monkeypatch.setattr(maker, "validate_task", validate)
+    monkeypatch.setattr(maker, "EnvPool", FakeEnvs)
+    return path, played
+
+
+def test_the_maker_validates_once_and_keeps_verdicts_while_nothing_changes(
+    tiny, tmp_path, monkeypatch
+):
+    path, played = tiny
+    out = tmp_path / "suite.json"
+    made = maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    ids = {"TinyAddNote/0", "TinyAddNote/1", "TinyNoteBody/0", "TinyNoteBody/1"}
+    asks = {"TinyAddNote/0-ask", "TinyAddNote/1-ask"}
+    assert sorted(played) == sorted(ids | asks)
+    assert {t["id"] for t in made["tasks"]} == ids
+    assert {d["task"] for d in made["drops"]} == asks
+    assert all(d["reason"] == "oracle run 1 failed" for d in made["drops"])
+    assert made["report"]["validated"] == 4 and made["report"]["validated_per_minute"] == 20.0
+    # the file loads as a suite: the real app name and the template are public
+    loaded = suites.load_replicas(
+        out, "t", templates={"TinyAddNote": "aw_tiny", "TinyNoteBody": "aw_tiny"}
+    )
+    assert {t.id for t in loaded.tasks} == ids
+    task = loaded.get("TinyAddNote/0")
+    assert task.public.app == "Tiny Notes" and task.public.domain == "TinyAddNote"
+    assert task.family == "mobile" and task.validation["key"] == suites.replica_key(task)
+
+    played.clear()
+    again = maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    assert played == [] and again["tasks"] == made["tasks"] and again["drops"] == made["drops"]
+
+    # a spec edit re-validates its tasks; so does new code
+    path.write_text(path.read_text() + "\n# an edit\n")
+    maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    assert sorted(played) == sorted(ids | asks)
+    played.clear()
+    monkeypatch.setattr(maker, "code_digest", lambda family: "new code")
+    maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    assert sorted(played) == sorted(ids | asks)
+
+
+def test_the_maker_keeps_other_apps_entries(tiny, tmp_path):
+    path, _ = tiny
+    out = tmp_path / "suite.json"
+    other = {
+        "id": "OtherTemplate/0",
+        "metadata": {"app": "other", "aw_template": "X"},
+        "validation": {"seconds": 3.0},
+    }
+    out.write_text(json.dumps({"tasks": [other], "drops": [{"task": "Y/0", "app": "other"}]}))
+    made = maker.build(specs={str(path): load_spec(path)}, seeds=1, out=out)
+    assert other in made["tasks"] and {"task": "Y/0", "app": "other"} in made["drops"]
+
+
+def test_a_template_that_cannot_be_grounded_is_a_drop_naming_it(tiny, tmp_path):
+    path, _ = tiny
+    text = path.read_text().replace(
+        "kind: info\n    entity: note",
+        "kind: info\n    pick: \"record.title == 'nope'\"\n    entity: note",
+    )
+    path.write_text(text)
+    made = maker.build(specs={str(path): load_spec(path)}, seeds=1, out=tmp_path / "s.json")
+    drop = next(d for d in made["drops"] if d["task"] == "TinyNoteBody/0")
+    assert drop["reason"].startswith("cannot generate") and "TinyNoteBody" in drop["reason"]
+
+
+# ----- the loader ---------------------------------------------------------------------------
+
+
+def test_an_unknown_template_in_a_suite_file_is_a_load_error_naming_it(tmp_path):
+    task = task_on(str(TINY)).model_copy(
+        update={
+            "metadata": {"aw_template": "SimpleCalendarTeleport"},
+            "id": "SimpleCalendarTeleport/0",
+        }
+    )
+    out = tmp_path / "suite.json"
+    out.write_text(json.dumps({"tasks": [task.model_dump(mode="json")]}))
+    with pytest.raises(InvalidRequest, match="SimpleCalendarTeleport"):
+        suites.load_replicas(out, "t")
+
+
+def test_a_task_whose_spec_changed_is_left_out(tmp_path):
+    spec = tmp_path / "aw_tiny.yaml"
+    shutil.copy(TINY, spec)
+    task = task_on(str(spec)).model_copy(update={"metadata": {"aw_template": "TinyAddNote"}})
+    task.validation = {"validated": True, "mutations": [], "key": suites.replica_key(task)}
+    out = tmp_path / "suite.json"
+    out.write_text(json.dumps({"tasks": [task.model_dump(mode="json")]}))
+    known = {"TinyAddNote": "aw_tiny"}
+    assert [t.id for t in suites.load_replicas(out, "t", known).tasks] == [task.id]
+    spec.write_text(spec.read_text() + "\n# an edit\n")
+    assert suites.load_replicas(out, "t", known).tasks == []
+
+
+# ----- coverage -----------------------------------------------------------------------------
+
+
+def test_every_replica_template_is_androidworlds_and_every_uncovered_one_has_a_reason():
+    names = {n for group in maker.aw_templates().values() for n in group}
+    assert len(names) == 116
+    ours = {str(t.name) for app in replica_names() for t in load_spec(app).tasks}
+    assert ours <= names, sorted(ours - names)
+    rows = maker.coverage()
+    assert len(rows) == 116
+    assert all(r["spec"] or r["reason"] for r in rows)
+    assert not set(maker.NOT_COVERED) & ours  # a reason for a covered template is stale
+
+
+def test_the_docs_coverage_table_is_todays():
+    doc = (Path(__file__).parents[3] / "docs" / "androidworld.md").read_text()
+    start, end = "<!-- coverage: start -->\n", "<!-- coverage: end -->"
+    table = doc.split(start, 1)[1].split(end, 1)[0]
+    assert table.strip() == maker.coverage_markdown().strip(), (
+        "regenerate it: python -m palaestra.synthesis.androidworld --coverage"
+    )
+
+
+# ----- the committed suite ------------------------------------------------------------------
+
+
+def committed() -> list[Task]:
+    return get_suite(suites.REPLICA).tasks
+
+
+def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys():
+    data = json.loads(suites.REPLICA_FILES[suites.REPLICA].read_text())
+    tasks = committed()
+    assert tasks and len(tasks) == len(data["tasks"])  # no task's key went stale
+    known = suites.replica_templates()
+    for task in tasks:
+        template, _, seed = task.id.partition("/")
+        assert template in known and seed.removesuffix("-ask").isdigit(), task.id
+        assert task.metadata["aw_template"] == template == task.public.domain
+        spec = load_spec(known[template])
+        assert task.public.app == spec.replica_of.app and task.setup["app"] == spec.name
+        assert task.family == "mobile" and task.validation["validated"]
+        assert task.validation["noop_score"] < 1.0 and len(task.validation["oracle_scores"]) == 3
+    assert all(d["reason"] for d in data["drops"])
+
+
+def test_the_committed_tasks_are_what_the_generator_makes_today():
+    """Regenerated without a browser, every shipped task is unchanged (ids, words, checks)."""
+    tasks = committed()
+    specs = {app: load_spec(app) for app in {t.setup["app"] for t in tasks}}
+    fresh = {
+        c.id: c.made.task
+        for c in maker.candidates(
+            specs, 1 + max(int(t.id.partition("/")[2].removesuffix("-ask")) for t in tasks)
+        )
+        if c.made
+    }
+    for task in tasks:
+        now = fresh[task.id]
+        assert task.instruction == now.instruction and task.verifier == now.verifier, task.id
+        assert task.setup == now.setup and task.oracle == now.oracle, task.id
+
+
+@pytest.mark.browser
+def test_a_replica_task_plays_through_the_gateway(gateway, tmp_path):
+    """The oracle solves a committed replica task on a gateway worker's phone (RemoteEnv), and
+    ``palaestra eval`` runs the suite's task through the normal eval path."""
+    from typer.testing import CliRunner
+
+    from palaestra.cli import app
+    from palaestra.client import RemoteEnv
+
+    task = committed()[0]
+    env = RemoteEnv(task=f"{suites.REPLICA}/{task.id}", base_url=gateway, transport="ws")
+    try:
+        policy = family("mobile").policy("oracle")
+        obs, info = env.reset(seed=0)
+        policy.reset(task)
+        assert info["task"]["metadata"]["domain"] == task.id.partition("/")[0]
+        assert "oracle" not in info["task"]
+        for _ in range(task.max_steps):
+            obs, reward, terminated, truncated, info = env.step(policy.act(obs, info))
+            if terminated or truncated:
+                break
+        assert terminated and reward == 1.0, obs.get("last_action_error")
+    finally:
+        env.close()
+    out = tmp_path / "eval"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            f"{suites.REPLICA}/{task.id}",
+            "--agent",
+            "oracle",
+            "--url",
+            gateway,
+            "--out",
+            str(out),
+            "--no-record",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["episodes"] == 1 and summary["success_rate"] == 1.0, summary
