@@ -74,6 +74,8 @@ def to_db(f: FieldSpec, value: Any) -> Any:
     if f.type == "time":
         return dt.time.fromisoformat(str(value)).strftime("%H:%M")
     if f.type == "datetime":
+        if isinstance(value, str) and len(value) > 10:  # "2026-12-01 08:30" (a form, a plant)
+            value = dt.datetime.fromisoformat(value)
         return expr._datetime(value).strftime("%Y-%m-%d %H:%M")
     return str(value)
 

@@ -75,7 +75,11 @@ SMS = {
         "message": {
             "label": "Message",
             "display": "body",
-            "fields": {"body": {"type": "str"}, "sender": {"type": "str", "faker": "name"}},
+            "fields": {
+                "body": {"type": "str"},
+                "sender": {"type": "str", "faker": "name"},
+                "sent": {"type": "datetime"},
+            },
             "seed": {"count": 2},
         }
     },
@@ -159,7 +163,11 @@ def test_a_replica_task_installs_the_replica_set_and_a_domain_task_the_domains(p
 def test_planted_rows_are_there_at_every_reset_in_both_apps(phone, replicas):
     plant = [
         {"entity": "note", "values": {"title": "Receipt 42", "body": "Paid 12.50"}},
-        {"app": "rr_sms", "entity": "message", "values": {"body": "See you at 6"}},
+        {
+            "app": "rr_sms",
+            "entity": "message",
+            "values": {"body": "See you", "sent": "2026-10-15 08:54"},
+        },
     ]
     for _ in range(2):  # a second reset restores, then plants again: one row each, not two
         obs, _ = phone.reset(options={"task": task(replicas[0], plant=plant)})
@@ -167,8 +175,8 @@ def test_planted_rows_are_there_at_every_reset_in_both_apps(phone, replicas):
         assert rows(dbs["rr_notes"], "SELECT body FROM note WHERE title = 'Receipt 42'") == [
             ("Paid 12.50",)
         ]
-        assert rows(dbs["rr_sms"], "SELECT count(*) FROM message WHERE body = 'See you at 6'") == [
-            (1,)
+        assert rows(dbs["rr_sms"], "SELECT sent FROM message WHERE body = 'See you'") == [
+            ("2026-10-15 08:54",)
         ]
         assert rows(dbs["rr_notes"], "SELECT count(*) FROM note") == [(4,)]
     obs = play(phone, obs, [*NOTES_PAGE, {"op": "open", "name": "Receipt 42", "next": "Next"}])
