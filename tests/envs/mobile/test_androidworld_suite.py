@@ -158,6 +158,23 @@ def test_a_template_that_cannot_be_grounded_is_a_drop_naming_it(tiny, tmp_path):
     assert drop["reason"].startswith("cannot generate") and "TinyNoteBody" in drop["reason"]
 
 
+@pytest.mark.browser
+def test_the_maker_validates_on_the_real_phone(tmp_path):
+    """No fakes: the tiny replica's tasks validated on the embedded phone (oracle three times,
+    noop, mutants, adversaries, search); the ask variant's user knows the hidden text."""
+    out = tmp_path / "suite.json"
+    made = maker.build(specs={str(TINY): load_spec(TINY)}, seeds=1, out=out)
+    entries = {t["id"]: t for t in made["tasks"]} | {d["task"]: d for d in made["drops"]}
+    assert set(entries) == {"TinyAddNote/0", "TinyAddNote/0-ask", "TinyNoteBody/0"}
+    task = next(t for t in made["tasks"] if t["id"] == "TinyAddNote/0")
+    assert task["validation"]["oracle_scores"] == [1.0, 1.0, 1.0]
+    assert task["validation"]["noop_score"] == 0.0 and task["validation"]["adversaries"]
+    asked = entries["TinyAddNote/0-ask"]
+    assert asked.get("validation", {}).get("validated"), asked
+    body = next(iter(asked["setup"]["user"].values()))
+    assert body not in asked["instruction"] and body in task["instruction"]
+
+
 # ----- the loader ---------------------------------------------------------------------------
 
 
