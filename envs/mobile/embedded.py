@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,10 @@ from palaestra.envs.runtimes.browser import origin_guard, runtime, when_loaded
 from palaestra.synth_apps import data
 from palaestra.synth_apps.app import AppSession, admit, host, new_key
 from palaestra.synth_apps.driver import spec_for
-from palaestra.synth_apps.spec import AppSpec, domain_names, replica_names
+from palaestra.synth_apps.spec import AppSpec, SpecError, domain_names, replica_names
 from palaestra.synth_apps.variants import make_variant
 
+log = logging.getLogger("palaestra.mobile")
 HERE = Path(__file__).parent
 SYSTEM_UI_JS = (HERE / "system_ui.js").read_text()
 ELEMENTS_JS = (HERE / "elements.js").read_text()
@@ -64,6 +66,22 @@ def _package(spec: AppSpec) -> str:
     elements carry it, e.g. ``com.simplemobiletools.calendar.pro``); other apps show their
     title, as before."""
     return spec.replica_of.package if spec.replica_of else spec.title
+
+
+def _loadable(names: list[str], wanted: str) -> list[str]:
+    """The replicas whose spec loads: a broken file of another app (while its writer edits
+    it) is logged and left off the phone; the task's own app must load."""
+    out = []
+    for name in names:
+        try:
+            spec_for(name)
+        except SpecError as exc:
+            if name == wanted:
+                raise
+            log.warning("replica %s left off the phone: %s", name, exc)
+            continue
+        out.append(name)
+    return out
 
 
 class EmbeddedPhone:
@@ -165,7 +183,9 @@ class EmbeddedPhone:
     def _open_apps(self, setup: dict[str, Any]) -> None:
         wanted = setup.get("app")
         if wanted in replica_names():  # the replica set, in a fixed order (a real launcher's)
-            names = sorted(replica_names(), key=lambda n: spec_for(n).title.casefold())
+            names = sorted(
+                _loadable(replica_names(), wanted), key=lambda n: spec_for(n).title.casefold()
+            )
         else:  # the task's app first, then the other built-in domains
             names = [wanted] if wanted else []
             names += [d for d in domain_names() if d != wanted and spec_for(d).name != wanted]
