@@ -14,10 +14,12 @@ execution validation to prove that the verifier rejects near misses.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import itertools
 import random
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +29,7 @@ from palaestra.chat import ANSWER, INFEASIBLE
 from palaestra.synth_apps import data, expr, state_checks
 from palaestra.synth_apps.operations import (
     RuleViolation,
+    app_now,
     apply,
     db_functions,
     input_scope,
@@ -90,6 +93,23 @@ class Draw:
     shown: dict[str, Any]
 
 
+@dataclass
+class Context:
+    """What one task draws before its rows and inputs (the template's ``let``, its inputs when
+    they come first, its planted rows) and how it is worded: the names its expressions read
+    beside ``record``/``input`` (:data:`~palaestra.synth_apps.spec.TASK_NAMES`)."""
+
+    rng: random.Random
+    ask: bool = False
+    names: dict[str, Any] = field(default_factory=dict)
+    #: ``setup["plant"]``: the planted rows' given values, concrete
+    plant: list[dict[str, Any]] = field(default_factory=list)
+    #: inputs drawn ahead of the plant that reads them, (raw, shown) per repetition
+    inputs: list[tuple[dict[str, Any], dict[str, Any]]] | None = None
+    #: this app's database with the planted rows (None: the seeded one)
+    world: sqlite3.Connection | None = None
+
+
 class TaskGenerator:
     """Tasks for one app variant; deterministic for (spec, variant, data seed, seed)."""
 
@@ -111,6 +131,8 @@ class TaskGenerator:
         self.scope = data.Scope(spec, self.base)
         self.state = state_checks.StateChecks(spec, self.base)
         self.failures: dict[int, str] = {}
+        #: the task being grounded (see :meth:`_world`)
+        self.ctx = Context(random.Random(0))
 
     # ----- public ---------------------------------------------------------------------------
     def generate(self, count: int, seed: int = 0, prefix: str = "") -> list[Generated]:
@@ -192,11 +214,119 @@ class TaskGenerator:
     def ground(
         self, t: TaskTemplate, rng: random.Random, fake: Faker, *, ask: bool = False
     ) -> Generated:
-        if t.kind == "info":
-            return self._info(t, rng)
-        if t.kind == "infeasible" and t.violate == "missing":
-            return self._missing(t, rng, fake)
-        return self._operation(t, rng, fake)
+        """One task of template ``t``. A template using none of the replica keys (``let``,
+        ``plant``, ``repeat``, ``answer``, info ``inputs``) draws exactly what it always drew,
+        so the domains' tasks stay the same; one that does is drawn again (up to 10 times) when
+        a draw does not ground, its plant included."""
+        if ask and t.ask is None:
+            raise GenerationError(f"template {t.name or t.instruction[:40]!r} has no ask variant")
+        fresh = not (t.let or t.plant or t.repeat or t.answer or (t.kind == "info" and t.inputs))
+        last = ""
+        for _ in range(1 if fresh else 10):
+            ctx = Context(rng, ask)
+            try:
+                if not fresh:
+                    self._prepare(t, ctx, rng, fake)
+                with self._world(ctx):
+                    if t.kind == "info":
+                        if t.answer is not None:
+                            return self._answered(t, rng)
+                        return self._info(t, rng)
+                    if t.kind == "infeasible" and t.violate == "missing":
+                        return self._missing(t, rng, fake)
+                    return self._operation(t, rng, fake)
+            except (GenerationError, expr.ExprError) as exc:
+                if fresh:
+                    raise
+                last = str(exc)
+            finally:
+                if ctx.world is not None:
+                    ctx.world.close()
+        raise GenerationError(f"10 draws of the task failed (last: {last})")
+
+    # ----- a task's own draws: let, early inputs, planted rows ------------------------------
+    def _prepare(self, t: TaskTemplate, ctx: Context, rng: random.Random, fake: Faker) -> None:
+        """Draw ``let`` values, then the inputs of an info template or a global operation
+        that plants (its plant may read them), then plant the rows: this app's into a copy of
+        its database (the task's world, so picks, answers and the verifier see them), another
+        app's into a copy of that app's, so ``plant[i]`` reads each whole row."""
+        names: dict[str, Any] = {"let": {}, "today": self.spec.today, "now": app_now(self.spec)}
+        fns = {**db_functions(self.scope, names), **self._gen_functions(rng, fake)}
+        for key, source in t.let.items():
+            names["let"][key] = expr.evaluate(source, names, fns)
+        ctx.names = names
+        op = self.spec.operations.get(t.operation or "")
+        if t.kind == "info" and t.inputs:
+            drawn: dict[str, Any] = {}
+            for key, source in t.inputs.items():
+                drawn[key] = expr.evaluate(source, {**names, "input": drawn}, fns)
+            names["input"] = drawn
+        elif op is not None and op.entity is None and t.plant:
+            ctx.inputs = [
+                self._inputs(op, t, None, rng, fake, names) for _ in range(self._times(t, ctx))
+            ]
+            names["inputs"] = [shown for _, shown in ctx.inputs]
+            names["input"] = names["inputs"][0]
+        planted: list[dict[str, Any]] = []
+        names["plant"] = planted
+        copies: dict[str, tuple[AppSpec, sqlite3.Connection]] = {}
+        try:
+            for i, row in enumerate(t.plant):
+                app = row.app or self.spec.name
+                values = {k: _jsonable(expr.evaluate(v, names, fns)) for k, v in row.values.items()}
+                if app not in copies:
+                    spec = self.spec if app == self.spec.name else _replica(app)
+                    seeded = (
+                        self.base
+                        if app == self.spec.name
+                        else data.connect(data.template(spec, 0), readonly=True)
+                    )
+                    conn = sqlite3.connect(":memory:")
+                    seeded.backup(conn)
+                    conn.row_factory = sqlite3.Row
+                    copies[app] = (spec, conn)
+                spec, conn = copies[app]
+                try:
+                    rid = data.plant(spec, conn, row.entity, values, f"plant[{i}].values")
+                except (ValueError, TypeError) as exc:
+                    raise GenerationError(str(exc)) from None
+                planted.append(data.Scope(spec, conn).row(row.entity, rid) or {})
+                ctx.plant.append({"app": app, "entity": row.entity, "values": values})
+        finally:
+            for app, (_, conn) in copies.items():
+                if app == self.spec.name:
+                    conn.commit()
+                    ctx.world = conn
+                else:
+                    conn.close()
+
+    def _times(self, t: TaskTemplate, ctx: Context) -> int:
+        """How often a ``repeat`` template does its operation (1 without repeat)."""
+        if t.repeat is None:
+            return 1
+        n = t.repeat
+        if isinstance(n, str):
+            n = expr.evaluate(
+                n, {"today": self.spec.today, **ctx.names}, self._gen_functions(ctx.rng, Faker())
+            )
+        if not isinstance(n, int) or not 1 <= n <= 20:
+            raise GenerationError(f"repeat {t.repeat!r} gives {n!r}, not a count of 1 to 20")
+        return n
+
+    @contextlib.contextmanager
+    def _world(self, ctx: Context) -> Iterator[None]:
+        """Ground one task in its own world: the database with its planted rows (picks,
+        answers and the verifier's diff read it) and its context (``self.ctx``)."""
+        saved = self.base, self.scope, self.state, self.ctx
+        self.ctx = ctx
+        if ctx.world is not None:
+            self.base = ctx.world
+            self.scope = data.Scope(self.spec, ctx.world)
+            self.state = state_checks.StateChecks(self.spec, ctx.world)
+        try:
+            yield
+        finally:
+            self.base, self.scope, self.state, self.ctx = saved
 
     # ----- kinds ----------------------------------------------------------------------------
     def _info(self, t: TaskTemplate, rng: random.Random) -> Generated:
@@ -241,30 +371,52 @@ class TaskGenerator:
         scope = {"record": record, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
 
+    def _answered(self, t: TaskTemplate, rng: random.Random) -> Generated:
+        """An info task whose answer is an expression over the app's rows (``answer``: the
+        events of a date, the total of some expenses), checked in its ``answer_format``."""
+        record = page = None
+        if t.entity is not None and t.pick:
+            rows = self._reachable(t.entity, t.pick)
+            if not rows:
+                raise GenerationError(f"no {t.entity} row qualifies for {t.pick!r}")
+            record, page = rng.choice(rows)
+        scope = {
+            **self.ctx.names,
+            "now": app_now(self.spec),
+            "today": self.spec.today,
+            "record": record,
+        }
+        assert t.answer is not None  # only answer templates come here
+        value = expr.evaluate(t.answer, scope, db_functions(self.scope, scope))
+        check, said, mutations = _answer_check(t, value, self._column(t.entity))
+        plan: list[dict[str, Any]] = []
+        if record is not None and page is not None and t.entity is not None:
+            plan = self._navigate(t.entity, record, page)
+        elif t.entity is not None and (listing := self.spec.page_for(t.entity)) is not None:
+            plan = [{"op": "click", "role": "link", "name": self.variant.label(listing.label)}]
+        plan += [{"op": "say", "text": said}, {"op": "done"}]
+        verifier = {"kind": "all", "checks": [check, {"kind": "feasible", "gate": True}]}
+        return self._task(t, scope, verifier, plan, mutations)
+
+    def _column(self, entity: str | None) -> list[str]:
+        """The display texts of an entity's rows: the candidates a list answer must not
+        name beside its own."""
+        if entity is None:
+            return []
+        return [self.scope.display(entity, r) for r in self.scope.rows(entity)]
+
     def _operation(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
         op = self.spec.operation_of(t)
         violate = t.violate if t.kind == "infeasible" else None
         candidates = self._reachable(op.entity, t.pick) if op.entity else [(None, None)]
         if not candidates:
             raise GenerationError(f"no {op.entity} row qualifies for {t.pick!r}")
+        times = self._times(t, self.ctx)
         last = "no draw"
         for _ in range(MAX_TRIES):
-            record, page = rng.choice(candidates)
             try:
-                raw, shown = self._inputs(op, t, record, rng, fake)
+                draws, sim = self._draws(t, op, times, candidates, rng, fake)
             except (GenerationError, expr.ExprError) as exc:
-                last = str(exc)
-                continue
-            if (
-                record is not None
-                and op.when
-                and not expr.evaluate(op.when, {"record": record, "today": self.spec.today})
-            ):
-                last = "the operation is not offered for the drawn row"
-                continue
-            try:
-                sim = self._simulate(op, record, raw)
-            except GenerationError as exc:
                 last = str(exc)
                 continue
             if violate is None and isinstance(sim, str):
@@ -273,17 +425,68 @@ class TaskGenerator:
             if violate is not None:
                 rule = next(r for r in op.rules if r.require == violate)
                 if sim != rule.message:
+                    if isinstance(sim, sqlite3.Connection):
+                        sim.close()
                     last = f"the draw does not break {violate!r}"
                     continue
-                return self._infeasible_op(t, op, Draw(record, page, shown), rule)
+                return self._infeasible_op(t, op, draws[0], rule)
             assert isinstance(sim, sqlite3.Connection)
-            return self._state_task(t, op, Draw(record, page, shown), sim)
+            return self._state_task(t, op, draws, sim)
         raise GenerationError(f"{MAX_TRIES} draws failed (last: {last})")
 
+    def _draws(
+        self,
+        t: TaskTemplate,
+        op: OperationSpec,
+        times: int,
+        candidates: list[Any],
+        rng: random.Random,
+        fake: Faker,
+    ) -> tuple[list[Draw], sqlite3.Connection | str]:
+        """``times`` draws of the operation (distinct rows; inputs drawn anew for each, or
+        taken from the context when a plant read them), simulated one after the other: the
+        draws and the simulated database, or the message of the rule the (single) draw
+        breaks. A draw that does not ground is a :class:`GenerationError`."""
+        draws: list[Draw] = []
+        sim: sqlite3.Connection | str | None = None
+        try:
+            for i in range(times):
+                pool = candidates
+                if i and op.entity is not None:
+                    picked = [d.record for d in draws if d.record is not None]
+                    ids = {r["id"] for r in picked}
+                    pool = [
+                        (r, p)
+                        for r, p in self._reachable(op.entity, t.pick, picked)
+                        if r["id"] not in ids
+                    ]
+                    if not pool:
+                        raise GenerationError(f"repeat: no row {i + 1} of {op.entity} qualifies")
+                record, page = rng.choice(pool)
+                if self.ctx.inputs is not None:
+                    raw, shown = self.ctx.inputs[i]
+                else:
+                    raw, shown = self._inputs(op, t, record, rng, fake)
+                if (
+                    record is not None
+                    and op.when
+                    and not expr.evaluate(op.when, {"record": record, "today": self.spec.today})
+                ):
+                    raise GenerationError("the operation is not offered for the drawn row")
+                draws.append(Draw(record, page, shown))
+                sim = self._simulate(op, record, raw, sim if i else None)
+                if isinstance(sim, str) and times > 1:
+                    raise GenerationError(f"the draw breaks a rule: {sim}")
+        except BaseException:
+            if isinstance(sim, sqlite3.Connection):
+                sim.close()
+            raise
+        assert sim is not None  # times >= 1
+        return draws, sim
+
     def _state_task(
-        self, t: TaskTemplate, op: OperationSpec, draw: Draw, sim: sqlite3.Connection
+        self, t: TaskTemplate, op: OperationSpec, draws: list[Draw], sim: sqlite3.Connection
     ) -> Generated:
-        record, page, shown = draw.record, draw.page, draw.shown
         touched = self.state.touched(sim)
         checks, mutations = self.state.diff(sim)
         if not checks:
@@ -292,7 +495,8 @@ class TaskGenerator:
             # a row too many (the operation done twice, or on every row) is no near miss: the
             # counts gate the score, the checks on what was decided earn it
             checks = [{**c, "gate": True} if state_checks.is_count(c) else c for c in checks]
-        plan = [*self._perform(op, record, page, shown), {"op": "done"}]
+        plan = [step for d in draws for step in self._perform(op, d.record, d.page, d.shown)]
+        plan.append({"op": "done"})
         verifier = {
             "kind": "all",
             "checks": [
@@ -305,7 +509,13 @@ class TaskGenerator:
         }
         mutations += self.state.spread(touched)
         mutations.append({"name": "nothing done", "restore": True})
-        scope = {"record": record, "input": shown, "today": self.spec.today}
+        scope = {
+            "record": draws[0].record,
+            "input": draws[0].shown,
+            "today": self.spec.today,
+            "records": [d.record for d in draws],
+            "inputs": [d.shown for d in draws],
+        }
         return self._task(t, scope, verifier, plan, mutations)
 
     def _infeasible_op(
@@ -422,13 +632,27 @@ class TaskGenerator:
         }
 
     def _inputs(
-        self, op: OperationSpec, t: TaskTemplate, record: Any, rng: random.Random, fake: Faker
+        self,
+        op: OperationSpec,
+        t: TaskTemplate,
+        record: Any,
+        rng: random.Random,
+        fake: Faker,
+        names: Mapping[str, Any] | None = None,
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Draw inputs: ``raw`` as a form would submit them, ``shown`` as the agent reads them."""
-        fns = self._gen_functions(rng, fake)
-        scope = {"record": record, "today": self.spec.today}
+        """Draw inputs: ``raw`` as a form would submit them, ``shown`` as the agent reads them.
+        Each generator sees the inputs drawn before it (``input.title``) and the task's own
+        draws (``names``: let, plant)."""
         raw: dict[str, Any] = {}
         shown: dict[str, Any] = {}
+        scope = {
+            **(names if names is not None else self.ctx.names),
+            "now": app_now(self.spec),
+            "record": record,
+            "today": self.spec.today,
+            "input": shown,
+        }
+        fns = {**db_functions(self.scope, scope), **self._gen_functions(rng, fake)}
         for name, f in op.inputs().items():
             value = expr.evaluate(t.inputs[name], scope, fns)
             if f.type == "ref":
@@ -446,13 +670,19 @@ class TaskGenerator:
         return raw, shown
 
     def _simulate(
-        self, op: OperationSpec, record: Any, raw: dict[str, Any]
+        self,
+        op: OperationSpec,
+        record: Any,
+        raw: dict[str, Any],
+        conn: sqlite3.Connection | None = None,
     ) -> sqlite3.Connection | str:
-        """Run the operation on a copy of the seeded database: its connection, or the message
-        of the rule it breaks."""
-        conn = sqlite3.connect(":memory:")
-        self.base.backup(conn)
-        conn.row_factory = sqlite3.Row
+        """Run the operation on a copy of the seeded database (or on ``conn``, the simulation
+        so far of a repeated operation): its connection, or the message of the rule it
+        breaks."""
+        if conn is None:
+            conn = sqlite3.connect(":memory:")
+            self.base.backup(conn)
+            conn.row_factory = sqlite3.Row
         try:
             inputs = input_scope(data.Scope(self.spec, conn), op, raw)
         except ValueError as exc:
@@ -466,8 +696,17 @@ class TaskGenerator:
         conn.commit()
         return conn
 
-    def _reachable(self, entity: str, pick: str | None) -> list[tuple[dict, PageSpec]]:
-        """Rows an agent can open: on a page, with a link text no other row on it shares."""
+    def _reachable(
+        self, entity: str, pick: str | None, picked: list[dict[str, Any]] | None = None
+    ) -> list[tuple[dict, PageSpec]]:
+        """Rows an agent can open: on a page, with a link text no other row on it shares;
+        ``pick`` sees the task's draws (let, plant, input) and the rows ``picked`` so far."""
+        seen = {
+            **self.ctx.names,
+            "now": app_now(self.spec),
+            "today": self.spec.today,
+            "picked": picked or [],
+        }
         out = []
         e = self.spec.entities[entity]
         rows = self.scope.rows(entity)
@@ -477,12 +716,10 @@ class TaskGenerator:
         for r in rows:
             if names[expr.show(r[e.display])] != 1:
                 continue
-            if pick and not expr.evaluate(
-                pick,
-                {"record": r, "today": self.spec.today},
-                db_functions(self.scope, {"today": self.spec.today}),
-            ):
-                continue
+            if pick:
+                scope = {**seen, "record": r}
+                if not expr.evaluate(pick, scope, db_functions(self.scope, scope)):
+                    continue
             page = next(
                 (
                     p
@@ -559,6 +796,8 @@ class TaskGenerator:
     ) -> list[dict]:
         if record is not None and op.entity is not None:  # a record is a row of op's entity
             plan = self._navigate(op.entity, record, page)
+            if op.trigger != "button":  # the list row's gesture (a long press, a swipe) offers it
+                plan[-1] = {**plan[-1], "op": "hold" if op.trigger == "long_press" else "swipe"}
             plan.append({"op": "click", "role": "button", "name": self.variant.label(op.label)})
         else:
             plan = [{"op": "click", "role": "link", "name": self.variant.label(op.label)}]
@@ -578,11 +817,13 @@ class TaskGenerator:
         plan: list[dict],
         mutations: list[dict],
     ) -> Generated:
-        instruction = " ".join(expr.render(t.instruction, scope).split())
+        scope = {**self.ctx.names, "now": app_now(self.spec), **scope}
+        wording = self._wording(t)
+        instruction = " ".join(expr.render(wording, scope).split())
         if t.kind != "info":  # every action, feasible or not, may be impossible: one phrasing
             instruction = f"{instruction} {UNLESS}"
-        values = [" ".join(v.split()) for v in expr.holes(t.instruction, scope)]
-        setup = {
+        values = [" ".join(v.split()) for v in expr.holes(wording, scope)]
+        setup: dict[str, Any] = {
             "driver": "synth",
             "app": self.app_ref,
             "variant": self.variant.index,
@@ -590,6 +831,11 @@ class TaskGenerator:
             "data_seed": self.data_seed,
             "viewport": list(self.variant.viewport),
         }
+        if self.ctx.plant:
+            setup["plant"] = self.ctx.plant
+        if self.ctx.ask and t.ask is not None:
+            setup["user"] = self._hidden(t, scope)
+            plan = _asking(plan, setup["user"])
         steps = sum(1 for p in plan if p["op"] != "open") + 10
         task = Task(
             id="pending",
@@ -607,10 +853,47 @@ class TaskGenerator:
                 "app": self.spec.name,
                 "variant": self.variant.index,
                 "layout": self.variant.layout,
+                **({"name": t.name} if t.name else {}),
             },
             oracle=Oracle(policy="plan", data=plan),
         )
         return Generated(task, mutations, values)
+
+    def _wording(self, t: TaskTemplate) -> str:
+        """The instruction's wording: drawn from the instruction and its phrasings (the ask
+        variant's from its own), by the task's generator; a template with one wording draws
+        nothing, so the domains' tasks stay as they were."""
+        if self.ctx.ask and t.ask is not None:
+            texts = t.ask.instructions
+        else:
+            texts = [t.instruction, *t.phrasings]
+        return texts[0] if len(texts) == 1 else self.ctx.rng.choice(texts)
+
+    def _hidden(self, t: TaskTemplate, scope: dict[str, Any]) -> dict[str, str]:
+        """``setup["user"]`` of an ask variant: each hidden value by its human label (the
+        form's label of an input, the field's title of the row's value), as the simulated user
+        tells it when asked; a repeated operation's values are told together."""
+        assert t.ask is not None
+        op = self.spec.operations.get(t.operation or "")
+        entity = op.entity if op is not None else t.entity
+        fields = op.inputs() if op is not None else {}
+        out: dict[str, str] = {}
+        for name in t.ask.hide:
+            if name in t.inputs:
+                found = [d.get(name) for d in scope.get("inputs") or [scope.get("input") or {}]]
+                label = self._label(name, fields[name]) if name in fields else _human(name)
+            elif name in t.let:
+                found, label = [scope["let"][name]], _human(name)
+            else:
+                rows = scope.get("records") or [scope.get("record")]
+                found = [r[name] for r in rows if r is not None]
+                e = self.spec.entities[entity] if entity else None
+                label = self._label(name, e.fields[name]) if e else _human(name)
+            shown = list(dict.fromkeys(expr.show(v) for v in found if v is not None))
+            if not shown:
+                raise GenerationError(f"ask.hide: no value of {name!r} to hide")
+            out[label] = ", ".join(shown)
+        return out
 
 
 def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
@@ -620,6 +903,138 @@ def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
     if f.type == "bool":
         return str(int(bool(record[name])))
     return expr.show(record[name])
+
+
+def _answer_check(
+    t: TaskTemplate, value: Any, column: list[str]
+) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
+    """The ``answer`` check of an answer template's value in its format (``list``: the items
+    in any order and no other row's; ``number``: within ``tolerance``; ``bool``: yes or no;
+    ``date``; ``text``), what the oracle says, and the near misses the check must refuse."""
+    form = t.answer_format or _format_of(value)
+    if form == "list":
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a list")
+        items = list(dict.fromkeys(expr.show(v) for v in value if expr.show(v)))
+        others = sorted(set(column) - set(items))[:MAX_OTHERS]
+        said = ", ".join(items) or "None"
+        check = {"kind": "answer", "value": items, "normalize": "list", "others": others}
+        misses = [{"name": "no answer", "chat": []}]
+        if others:
+            misses.append(
+                {"name": "every value listed", "chat": [f"{ANSWER}{said}, " + ", ".join(others)]}
+            )
+            misses.append(
+                {
+                    "name": "another row's value",
+                    "chat": [f"{ANSWER}{', '.join([*items[1:], others[0]])}"],
+                }
+            )
+        if len(items) > 1:
+            misses.append({"name": "one missing", "chat": [f"{ANSWER}{', '.join(items[:-1])}"]})
+        return check, said, misses
+    if form == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a number")
+        said = str(value) if isinstance(value, int) else f"{value:.2f}".rstrip("0").rstrip(".")
+        check = {"kind": "answer", "value": said, "normalize": "number"}
+        if t.tolerance:
+            check["tolerance"] = t.tolerance
+        wrong = value + max(1, 2 * (t.tolerance or 0)) + 1
+        wrong_said = str(wrong) if isinstance(wrong, int) else f"{wrong:.2f}"
+        misses = [
+            {"name": "no answer", "chat": []},
+            {"name": "a different value", "chat": [f"{ANSWER}{wrong_said}"]},
+            {"name": "two values", "chat": [f"{ANSWER}{said} or {wrong_said}"]},
+        ]
+        return check, said, misses
+    if form == "bool":
+        if not isinstance(value, bool):
+            raise GenerationError(f"answer {t.answer!r} gives {value!r}, not true or false")
+        said, other = ("Yes", "No") if value else ("No", "Yes")
+        check = {
+            "kind": "answer",
+            "value": said.lower(),
+            "normalize": "text",
+            "others": [other.lower()],
+        }
+        misses = [
+            {"name": "no answer", "chat": []},
+            {"name": "the opposite", "chat": [f"{ANSWER}{other}"]},
+            {"name": "both", "chat": [f"{ANSWER}{said} or {other.lower()}"]},
+        ]
+        return check, said, misses
+    said = expr.show(value)
+    if not said:
+        raise GenerationError(f"answer {t.answer!r} gives nothing to answer")
+    normalize = "date" if form == "date" else "text"
+    others = sorted(set(column) - {said})[:MAX_OTHERS] if form == "text" else []
+    check = {"kind": "answer", "value": said, "normalize": normalize, "others": others}
+    misses = [{"name": "no answer", "chat": []}]
+    if others:
+        misses.append({"name": "a different value", "chat": [f"{ANSWER}{others[0]}"]})
+        misses.append(
+            {"name": "every value listed", "chat": [f"{ANSWER}{said}, {', '.join(others)}"]}
+        )
+    return check, said, misses
+
+
+def _format_of(value: Any) -> str:
+    """An answer's format when the template does not say: by the value's type."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, dt.date):
+        return "date"
+    return "text"
+
+
+def _human(name: str) -> str:
+    return name.replace("_", " ").capitalize()
+
+
+def _asking(plan: list[dict[str, Any]], user: dict[str, str]) -> list[dict[str, Any]]:
+    """The oracle's plan with an ``ask`` before the first step that needs each hidden value
+    (the step that types, opens or says it; the start when none does)."""
+    out = list(plan)
+    for label, value in user.items():
+        parts = [v.strip() for v in value.split(", ")] + [value]
+
+        def needs(step: dict[str, Any], parts: list[str] = parts) -> bool:
+            said = str(step.get("text", ""))
+            return (
+                step.get("value") in parts
+                or step.get("name") in parts
+                or (step.get("op") == "say" and any(p and p in said for p in parts))
+            )
+
+        at = next((i for i, step in enumerate(out) if needs(step)), 0)
+        out.insert(at, {"op": "ask", "question": f"What is the {label.lower()}?"})
+    return out
+
+
+_SPECS: dict[str, AppSpec] = {}
+
+
+def _replica(app: str) -> AppSpec:
+    """Another replica app (a plant's ``app``), loaded once per process."""
+    if app not in _SPECS:
+        try:
+            _SPECS[app] = load_spec(app)
+        except SpecError as exc:
+            raise GenerationError(f"plant: app {app!r}: {exc}") from None
+    return _SPECS[app]
+
+
+def _jsonable(value: Any) -> Any:
+    """A drawn value as ``setup["plant"]`` carries it: JSON scalars as they are, dates and
+    times as the app shows them."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return expr.show(value)
 
 
 _GENERATORS: dict[tuple[int, str, str], tuple[AppSpec, TaskGenerator]] = {}
