@@ -73,7 +73,7 @@ def main(resets: int = 8) -> dict[str, Any]:
     against = "Appium not installed"
     if appium:
         against = f"{p50(appium['step']):.0f} ms: " + harness.ratio(
-            p50(appium["step"]), p50(ours["step"]), 1
+            p50(appium["step"]), p50(ours["step"]), 2
         )
     harness.print_table(
         f"p50 in ms, in-process, full observation ({replica.id} vs phone/{builtin.id})",

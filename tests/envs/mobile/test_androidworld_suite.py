@@ -146,6 +146,23 @@ def test_the_maker_keeps_other_apps_entries(tiny, tmp_path):
     assert other in made["tasks"] and {"task": "Y/0", "app": "other"} in made["drops"]
 
 
+def test_the_web_suite_holds_only_web_apps_in_their_desktop_layout(tiny, tmp_path):
+    path, played = tiny
+    made = maker.build(
+        specs={str(path): load_spec(path)}, seeds=1, layout=maker.WEB, out=tmp_path / "w.json"
+    )
+    assert made["suite"] == suites.REPLICA_WEB and made["tasks"]
+    for task in made["tasks"]:
+        assert task["family"] == "web" and task["env"] == "palaestra/web-v0"
+        assert task["setup"]["layout"] == "desktop"
+    played.clear()
+    path.write_text(path.read_text().replace("web: true", "web: false"))
+    made = maker.build(
+        specs={str(path): load_spec(path)}, seeds=1, layout=maker.WEB, out=tmp_path / "w2.json"
+    )
+    assert made["tasks"] == [] and played == []
+
+
 def test_a_template_that_cannot_be_grounded_is_a_drop_naming_it(tiny, tmp_path):
     path, _ = tiny
     text = path.read_text().replace(
