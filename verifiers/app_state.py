@@ -119,22 +119,31 @@ def _app_values(db: str, version: tuple[Any, ...]) -> answers.AppValues:
 @check_kind("answer")
 def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """``{"kind": "answer", "value": "14:05", "normalize": "text"|"number"|"date",
-    "others": [...]}``: the agent's last message to the user is that one value (see
-    :func:`answer_problem`); ``others`` are candidates it must not also name, beside every
-    value of the app's database (``app_db``); the question (``goal``, when the probe gives it)
-    may be repeated."""
+    "others": [...], "tolerance": 10}`` (``value`` a list: those values in any order, see
+    :func:`~palaestra.verifiers.answers.list_problem`): the agent's last message to the user
+    is that one value (see :func:`answer_problem`); ``others`` are candidates it must not
+    also name, beside every value of the app's database (``app_db``); the question (``goal``,
+    when the probe gives it) may be repeated."""
     state = probe.read()
     said = _chat(state, ANSWER)
     if not said:
         return CheckResult("answer", False, 0.0, "the agent sent no answer")
-    problem = answer_problem(
-        said[-1],
-        str(spec["value"]),
-        spec.get("normalize", "text"),
-        spec.get("others", ()),
-        app=app_values(state["app_db"]) if state.get("app_db") else None,
-        given=str(state.get("goal") or ""),
-    )
+    app = app_values(state["app_db"]) if state.get("app_db") else None
+    given = str(state.get("goal") or "")
+    if isinstance(spec["value"], list):  # a list: every item, in any order, and no other
+        problem = answers.list_problem(
+            said[-1], spec["value"], spec.get("others", ()), app=app, given=given
+        )
+    else:
+        problem = answer_problem(
+            said[-1],
+            str(spec["value"]),
+            spec.get("normalize", "text"),
+            spec.get("others", ()),
+            app=app,
+            given=given,
+            tolerance=float(spec.get("tolerance", 0)),
+        )
     detail = f"answer {said[-1][:200]!r}" + (f": {problem}" if problem else "")
     return CheckResult("answer", problem is None, float(problem is None), detail)
 
