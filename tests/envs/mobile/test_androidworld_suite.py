@@ -247,14 +247,18 @@ def test_the_docs_coverage_table_is_todays():
 # ----- the committed suite ------------------------------------------------------------------
 
 
-def committed() -> list[Task]:
-    return get_suite(suites.REPLICA).tasks
+def committed(name: str = suites.REPLICA) -> list[Task]:
+    return get_suite(name).tasks
 
 
-def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys():
-    data = json.loads(suites.REPLICA_FILES[suites.REPLICA].read_text())
-    tasks = committed()
+@pytest.mark.parametrize(("name", "fam"), [(suites.REPLICA, "mobile"), (suites.REPLICA_WEB, "web")])
+def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys(name, fam):
+    data = json.loads(suites.REPLICA_FILES[name].read_text())
+    tasks = committed(name)
     assert tasks and len(tasks) == len(data["tasks"])  # no task's key went stale
+    code = code_digest(fam)
+    old = sorted({t.id for t in tasks if t.validation["code"] != code})
+    assert not old, f"validated by older code: {old[:5]}; re-make: python -m {maker.__name__}"
     known = suites.replica_templates()
     for task in tasks:
         template, _, seed = task.id.partition("/")
@@ -262,22 +266,20 @@ def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys():
         assert task.metadata["aw_template"] == template == task.public.domain
         spec = load_spec(known[template])
         assert task.public.app == spec.replica_of.app and task.setup["app"] == spec.name
-        assert task.family == "mobile" and task.validation["validated"]
+        assert task.family == fam and task.validation["validated"]
         assert task.validation["noop_score"] < 1.0 and len(task.validation["oracle_scores"]) == 3
     assert all(d["reason"] for d in data["drops"])
 
 
-def test_the_committed_tasks_are_what_the_generator_makes_today():
+@pytest.mark.parametrize(
+    ("name", "layout"), [(suites.REPLICA, maker.PHONE), (suites.REPLICA_WEB, maker.WEB)]
+)
+def test_the_committed_tasks_are_what_the_generator_makes_today(name, layout):
     """Regenerated without a browser, every shipped task is unchanged (ids, words, checks)."""
-    tasks = committed()
+    tasks = committed(name)
     specs = {app: load_spec(app) for app in {t.setup["app"] for t in tasks}}
-    fresh = {
-        c.id: c.made.task
-        for c in maker.candidates(
-            specs, 1 + max(int(t.id.partition("/")[2].removesuffix("-ask")) for t in tasks)
-        )
-        if c.made
-    }
+    seeds = 1 + max(int(t.id.partition("/")[2].removesuffix("-ask")) for t in tasks)
+    fresh = {c.id: c.made.task for c in maker.candidates(specs, seeds, layout) if c.made}
     for task in tasks:
         now = fresh[task.id]
         assert task.instruction == now.instruction and task.verifier == now.verifier, task.id
