@@ -149,13 +149,12 @@ def build(
         specs = {ref: s for ref, s in specs.items() if s.name in apps}
     remade = {s.name for s in specs.values()}
     code = code_digest(layout.family)  # before the run: an edit during it is not validated
-    old = json.loads(out.read_text()) if out.exists() else {}
+    old = _read(out)
     before = {t["id"]: t for t in old.get("tasks", [])}
     before_drops = {d["task"]: d for d in old.get("drops", [])}
-    # other apps' entries stay as they are
-    tasks = [t for t in before.values() if t["metadata"]["app"] not in remade]
-    drops = [d for d in before_drops.values() if d.get("app") not in remade]
     started = time.perf_counter()
+    tasks: list[dict[str, Any]] = []  # the remade apps' entries (the others stay as they are)
+    drops: list[dict[str, Any]] = []
     todo: list[tuple[Candidate, str]] = []
     for cand in candidates(specs, seeds, layout):
         if cand.made is None:
@@ -172,18 +171,15 @@ def build(
             todo.append((cand, key))
     notify = on_progress or (lambda done, total, tid: None)
     notify(0, len(todo), "")
+    payload = _save(out, layout, seeds, remade, tasks, drops, started, len(todo))
     for cand, key, result in _validate(todo, layout, parallel, notify):
-        task = cand.made.task if cand.made else None
-        assert task is not None
+        assert cand.made is not None
         if result.validated:
-            assert cand.made is not None
-            task.validation = {
+            cand.made.task.validation = {
                 **result.to_json(),
-                "mutations": cand.made.mutations,
-                "key": key,
-                "code": code,
+                **{"mutations": cand.made.mutations, "key": key, "code": code},
             }
-            tasks.append(task.model_dump(mode="json"))
+            tasks.append(cand.made.task.model_dump(mode="json"))
         else:
             drops.append(
                 {
@@ -191,17 +187,48 @@ def build(
                     **{"app": cand.app, "key": key, "code": code, "seconds": result.seconds},
                 }
             )
-    tasks.sort(key=lambda t: t["id"])
-    drops.sort(key=lambda d: d["task"])
-    payload = {
-        "suite": layout.suite,
-        "seeds": seeds,
-        "code": code,
-        "report": summary(tasks, drops, time.perf_counter() - started, len(todo)),
-        "tasks": tasks,
-        "drops": drops,
-    }
-    out.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+        # saved after every verdict: an interrupted run keeps what it validated
+        payload = _save(out, layout, seeds, remade, tasks, drops, started, len(todo))
+    return payload
+
+
+def _read(path: Path) -> dict[str, Any]:
+    return dict(json.loads(path.read_text())) if path.exists() else {}
+
+
+def _save(
+    out: Path,
+    layout: Layout,
+    seeds: int,
+    remade: set[str],
+    tasks: list[dict[str, Any]],
+    drops: list[dict[str, Any]],
+    started: float,
+    played: int,
+) -> dict[str, Any]:
+    """The remade apps' entries merged into the file as it is now, under a lock: makers of
+    other apps may have written it meanwhile, and their entries stay."""
+    import fcntl
+    import tempfile
+
+    lock = Path(tempfile.gettempdir()) / f"palaestra-{out.name}.lock"
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        now = _read(out)
+        every = [t for t in now.get("tasks", []) if t["metadata"]["app"] not in remade]
+        every = sorted([*every, *tasks], key=lambda t: str(t["id"]))
+        dropped = [d for d in now.get("drops", []) if d.get("app") not in remade]
+        dropped = sorted([*dropped, *drops], key=lambda d: str(d["task"]))
+        payload = {
+            "suite": layout.suite,
+            "seeds": seeds,
+            "report": summary(every, dropped, time.perf_counter() - started, played),
+            "tasks": every,
+            "drops": dropped,
+        }
+        scratch = out.with_name(out.name + ".part")
+        scratch.write_text(json.dumps(payload, indent=1, sort_keys=True) + "\n")
+        scratch.replace(out)  # never a half-written file
     return payload
 
 
@@ -223,15 +250,16 @@ def _validate(
         report = validate_task(cand.made.task, env=envs.get(), mutations=cand.made.mutations)
         return cand, key, report
 
+    pool = ThreadPoolExecutor(max(1, parallel), thread_name_prefix="validate")
     try:
-        with ThreadPoolExecutor(max(1, parallel), thread_name_prefix="validate") as pool:
-            futures = [pool.submit(check, item) for item in todo]
-            for done, future in enumerate(as_completed(futures), 1):
-                cand, key, report = future.result()
-                with lock:
-                    notify(done, len(todo), cand.id)
-                yield cand, key, report
+        futures = [pool.submit(check, item) for item in todo]
+        for done, future in enumerate(as_completed(futures), 1):
+            cand, key, report = future.result()
+            with lock:
+                notify(done, len(todo), cand.id)
+            yield cand, key, report
     finally:
+        pool.shutdown(cancel_futures=True)  # Ctrl-C: the tasks in flight end, no new ones
         envs.close()
 
 

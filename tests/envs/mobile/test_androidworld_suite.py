@@ -146,6 +146,27 @@ def test_the_maker_keeps_other_apps_entries(tiny, tmp_path):
     assert other in made["tasks"] and {"task": "Y/0", "app": "other"} in made["drops"]
 
 
+def test_an_interrupted_run_keeps_what_it_validated(tiny, tmp_path, monkeypatch):
+    path, played = tiny
+    fake = maker.validate_task
+
+    def stop_at_the_third(task, **kw):
+        if len(played) == 2:
+            raise KeyboardInterrupt
+        return fake(task, **kw)
+
+    monkeypatch.setattr(maker, "validate_task", stop_at_the_third)
+    out = tmp_path / "suite.json"
+    with pytest.raises(KeyboardInterrupt):
+        maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    kept = json.loads(out.read_text())
+    assert len(kept["tasks"]) + len(kept["drops"]) == 2 == len(played)
+    played.clear()
+    monkeypatch.setattr(maker, "validate_task", fake)
+    maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    assert len(played) == 4  # the two verdicts kept are not played again
+
+
 def test_the_web_suite_holds_only_web_apps_in_their_desktop_layout(tiny, tmp_path):
     path, played = tiny
     made = maker.build(
