@@ -133,6 +133,8 @@ class TaskGenerator:
         self.failures: dict[int, str] = {}
         #: the task being grounded (see :meth:`_world`)
         self.ctx = Context(random.Random(0))
+        #: the other apps a plant may name (by name; default: the replica of that name)
+        self.apps: Mapping[str, AppSpec] = {}
 
     # ----- public ---------------------------------------------------------------------------
     def generate(self, count: int, seed: int = 0, prefix: str = "") -> list[Generated]:
@@ -201,6 +203,7 @@ class TaskGenerator:
             raise GenerationError(f"template {name!r}: {why}" + "".join(f"; {b}" for b in broken))
         ref, spec, t = found[0]
         gen = _generator(spec, layout, ref)
+        gen.apps = {s.name: s for s in specs.values()}
         rng = random.Random(f"{spec.name}:{name}:{seed}")
         fake = Faker()
         fake.seed_instance(rng.randrange(1 << 30))
@@ -275,7 +278,9 @@ class TaskGenerator:
                 app = row.app or self.spec.name
                 values = {k: _jsonable(expr.evaluate(v, names, fns)) for k, v in row.values.items()}
                 if app not in copies:
-                    spec = self.spec if app == self.spec.name else _replica(app)
+                    spec = (
+                        self.spec if app == self.spec.name else self.apps.get(app) or _replica(app)
+                    )
                     seeded = (
                         self.base
                         if app == self.spec.name

@@ -1,0 +1,165 @@
+"""Replica templates grounded: wordings drawn by seed, ask variants, repeats, planted rows,
+answers over the rows, gesture plans. Each verifier is run on a real SQLite end state."""
+
+import json
+import random
+import shutil
+import sqlite3
+
+import pytest
+from faker import Faker
+
+from palaestra.chat import ANSWER
+from palaestra.synth_apps import data
+from palaestra.synth_apps.generate import GenerationError, TaskGenerator
+from palaestra.verifiers.app_state import visits_path
+from palaestra.verifiers.base import DeclarativeVerifier
+from palaestra.verifiers.validation import StaticProbe
+
+from .replica_apps import NOTES, apps, spec
+
+APPS = apps()
+
+
+def make(name, seed=0, ask=False):
+    return TaskGenerator.for_template(name, seed, ask=ask, specs=APPS)
+
+
+def end_state(tmp_path, made, sql=(), params=()):
+    """The app's database after a reset (seeded, plus the task's plants in this app) and then
+    the agent's ``sql``: what the verifier reads."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "app.sqlite"
+    shutil.copyfile(data.template(APPS["notes"], 0), path)
+    conn = data.connect(path)
+    for row in made.task.setup.get("plant", []):
+        if row["app"] == "notes":
+            data.plant(APPS["notes"], conn, row["entity"], row["values"])
+    for statement, args in zip(sql, params or [()] * len(sql), strict=True):
+        conn.execute(statement, args)
+    conn.commit()
+    conn.close()
+    visits_path(path).write_text("")
+    return str(path)
+
+
+def verdict(made, db, chat=()):
+    probe = StaticProbe({"app_db": db, "chat": list(chat)})
+    return DeclarativeVerifier(made.task.verifier).verify(probe).success
+
+
+def test_wordings_are_drawn_by_seed_and_reproducible():
+    wordings = {make("NotesStar", seed).task.instruction.split(" ")[0] for seed in range(12)}
+    assert len(wordings) >= 3  # "Give", "Mark", "Star", "Please", ...
+    a, b = make("NotesStar", 5), make("NotesStar", 5)
+    assert a.task.model_dump() == b.task.model_dump()
+    assert a.task.id == "NotesStar/5" and a.task.metadata["name"] == "NotesStar"
+
+
+def test_a_template_with_one_wording_draws_no_wording():
+    """A domain's template (no phrasings) consumes exactly one random draw fewer than the same
+    template with phrasings: its tasks stay what they were."""
+    with_phrasings = spec()
+    raw = json.loads(json.dumps(NOTES))
+    del raw["replica_of"]
+    raw["tasks"][3]["phrasings"] = []
+    plain = spec(raw)
+    states = []
+    for s in (plain, with_phrasings):
+        rng = random.Random(9)
+        TaskGenerator(s, layout="mobile").ground(s.tasks[3], rng, Faker())
+        states.append(rng)
+    assert states[0].getstate() != states[1].getstate()
+    states[0].choice([0, 1, 2, 3, 4])  # the one draw the wording takes
+    assert states[0].getstate() == states[1].getstate()
+
+
+def test_errors_name_the_template_and_the_seed():
+    with pytest.raises(GenerationError, match="template 'NoSuchTemplate': no app has it"):
+        make("NoSuchTemplate")
+    raw = json.loads(json.dumps(NOTES))
+    raw["tasks"][3]["pick"] = "record.stars > 99"
+    with pytest.raises(GenerationError, match=r"template NotesStar \(seed 4\): no note row"):
+        TaskGenerator.for_template("NotesStar", 4, specs={"notes": spec(raw)})
+    with pytest.raises(GenerationError, match=r"NotesStar.*no ask variant"):
+        make("NotesStar", ask=True)
+
+
+def test_ask_variant_hides_the_value_and_asks_before_typing_it():
+    made = make("NotesCreate", 2, ask=True)
+    body = made.task.setup["user"]["Body"]
+    assert body.startswith("Remember Memo ")
+    assert body not in made.task.instruction and "ask me" in made.task.instruction
+    plan = made.task.oracle.data
+    ask = next(i for i, s in enumerate(plan) if s["op"] == "ask")
+    typed = next(i for i, s in enumerate(plan) if s.get("value") == body)
+    assert ask == typed - 1 and "body" in plan[ask]["question"].lower()
+    plain = make("NotesCreate", 2)
+    assert "user" not in plain.task.setup and body in plain.task.instruction
+    assert plain.task.id == "NotesCreate/2" and made.task.id == "NotesCreate/2-ask"
+
+
+def test_repeat_acts_on_distinct_rows_and_the_verifier_wants_every_one(tmp_path):
+    made = make("NotesDeleteTwo", 1)
+    held = [s["name"] for s in made.task.oracle.data if s["op"] == "hold"]
+    assert len(held) == 2 and held[0] != held[1]
+    assert all(name in made.task.instruction for name in held)
+    delete = "DELETE FROM note WHERE title = ?"
+    both = end_state(tmp_path / "a", made, [delete, delete], [(held[0],), (held[1],)])
+    assert verdict(made, both)
+    one = end_state(tmp_path / "b", made, [delete], [(held[0],)])
+    assert not verdict(made, one)
+    assert not verdict(made, end_state(tmp_path / "c", made))
+
+
+def test_planted_rows_are_in_setup_and_the_task_acts_on_them(tmp_path):
+    made = make("NotesDeletePlanted", 3)
+    plant = made.task.setup["plant"]
+    title = plant[0]["values"]["title"]
+    assert plant[0] == {"app": "notes", "entity": "note", "values": plant[0]["values"]}
+    assert plant[1]["app"] == "people" and plant[1]["values"]["name"] == f"Ada {title}"
+    assert title.startswith("Receipt ") and title in made.task.instruction
+    assert [s["name"] for s in made.task.oracle.data if s["op"] == "hold"] == [title]
+    delete = "DELETE FROM note WHERE title = ?"
+    assert verdict(made, end_state(tmp_path / "a", made, [delete], [(title,)]))
+    assert not verdict(made, end_state(tmp_path / "b", made))
+    other = "DELETE FROM note WHERE id = (SELECT min(id) FROM note)"
+    assert not verdict(made, end_state(tmp_path / "c", made, [other]))
+
+
+def test_list_answers_in_any_order_and_stuffing_fails(tmp_path):
+    made = make("NotesInFolder", 0)
+    check = made.task.verifier["checks"][0]
+    items, others = check["value"], check["others"]
+    assert "Planted" in items and others  # the planted row counts, the other rows are rivals
+    db = end_state(tmp_path, made)
+    assert verdict(made, db, [ANSWER + ", ".join(reversed(items))])
+    assert not verdict(made, db, [ANSWER + ", ".join([*items, *others])])
+    assert not verdict(made, db, [ANSWER + ", ".join(items[:-1])])
+    assert not verdict(made, db, [])
+    said = next(s["text"] for s in made.task.oracle.data if s["op"] == "say")
+    assert verdict(made, db, [ANSWER + said])
+
+
+def test_number_answers_allow_the_tolerance_only(tmp_path):
+    made = make("NotesStarCount", 0)
+    value = int(made.task.verifier["checks"][0]["value"])
+    db = end_state(tmp_path, made)
+    conn = sqlite3.connect(db)
+    assert value == conn.execute("SELECT sum(stars) FROM note").fetchone()[0]
+    conn.close()
+    assert verdict(made, db, [f"{ANSWER}{value + 1} stars"])
+    assert not verdict(made, db, [f"{ANSWER}{value + 3}"])
+    assert not verdict(made, db, [f"{ANSWER}{value} or {value + 5}"])
+
+
+def test_gesture_operations_are_planned_as_the_gesture_then_the_label():
+    star = make("NotesStar", 0).task.oracle.data
+    i = next(i for i, s in enumerate(star) if s["op"] == "swipe")
+    assert star[i + 1] == {"op": "click", "role": "button", "name": "Star"}
+    assert not any(s["op"] in ("open", "hold") for s in star)
+    delete = make("NotesDeleteTwo", 0).task.oracle.data
+    j = next(i for i, s in enumerate(delete) if s["op"] == "hold")
+    assert delete[j + 1] == {"op": "click", "role": "button", "name": "Delete"}
+    create = make("NotesCreate", 0).task.oracle.data
+    assert create[0] == {"op": "click", "role": "link", "name": "New note"}
