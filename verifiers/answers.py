@@ -359,15 +359,13 @@ def answer_problem(
     *,
     app: AppValues | None = None,
     given: str = "",
-    tolerance: float = 0.0,
 ) -> str | None:
     """Why ``answer`` is not exactly the one value ``expected`` (None when it is).
 
     ``normalize`` is the check's declared kind (``number``, ``date`` or ``text``: a text
     expected value that is a time, phone or email is judged as one); ``others`` are candidates
     the task names; ``app`` the app's values (every other one of the kind is a candidate too);
-    ``given`` the question, whose own values and subjects an answer may repeat; ``tolerance``
-    how far a number may be from the expected one (a distance read off a map)."""
+    ``given`` the question, whose own values and subjects an answer may repeat."""
     if len(answer) > max(MAX_ANSWER_CHARS, 2 * len(expected)):
         return f"{len(answer)} characters: an answer is one value, not a list"
     kind = kind_of(expected, normalize)
@@ -380,8 +378,6 @@ def answer_problem(
     else:
         want = key(expected, kind, year)
         mine = found.keys(kind)
-        if kind == "number" and tolerance > 0:
-            want = frozenset({k for m in mine for k in m if _near(k, want, tolerance)} | want)
         if not any(k & want for k in mine):
             return "not the value" if mine else f"no {kind} in the answer"
         allowed = set().union(*asked.keys(kind)) - want
@@ -390,59 +386,6 @@ def answer_problem(
     if problem is None and app is not None:
         problem = _dump_problem(found, bare, kind, app, asked)
     return problem
-
-
-def _near(found: str, want: frozenset[str], tolerance: float) -> bool:
-    """A number key within ``tolerance`` of an expected one."""
-    return any(abs(float(found) - float(w)) <= tolerance + 1e-9 for w in want)
-
-
-def list_problem(
-    answer: str,
-    expected: Iterable[str],
-    others: Iterable[str] = (),
-    *,
-    app: AppValues | None = None,
-    given: str = "",
-) -> str | None:
-    """Why ``answer`` is not exactly the values ``expected``, in any order (None when it is):
-    every one named (a number, date, time, phone or email in any format, a text by its
-    words), and no other candidate: none of ``others`` (the rows the list leaves out) nor,
-    for a text item, another value of its column in the app; no other value of a non-text
-    item's kind. So listing every row, which names them all, fails. An empty list expects an
-    answer naming no candidate ("none")."""
-    items = [str(e) for e in expected]
-    if len(answer) > max(MAX_ANSWER_CHARS, 2 * sum(len(i) + 2 for i in items)):
-        return f"{len(answer)} characters: longer than the list asked for"
-    bare = _strip_given(answer, app, given)
-    missing = [i for i in items if not says(bare, i)]
-    if missing:
-        return f"it does not name {missing[0]!r}" + (
-            f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-        )
-    said = f" {normalize_text(bare)} "
-    wanted = {normalize_text(i) for i in items}
-    pool = {normalize_text(o) for o in others}
-    kinds: set[str] = set()
-    for item in items:
-        kind = kind_of(item, "number" if _is_amount(item) else "text")
-        kinds.add(kind)
-        if kind == "text" and app is not None:
-            pool |= app.text_candidates(item)
-    rivals = sorted(
-        o
-        for o in pool - wanted
-        if o and not any(o in w or w in o for w in wanted) and mentions(said, o)
-    )
-    if rivals:
-        return f"it names {rivals[0]!r}, which is not in the list"
-    found = scan(bare)
-    for kind in kinds - {"text"}:
-        want = set().union(*(key(i, kind) for i in items if kind_of(i, kind) == kind))
-        extra = [k for k in found.keys(kind) if not k & want]
-        if extra:
-            return f"it names a {kind} not in the list ({sorted(extra[0])[0]})"
-    return None
 
 
 def _text_problem(

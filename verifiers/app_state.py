@@ -27,6 +27,7 @@ import contextlib
 import functools
 import hashlib
 import json
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -101,6 +102,75 @@ normalize_text = answers.normalize_text
 answer_problem = answers.answer_problem
 
 
+def list_problem(
+    answer: str,
+    expected: list[Any],
+    others: Any = (),
+    *,
+    app: answers.AppValues | None = None,
+) -> str | None:
+    """Why ``answer`` is not exactly the values ``expected``, in any order (None when it is):
+    every one named (a number, date, time, phone or email in any format, a text by its
+    words), and no other candidate: none of ``others`` (the rows the list leaves out) nor,
+    for a text item, another value of its column in the app; no other value of a non-text
+    item's kind. So listing every row, which names them all, fails. An empty list expects an
+    answer naming no candidate ("none"). (Here, not in :mod:`~palaestra.verifiers.answers`:
+    only the app families ask for lists.)"""
+    items = [str(e) for e in expected]
+    if len(answer) > max(answers.MAX_ANSWER_CHARS, 2 * sum(len(i) + 2 for i in items)):
+        return f"{len(answer)} characters: longer than the list asked for"
+    missing = [i for i in items if not answers.says(answer, i)]
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        return f"it does not name {missing[0]!r}{more}"
+    said = f" {normalize_text(answer)} "
+    wanted = {normalize_text(i) for i in items}
+    pool = {normalize_text(str(o)) for o in others}
+    kinds = {answers.kind_of(i, "number" if _amount(i) else "text") for i in items}
+    if app is not None:
+        for item in items:
+            if answers.kind_of(item, "number" if _amount(item) else "text") == "text":
+                pool |= app.text_candidates(item)
+    rivals = sorted(
+        o
+        for o in pool - wanted
+        if o and not any(o in w or w in o for w in wanted) and answers.mentions(said, o)
+    )
+    if rivals:
+        return f"it names {rivals[0]!r}, which is not in the list"
+    found = answers.scan(answer)
+    for kind in kinds - {"text"}:
+        want: set[str] = set()
+        for item in items:
+            if answers.kind_of(item, kind) == kind:
+                want |= answers.key(item, kind)
+        extra = [k for k in found.keys(kind) if not k & want]
+        if extra:
+            return f"it names a {kind} not in the list ({sorted(extra[0])[0]})"
+    return None
+
+
+def _amount(value: str) -> bool:
+    return re.fullmatch(r"[$€£]?\s?-?\d[\d,]*(?:\.\d+)?", value.strip()) is not None
+
+
+def near_problem(answer: str, expected: str, tolerance: float, given: str = "") -> str | None:
+    """Why ``answer`` is not one number within ``tolerance`` of ``expected`` (a distance
+    read off a track, in meters): exactly one number besides the question's own, close
+    enough."""
+    asked = set().union(*answers.scan(given).keys("number")) if given else set()
+    mine = [k for k in answers.scan(answer).keys("number") if not k & asked]
+    if not mine:
+        return "no number in the answer"
+    want = float(expected)
+    near = [k for k in mine if any(abs(float(v) - want) <= tolerance + 1e-9 for v in k)]
+    if not near:
+        return f"not within {tolerance:g} of the value"
+    if len(mine) > 1:
+        return f"{len(mine)} numbers: an answer is one value"
+    return None
+
+
 def app_values(db: str) -> answers.AppValues:
     """The values of the app database at ``db``, read once per version of the file (a dense
     reward verifies every step; reading an app's values takes 20-60 ms)."""
@@ -131,9 +201,9 @@ def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     app = app_values(state["app_db"]) if state.get("app_db") else None
     given = str(state.get("goal") or "")
     if isinstance(spec["value"], list):  # a list: every item, in any order, and no other
-        problem = answers.list_problem(
-            said[-1], spec["value"], spec.get("others", ()), app=app, given=given
-        )
+        problem = list_problem(said[-1], spec["value"], spec.get("others", ()), app=app)
+    elif spec.get("tolerance"):
+        problem = near_problem(said[-1], str(spec["value"]), float(spec["tolerance"]), given)
     else:
         problem = answer_problem(
             said[-1],
@@ -142,7 +212,6 @@ def _answer(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
             spec.get("others", ()),
             app=app,
             given=given,
-            tolerance=float(spec.get("tolerance", 0)),
         )
     detail = f"answer {said[-1][:200]!r}" + (f": {problem}" if problem else "")
     return CheckResult("answer", problem is None, float(problem is None), detail)
