@@ -1,0 +1,200 @@
+"""The replicas of the phone's own AndroidWorld apps (Contacts, Simple SMS Messenger, Settings,
+Clock, Retro Music, VLC, OsmAnd): every template grounds for seeds 0-2 (and its ask variant),
+and each verifier expects the end state AndroidWorld's own check reads (the SMS sent to the
+right number with the right text, the switch flipped from the state planted, the songs in the
+order given, the timer set but not started). No browser: the verifiers' SQL is read as data."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from palaestra.synth_apps.generate import Generated, TaskGenerator
+from palaestra.synth_apps.spec import load_spec
+
+APPS = ["simple_contacts", "simple_sms", "settings", "clock", "retro_music", "vlc", "osmand"]
+SPECS = {app: load_spec(app) for app in APPS}
+TEMPLATES = [(t.name, t.ask is not None) for spec in SPECS.values() for t in spec.tasks]
+#: templates whose wording names values (the others, "Turn wifi on.", read the same each time)
+WITH_VALUES = {t.name for spec in SPECS.values() for t in spec.tasks if "{" in t.instruction}
+
+
+def made(name: str, seed: int = 0, ask: bool = False) -> Generated:
+    return TaskGenerator.for_template(name, seed, ask=ask, specs=SPECS)
+
+
+def new_rows(g: Generated, table: str) -> list[dict[str, Any]]:
+    """The rows the verifier expects the task to create in ``table``, as column -> value."""
+    out = []
+    for check in g.task.verifier["checks"]:
+        if check.get("describe") == f"new {table} rows like this":
+            cols = re.findall(r"(\w+) IS \?", check["query"])
+            out.append(dict(zip(cols, check["params"], strict=True)))
+    return out
+
+
+def updated(g: Generated, table: str, column: str) -> list[Any]:
+    """The values the verifier expects ``table.column`` to be updated to."""
+    return [
+        c["expect"]
+        for c in g.task.verifier["checks"]
+        if re.fullmatch(rf"{table} \d+ {column}", str(c.get("describe", "")))
+    ]
+
+
+def planted(g: Generated, entity: str) -> list[dict[str, Any]]:
+    return [p["values"] for p in g.task.setup.get("plant", []) if p["entity"] == entity]
+
+
+def test_the_apps_cover_twenty_two_templates_ten_with_an_ask_variant():
+    assert len(TEMPLATES) == 22 and sum(ask for _, ask in TEMPLATES) == 10
+
+
+@pytest.mark.parametrize(("name", "ask"), TEMPLATES)
+def test_every_template_grounds_for_three_seeds(name, ask):
+    tasks = [made(name, seed).task for seed in range(3)]
+    assert [t.id for t in tasks] == [f"{name}/{seed}" for seed in range(3)]
+    if name in WITH_VALUES:
+        assert len({t.instruction for t in tasks}) == 3
+    if ask:
+        asked = made(name, 0, ask=True).task
+        assert asked.id == f"{name}/0-ask" and asked.setup["user"]
+        for value in asked.setup["user"].values():  # the hidden detail is not in the wording
+            assert str(value) not in asked.instruction
+
+
+def test_a_text_goes_to_the_number_named_with_the_message_named():
+    g = made("SimpleSmsSend")
+    (sms,) = new_rows(g, "message")
+    assert sms["type"] == "sent"
+    assert sms["number"] in g.task.instruction and sms["body"] in g.task.instruction
+
+
+def test_the_reply_to_the_most_recent_text_goes_to_the_planted_newest_sender():
+    g = made("SimpleSmsReplyMostRecent")
+    conversation, message = planted(g, "conversation")[0], planted(g, "message")[0]
+    seeded = [r["date"] for r in TaskGenerator(SPECS["simple_sms"]).scope.rows("message")]
+    assert message["date"] > max(str(d) for d in seeded)  # it is the most recent text
+    (reply,) = new_rows(g, "message")
+    assert (reply["number"], reply["type"]) == (conversation["number"], "sent")
+    assert conversation["number"] not in g.task.instruction  # the agent must find it
+
+
+def test_a_resend_repeats_the_planted_sent_text_to_its_number():
+    g = made("SimpleSmsResend")
+    sent = next(m for m in planted(g, "message") if m["type"] == "sent")
+    (again,) = new_rows(g, "message")
+    assert (again["number"], again["body"]) == (sent["number"], sent["body"])
+    assert sent["body"] not in g.task.instruction
+
+
+def test_the_received_address_goes_to_the_other_person():
+    g = made("SimpleSmsSendReceivedAddress")
+    friend, sender = planted(g, "conversation")
+    address = planted(g, "message")[-1]
+    assert address["conversation"] == sender["name"]
+    (sms,) = new_rows(g, "message")
+    assert (sms["number"], sms["body"]) == (friend["number"], address["body"])
+    assert address["body"] not in g.task.instruction
+
+
+@pytest.mark.parametrize(
+    ("name", "row", "before", "after"),
+    [
+        ("SystemWifiTurnOff", "Wi-Fi", "On", "Off"),
+        ("SystemWifiTurnOn", "Wi-Fi", "Off", "On"),
+        ("SystemBluetoothTurnOff", "Bluetooth", "On", "Off"),
+        ("SystemBluetoothTurnOn", "Bluetooth", "Off", "On"),
+        ("SystemBrightnessMax", "Brightness level", "0%", "100%"),
+        ("SystemBrightnessMin", "Brightness level", "100%", "0%"),
+    ],
+)
+def test_a_setting_starts_from_the_other_state_and_must_end_in_the_asked_one(
+    name, row, before, after
+):
+    g = made(name)
+    rows = {p["name"]: p["value"] for p in planted(g, "setting")}
+    assert rows[row] == before
+    assert updated(g, "setting", "value") == [after]
+
+
+def test_wifi_off_then_bluetooth_on_checks_both():
+    g = made("TurnOffWifiAndTurnOnBluetooth")
+    rows = {p["name"]: p["value"] for p in planted(g, "setting")}
+    assert (rows["Wi-Fi"], rows["Bluetooth"]) == ("On", "Off")
+    assert sorted(updated(g, "setting", "value")) == ["Off", "On"]
+
+
+def test_a_timer_is_set_to_the_duration_asked_and_left_ready():
+    g = made("ClockTimerEntry")
+    (timer,) = new_rows(g, "timer")
+    assert timer["state"] == "ready"  # "Do not start the timer."
+    assert f"{timer['hours']} hours, {timer['minutes']} minutes" in g.task.instruction
+
+
+@pytest.mark.parametrize(
+    ("name", "before", "after"),
+    [
+        ("ClockStopWatchRunning", "stopped", "running"),
+        ("ClockStopWatchPausedVerify", "running", "paused"),
+    ],
+)
+def test_the_stopwatch_starts_in_the_other_state(name, before, after):
+    g = made(name)
+    assert planted(g, "stopwatch")[0]["state"] == before
+    assert updated(g, "stopwatch", "state") == [after]
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "entity", "column"),
+    [
+        ("RetroCreatePlaylist", "playlist_song", "song", "song_id"),
+        ("RetroPlayingQueue", "queue_item", "song", "song_id"),
+        ("VlcCreatePlaylist", "playlist_video", "video", "video_id"),
+    ],
+)
+def test_the_items_are_expected_in_the_order_the_instruction_names_them(
+    name, table, entity, column
+):
+    g = made(name)
+    items = sorted(new_rows(g, table), key=lambda r: r["position"])
+    assert [r["position"] for r in items] == list(range(1, len(items) + 1))
+    assert 2 <= len(items) <= 5
+    app = "vlc" if entity == "video" else "retro_music"
+    gen = TaskGenerator(SPECS[app])
+    shown = [gen.scope.display(entity, gen.scope.row(entity, r[column])) for r in items]
+    assert ", ".join(shown) in g.task.instruction
+    if "playlist" in table:  # one playlist, named as asked, holding them all
+        (playlist,) = new_rows(g, "playlist")
+        assert playlist["name"] in g.task.instruction
+        assert {r["playlist"] for r in items} == {playlist["name"]}
+
+
+def test_two_playlists_get_their_own_videos():
+    g = made("VlcCreateTwoPlaylists")
+    lists = {p["name"] for p in new_rows(g, "playlist")}
+    assert len(lists) == 2
+    items = new_rows(g, "playlist_video")
+    assert sorted(sum(r["playlist"] == name for r in items) for name in lists) == [2, 3]
+
+
+@pytest.mark.parametrize(
+    ("name", "table"), [("OsmAndFavorite", "favorite"), ("OsmAndMarker", "marker")]
+)
+def test_a_place_is_saved_with_the_named_places_coordinates(name, table):
+    g = made(name)
+    (saved,) = new_rows(g, table)
+    assert f"{saved['name']}, Liechtenstein" in g.task.instruction
+    gen = TaskGenerator(SPECS["osmand"])
+    (place,) = [r for r in gen.scope.rows("place") if r["name"] == saved["name"]]
+    assert (saved["lat"], saved["lon"]) == (place["lat"], place["lon"])
+
+
+def test_a_new_contact_has_the_name_and_number_asked():
+    g = made("ContactsAddContact")
+    (contact,) = new_rows(g, "contact")
+    assert contact["phone"] in g.task.instruction
+    assert contact["name"] == f"{contact['first_name']} {contact['last_name']}"
+    assert contact["name"] in g.task.instruction
