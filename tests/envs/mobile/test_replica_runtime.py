@@ -321,7 +321,7 @@ def test_the_desktop_layout_keeps_every_operation_on_the_detail_page(replicas):
             assert (f">{label}</a>" in listing) == (label in on_list), (layout, label)
 
 
-def test_the_browser_plants_rows_and_plays_hold_as_opening_the_row(replicas):
+def test_the_browser_plants_rows_and_plays_hold_in_both_layouts(replicas):
     from palaestra.envs.web.env import WebEnv
     from palaestra.envs.web.policies.plan import PlanPolicy
     from palaestra.policies import run_episode
@@ -344,10 +344,14 @@ def test_the_browser_plants_rows_and_plays_hold_as_opening_the_row(replicas):
     ]
     env = WebEnv(observe=("axtree", "url", "title", "goal", "chat"))
     try:
-        run_episode(env, PlanPolicy(plan), web, strict=True)
-        db = env._drivers["synth"].session.db
-        assert rows(db, "SELECT count(*) FROM note WHERE title = 'Receipt 7'") == [(0,)]
-        assert rows(db, "SELECT count(*) FROM note") == [(3,)]  # planted, then deleted
+        # the desktop layout: the row's page has the button; the mobile layout in a browser: a
+        # right click opens the row's context menu (the detail page has no Delete there)
+        for layout in ("desktop", "mobile"):
+            task = web.model_copy(update={"setup": {**web.setup, "layout": layout}})
+            run_episode(env, PlanPolicy(plan), task, strict=True)
+            db = env._drivers["synth"].session.db
+            assert rows(db, "SELECT count(*) FROM note WHERE title = 'Receipt 7'") == [(0,)]
+            assert rows(db, "SELECT count(*) FROM note") == [(3,)]  # planted, then deleted
         bad = web.model_copy(update={"setup": {**web.setup, "plant": [{"entity": "nope"}]}})
         with pytest.raises(InvalidRequest, match=re.escape("task.setup.plant[0].entity")):
             env.reset(options={"task": bad})
