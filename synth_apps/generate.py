@@ -18,6 +18,7 @@ import contextlib
 import datetime as dt
 import itertools
 import random
+import re
 import sqlite3
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -265,9 +266,10 @@ class TaskGenerator:
                 drawn[key] = expr.evaluate(source, {**names, "input": drawn}, fns)
             names["input"] = drawn
         elif op is not None and op.entity is None and t.plant:
-            ctx.inputs = [
-                self._inputs(op, t, None, rng, fake, names) for _ in range(self._times(t, ctx))
-            ]
+            ctx.inputs = []
+            for _ in range(self._times(t, ctx)):
+                earlier = [shown for _, shown in ctx.inputs]
+                ctx.inputs.append(self._fresh_inputs(op, t, None, rng, fake, earlier, names))
             names["inputs"] = [shown for _, shown in ctx.inputs]
             names["input"] = names["inputs"][0]
         planted: list[dict[str, Any]] = []
@@ -470,6 +472,9 @@ class TaskGenerator:
                 record, page = rng.choice(pool)
                 if self.ctx.inputs is not None:
                     raw, shown = self.ctx.inputs[i]
+                elif i:
+                    earlier = [d.shown for d in draws]
+                    raw, shown = self._fresh_inputs(op, t, record, rng, fake, earlier)
                 else:
                     raw, shown = self._inputs(op, t, record, rng, fake)
                 if (
@@ -673,6 +678,36 @@ class TaskGenerator:
                 raw[name] = expr.show(data.to_py(f, data.to_db(f, value)))
                 shown[name] = raw[name]
         return raw, shown
+
+    def _fresh_inputs(
+        self,
+        op: OperationSpec,
+        t: TaskTemplate,
+        record: Any,
+        rng: random.Random,
+        fake: Faker,
+        earlier: list[dict[str, Any]],
+        names: Mapping[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A repetition's inputs, drawn again while the input that names the created row (the
+        one its display field is made of; else the first ``str`` input) repeats an earlier
+        repetition's, so "add three recipes" adds three different ones; inputs taken from
+        ``let`` are shared on purpose and may repeat."""
+        drawn = [n for n in op.inputs() if "let" not in expr.names(t.inputs[n])]
+        own = [
+            n
+            for e in op.effects
+            if e.create and e.create in self.spec.entities
+            for n in drawn
+            if _reads_input(e.values.get(self.spec.entities[e.create].display, ""), n)
+        ]
+        if not own:
+            own = [n for n in drawn if op.inputs()[n].type == "str"][:1]
+        for _ in range(MAX_TRIES):
+            raw, shown = self._inputs(op, t, record, rng, fake, names)
+            if not any(shown[n] == e.get(n) for n in own for e in earlier):
+                return raw, shown
+        raise GenerationError(f"repeat: {MAX_TRIES} draws of {own} repeat an earlier one")
 
     def _simulate(
         self,
@@ -995,6 +1030,11 @@ def _format_of(value: Any) -> str:
     if isinstance(value, dt.date):
         return "date"
     return "text"
+
+
+def _reads_input(source: str, name: str) -> bool:
+    """Whether an effect's value expression reads ``input.<name>``."""
+    return re.search(rf"\binput\s*\.\s*{re.escape(name)}\b", source) is not None
 
 
 def _human(name: str) -> str:

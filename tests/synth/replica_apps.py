@@ -174,6 +174,21 @@ NOTES: dict[str, Any] = {
                 "How many stars in total across my notes?",
             ],
         },
+        {
+            "name": "NotesCreateThree",
+            "kind": "operation",
+            "operation": "create_note",
+            "repeat": 3,
+            "let": {"body": "'shared ' + str(randint(1, 9))"},
+            "inputs": {"title": "choice(['Alpha', 'Beta', 'Gamma', 'Delta'])", "body": "let.body"},
+            "instruction": "Add notes {join(pluck(inputs, 'title'))}, each saying {let.body}.",
+            "phrasings": [
+                "Create {join(pluck(inputs, 'title'))}, all reading {let.body}.",
+                "New notes {join(pluck(inputs, 'title'))} with the text {let.body}.",
+                "Make notes {join(pluck(inputs, 'title'))}; each says {let.body}.",
+                "Write {let.body} in new notes {join(pluck(inputs, 'title'))}.",
+            ],
+        },
     ],
 }
 

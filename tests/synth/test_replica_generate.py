@@ -163,3 +163,18 @@ def test_gesture_operations_are_planned_as_the_gesture_then_the_label():
     assert delete[j + 1] == {"op": "click", "role": "button", "name": "Delete"}
     create = make("NotesCreate", 0).task.oracle.data
     assert create[0] == {"op": "click", "role": "link", "name": "New note"}
+
+
+def test_repeated_draws_name_distinct_rows_and_share_let_values(tmp_path):
+    for seed in range(8):
+        made = make("NotesCreateThree", seed)
+        titles = [s["value"] for s in made.task.oracle.data if s.get("label") == "Title"]
+        bodies = {s["value"] for s in made.task.oracle.data if s.get("label") == "Body"}
+        assert len(titles) == 3 and len(set(titles)) == 3, (seed, titles)
+        assert len(bodies) == 1 and ", ".join(titles) in made.task.instruction
+    body = bodies.pop()
+    insert = "INSERT INTO note (title, body, folder, stars) VALUES (?, ?, 'Home', 0)"
+    all_three = end_state(tmp_path / "a", made, [insert] * 3, [(t, body) for t in titles])
+    assert verdict(made, all_three)
+    two = end_state(tmp_path / "b", made, [insert] * 2, [(t, body) for t in titles[:2]])
+    assert not verdict(made, two)
