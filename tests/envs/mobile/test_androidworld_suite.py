@@ -275,9 +275,10 @@ def committed(name: str = suites.REPLICA) -> list[Task]:
 
 @pytest.mark.parametrize(("name", "fam"), [(suites.REPLICA, "mobile"), (suites.REPLICA_WEB, "web")])
 def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys(name, fam):
-    data = json.loads(suites.REPLICA_FILES[name].read_text())
     tasks = committed(name)
-    assert tasks and len(tasks) == len(data["tasks"])  # no task's key went stale
+    assert tasks, f"{name} has no validated task: python -m {maker.__name__}"
+    data = json.loads(suites.REPLICA_FILES[name].read_text())
+    assert len(tasks) == len(data["tasks"])  # no task's key went stale
     code = code_digest(fam)
     old = sorted({t.id for t in tasks if t.validation["code"] != code})
     assert not old, f"validated by older code: {old[:5]}; re-make: python -m {maker.__name__}"
@@ -299,6 +300,7 @@ def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys(nam
 def test_the_committed_tasks_are_what_the_generator_makes_today(name, layout):
     """Regenerated without a browser, every shipped task is unchanged (ids, words, checks)."""
     tasks = committed(name)
+    assert tasks, f"{name} has no validated task: python -m {maker.__name__}"
     specs = {app: load_spec(app) for app in {t.setup["app"] for t in tasks}}
     seeds = 1 + max(int(t.id.partition("/")[2].removesuffix("-ask")) for t in tasks)
     fresh = {c.id: c.made.task for c in maker.candidates(specs, seeds, layout) if c.made}
