@@ -68,7 +68,7 @@ def test_every_template_grounds_for_three_seeds(name, ask):
 def test_a_text_goes_to_the_number_named_with_the_message_named():
     g = made("SimpleSmsSend")
     (sms,) = new_rows(g, "message")
-    assert sms["type"] == "sent"
+    assert sms["direction"] == "sent"
     assert sms["number"] in g.task.instruction and sms["body"] in g.task.instruction
 
 
@@ -78,13 +78,13 @@ def test_the_reply_to_the_most_recent_text_goes_to_the_planted_newest_sender():
     seeded = [r["date"] for r in TaskGenerator(SPECS["simple_sms"]).scope.rows("message")]
     assert message["date"] > max(str(d) for d in seeded)  # it is the most recent text
     (reply,) = new_rows(g, "message")
-    assert (reply["number"], reply["type"]) == (conversation["number"], "sent")
+    assert (reply["number"], reply["direction"]) == (conversation["number"], "sent")
     assert conversation["number"] not in g.task.instruction  # the agent must find it
 
 
 def test_a_resend_repeats_the_planted_sent_text_to_its_number():
     g = made("SimpleSmsResend")
-    sent = next(m for m in planted(g, "message") if m["type"] == "sent")
+    sent = next(m for m in planted(g, "message") if m["direction"] == "sent")
     (again,) = new_rows(g, "message")
     assert (again["number"], again["body"]) == (sent["number"], sent["body"])
     assert sent["body"] not in g.task.instruction
