@@ -109,6 +109,8 @@ class Context:
     inputs: list[tuple[dict[str, Any], dict[str, Any]]] | None = None
     #: this app's database with the planted rows (None: the seeded one)
     world: sqlite3.Connection | None = None
+    #: a ``duplicate`` template's (entity, original id, copy id)
+    copy: tuple[str, int, int] | None = None
 
 
 class TaskGenerator:
@@ -224,7 +226,14 @@ class TaskGenerator:
         a draw does not ground, its plant included."""
         if ask and t.ask is None:
             raise GenerationError(f"template {t.name or t.instruction[:40]!r} has no ask variant")
-        fresh = not (t.let or t.plant or t.repeat or t.answer or (t.kind == "info" and t.inputs))
+        fresh = not (
+            t.let
+            or t.plant
+            or t.repeat
+            or t.answer
+            or t.duplicate
+            or (t.kind == "info" and t.inputs)
+        )
         last = ""
         for _ in range(1 if fresh else 10):
             ctx = Context(rng, ask)
@@ -306,6 +315,10 @@ class TaskGenerator:
                     ctx.world = conn
                 else:
                     conn.close()
+        if t.duplicate and ctx.world is None:  # the copy of the picked row goes in after picking
+            ctx.world = sqlite3.connect(":memory:")
+            self.base.backup(ctx.world)
+            ctx.world.row_factory = sqlite3.Row
 
     def _times(self, t: TaskTemplate, ctx: Context) -> int:
         """How often a ``repeat`` template does its operation (1 without repeat)."""
@@ -484,7 +497,10 @@ class TaskGenerator:
                 ):
                     raise GenerationError("the operation is not offered for the drawn row")
                 draws.append(Draw(record, page, shown))
-                sim = self._simulate(op, record, raw, sim if i else None)
+                if t.duplicate and record is not None and op.entity is not None:
+                    self._plant_copy(op.entity, record)
+                going = sim if isinstance(sim, sqlite3.Connection) else None
+                sim = self._simulate(op, record, raw, going)
                 if isinstance(sim, str) and times > 1:
                     raise GenerationError(f"the draw breaks a rule: {sim}")
         except BaseException:
@@ -499,6 +515,8 @@ class TaskGenerator:
     ) -> Generated:
         touched = self.state.touched(sim)
         checks, mutations = self.state.diff(sim)
+        if self.ctx.copy is not None:
+            checks, touched = self._either_copy(checks, touched)
         if not checks:
             raise GenerationError("the operation changes nothing, so it cannot be verified")
         if not all(state_checks.is_count(c) for c in checks):
@@ -678,6 +696,49 @@ class TaskGenerator:
                 raw[name] = expr.show(data.to_py(f, data.to_db(f, value)))
                 shown[name] = raw[name]
         return raw, shown
+
+    def _either_copy(
+        self, checks: list[dict[str, Any]], touched: dict[str, dict[int, Any]]
+    ) -> tuple[list[dict[str, Any]], dict[str, dict[int, Any]]]:
+        """A duplicate's checks: the original's "is gone" becomes "one of the two copies
+        is left" (either may go), and neither copy is held unchanged."""
+        assert self.ctx.copy is not None
+        entity, original, copy = self.ctx.copy
+        row = dict(
+            self.base.execute(f"SELECT * FROM {entity} WHERE id = ?", (original,)).fetchone()
+        )
+        keys = [k for k in row if k != "id"]
+        where = " AND ".join(f"{k} IS ?" for k in keys)
+        gone = f"{entity} {original} is gone"
+        out = [c for c in checks if c.get("describe") != gone]
+        out.append(
+            {
+                "kind": "sql",
+                "describe": f"one of the two {entity} copies is left",
+                "query": f"SELECT count(*) FROM {entity} WHERE {where}",
+                "params": [row[k] for k in keys],
+                "expect": 1,
+            }
+        )
+        touched = {**touched, entity: {**touched.get(entity, {}), copy: None}}
+        return out, touched
+
+    def _plant_copy(self, entity: str, record: dict[str, Any]) -> None:
+        """Plant an exact copy of ``record`` (a duplicate: ``setup["plant"]`` carries it, the
+        task's world has it) after the original's id, so the row's first match in its list is
+        still the original; the verifier then counts copies instead of naming an id."""
+        if self.ctx.copy is not None:  # a draw after the copy failed: the task starts over
+            raise GenerationError("duplicate: the draw with the planted copy did not ground")
+        e = self.spec.entities[entity]
+        values = {name: _jsonable(record[name]) for name in e.fields}
+        try:
+            rid = data.plant(self.spec, self.base, entity, values, "duplicate")
+        except (ValueError, TypeError) as exc:
+            raise GenerationError(f"duplicate: {exc}") from None
+        self.base.commit()
+        self.ctx.plant.append({"app": self.spec.name, "entity": entity, "values": values})
+        self.ctx.copy = (entity, record["id"], rid)
+        self.state = state_checks.StateChecks(self.spec, self.base)
 
     def _fresh_inputs(
         self,
@@ -977,7 +1038,7 @@ def _answer_check(
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a number")
         said = str(value) if isinstance(value, int) else f"{value:.2f}".rstrip("0").rstrip(".")
-        check = {"kind": "answer", "value": said, "normalize": "number"}
+        check: dict[str, Any] = {"kind": "answer", "value": said, "normalize": "number"}
         if t.tolerance:
             check["tolerance"] = t.tolerance
         wrong = value + max(1, 2 * (t.tolerance or 0)) + 1

@@ -217,6 +217,11 @@ class TaskTemplate(_Model):
     answer: str | None = Field(default=None, description="info: the answer, an expression")
     answer_format: AnswerFormat | None = None
     tolerance: float | None = Field(default=None, ge=0, description="number answers: +/-")
+    duplicate: bool = Field(
+        default=False,
+        description="operation on a row: an exact copy of the picked row is planted, and the "
+        "operation done on either copy passes (delete one of two duplicates)",
+    )
     operation: str | None = None
     entity: str | None = None
     field: str | None = Field(default=None, description="info: the field whose value is asked")
@@ -457,6 +462,8 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
     for key in stray:
         if getattr(t, key):
             _fail(f"{place}.{key}", f"{t.kind} templates do not take {key!r}")
+    if t.duplicate and (t.kind != "operation" or t.repeat):
+        _fail(f"{place}.duplicate", "is for operation templates without repeat")
     if t.tolerance is not None and t.answer_format != "number":
         _fail(f"{place}.tolerance", "a tolerance is for answer_format: number")
     op = None
@@ -468,6 +475,8 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
         if missing:
             _fail(f"{place}.inputs", f"no generator for input(s) {sorted(missing)}")
         entity = op.entity
+        if t.duplicate and (entity is None or not any(e.delete == "record" for e in op.effects)):
+            _fail(f"{place}.duplicate", f"{t.operation!r} does not delete the row it acts on")
     elif t.answer is not None:  # an answer expression reads the rows it needs itself
         entity = t.entity
         if entity is not None and entity not in spec.entities:

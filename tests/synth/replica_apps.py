@@ -189,6 +189,19 @@ NOTES: dict[str, Any] = {
                 "Write {let.body} in new notes {join(pluck(inputs, 'title'))}.",
             ],
         },
+        {
+            "name": "NotesDeleteDuplicate",
+            "kind": "operation",
+            "operation": "delete_note",
+            "duplicate": True,
+            "instruction": "I have {record.title} twice; delete one of them.",
+            "phrasings": [
+                "Remove one of the two {record.title} notes.",
+                "{record.title} is there twice: delete a copy.",
+                "Get rid of the duplicate {record.title}.",
+                "Delete one {record.title}, keep the other.",
+            ],
+        },
     ],
 }
 

@@ -178,3 +178,18 @@ def test_repeated_draws_name_distinct_rows_and_share_let_values(tmp_path):
     assert verdict(made, all_three)
     two = end_state(tmp_path / "b", made, [insert] * 2, [(t, body) for t in titles[:2]])
     assert not verdict(made, two)
+
+
+def test_a_duplicate_is_planted_and_deleting_either_copy_passes(tmp_path):
+    made = make("NotesDeleteDuplicate", 2)
+    (copy,) = made.task.setup["plant"]
+    title = copy["values"]["title"]
+    assert title in made.task.instruction and copy["values"]["body"] is not None
+    first = "DELETE FROM note WHERE id = (SELECT min(id) FROM note WHERE title = ?)"
+    last = "DELETE FROM note WHERE id = (SELECT max(id) FROM note WHERE title = ?)"
+    assert verdict(made, end_state(tmp_path / "a", made, [first], [(title,)]))
+    assert verdict(made, end_state(tmp_path / "b", made, [last], [(title,)]))
+    assert not verdict(made, end_state(tmp_path / "c", made, [first, first], [(title,)] * 2))
+    assert not verdict(made, end_state(tmp_path / "d", made))
+    other = "DELETE FROM note WHERE title != ? AND id = (SELECT min(id) FROM note)"
+    assert not verdict(made, end_state(tmp_path / "e", made, [other], [(title,)]))

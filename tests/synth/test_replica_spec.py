@@ -91,6 +91,8 @@ def test_plants_answers_and_repeats_are_checked():
         load_spec(notes_with(4, repeat=2))
     with pytest.raises(SpecError, match=r"tasks\.0\.answer: operation templates do not take"):
         load_spec(notes_with(0, answer="1"))
+    with pytest.raises(SpecError, match=r"tasks\.3\.duplicate: 'star_note' does not delete"):
+        load_spec(notes_with(3, duplicate=True))
 
 
 def test_template_names_are_unique_over_replicas_and_cross_app_plants_exist():
