@@ -247,6 +247,8 @@ class TaskGenerator:
                         return self._info(t, rng)
                     if t.kind == "infeasible" and t.violate == "missing":
                         return self._missing(t, rng, fake)
+                    if t.kind == "verify":
+                        return self._verify(t, rng, fake)
                     return self._operation(t, rng, fake)
             except (GenerationError, expr.ExprError) as exc:
                 if fresh:
@@ -417,6 +419,59 @@ class TaskGenerator:
         plan += [{"op": "say", "text": said}, {"op": "done"}]
         verifier = {"kind": "all", "checks": [check, {"kind": "feasible", "gate": True}]}
         return self._task(t, scope, verifier, plan, mutations)
+
+    def _verify(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
+        """A request the app already meets (Wi-Fi is on; turn it on): the agent must look at
+        the row and change nothing. The verifier wants the visit and every row as it was;
+        the near misses are doing the operation anyway and answering without looking."""
+        op = self.spec.operations.get(t.operation or "")
+        entity = op.entity if op is not None else t.entity
+        assert entity is not None  # the spec check makes sure of it
+        rows = self._reachable(entity, t.pick)
+        if not rows:
+            raise GenerationError(f"no {entity} row qualifies for {t.pick!r}")
+        record, page = rng.choice(rows)
+        plan = [*self._navigate(entity, record, page), {"op": "done"}]
+        verifier = {
+            "kind": "all",
+            "checks": [
+                {"kind": "visited", "evidence": [{"view": entity, "id": record["id"]}]},
+                *state_checks.gates([*self.state.counts_unchanged(), *self.state.untouched({})]),
+                {"kind": "feasible", "gate": True},
+            ],
+        }
+        mutations: list[dict[str, Any]] = [{"name": "never looked", "visits": []}]
+        if op is not None and set(op.inputs()) <= set(t.inputs):
+            mutations += self._done_anyway(op, t, record, rng, fake)
+        scope = {"record": record, "today": self.spec.today}
+        return self._task(t, scope, verifier, plan, mutations)
+
+    def _done_anyway(
+        self, op: OperationSpec, t: TaskTemplate, record: Any, rng: random.Random, fake: Faker
+    ) -> list[dict[str, Any]]:
+        """The end state of ``op`` done on ``record`` as SQL (none when the app would refuse
+        it): a near miss of a task that asks for no change."""
+        try:
+            raw, _ = self._inputs(op, t, record, rng, fake)
+            sim = self._simulate(op, record, raw)
+        except (GenerationError, expr.ExprError):
+            return []
+        if isinstance(sim, str):
+            return []
+        sql: list[str] = []
+        params: list[list[Any]] = []
+        for table, rows in self.state.touched(sim).items():
+            for rid, change in rows.items():
+                if change is None:
+                    sql.append(f"DELETE FROM {table} WHERE id = ?")
+                    params.append([rid])
+                elif change:
+                    sql.append(
+                        f"UPDATE {table} SET {', '.join(f'{k} = ?' for k in change)} WHERE id = ?"
+                    )
+                    params.append([*change.values(), rid])
+        sim.close()
+        return [{"name": f"{op.label} done anyway", "sql": sql, "params": params}] if sql else []
 
     def _column(self, entity: str | None) -> list[str]:
         """The display texts of an entity's rows: the candidates a list answer must not

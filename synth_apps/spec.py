@@ -198,7 +198,10 @@ AnswerFormat = Literal["list", "number", "text", "date", "bool"]
 class TaskTemplate(_Model):
     """A recipe for tasks; the generator grounds it in seeded rows."""
 
-    kind: Literal["operation", "info", "infeasible"]
+    kind: Literal["operation", "info", "infeasible", "verify"] = Field(
+        description="verify: the picked row is already as asked; the agent must look and "
+        "change nothing"
+    )
     instruction: str
     name: str | None = Field(
         default=None, description="the template's own name (replicas: AndroidWorld's)"
@@ -458,6 +461,7 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
         "info": ("operation", "violate", "missing", "repeat"),
         "operation": ("entity", "field", "violate", "missing", "answer", "answer_format"),
         "infeasible": ("entity", "field", "answer", "answer_format", "repeat"),
+        "verify": ("field", "violate", "missing", "answer", "answer_format", "repeat"),
     }[t.kind]
     for key in stray:
         if getattr(t, key):
@@ -467,7 +471,17 @@ def _check_template(place: str, t: TaskTemplate, spec: AppSpec) -> None:
     if t.tolerance is not None and t.answer_format != "number":
         _fail(f"{place}.tolerance", "a tolerance is for answer_format: number")
     op = None
-    if t.kind in ("operation", "infeasible"):
+    if t.kind == "verify":
+        if t.operation is not None and t.operation not in spec.operations:
+            _fail(f"{place}.operation", f"unknown operation {t.operation!r}")
+        entity = spec.operations[t.operation].entity if t.operation else t.entity
+        if t.operation and t.entity and t.entity != entity:
+            _fail(f"{place}.entity", f"the operation acts on {entity}, not {t.entity}")
+        if entity is None or entity not in spec.entities:
+            _fail(place, "a verify template names the row's entity (or a row operation)")
+        if t.duplicate:
+            _fail(f"{place}.duplicate", "is for operation templates")
+    elif t.kind in ("operation", "infeasible"):
         if t.operation is None or t.operation not in spec.operations:
             _fail(f"{place}.operation", f"unknown operation {t.operation!r}")
         op = spec.operations[t.operation]

@@ -246,6 +246,16 @@ def _infeasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     return CheckResult("infeasible", problem is None, float(problem is None), detail)
 
 
+@check_kind("visited")
+def _visited(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
+    """``{"kind": "visited", "evidence": [{"view": "setting", "id": 3}, ...]}``: the session's
+    visit log holds a visit matching one piece of evidence: the agent looked at what a task
+    that needs no change asks about (Wi-Fi already on), so doing nothing blind fails."""
+    found = seen(visits(probe.read()), spec["evidence"])
+    detail = f"looked: {found}" if found else "never looked at the evidence"
+    return CheckResult("visited", found is not None, float(found is not None), detail)
+
+
 @check_kind("feasible")
 def _feasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """The agent did not give up on a task that can be done."""

@@ -202,6 +202,20 @@ NOTES: dict[str, Any] = {
                 "Delete one {record.title}, keep the other.",
             ],
         },
+        {
+            "name": "NotesStarVerify",
+            "kind": "verify",
+            "operation": "star_note",
+            "plant": [{"entity": "note", "values": {"title": "'Starred'", "stars": "5"}}],
+            "pick": "record.title == 'Starred'",
+            "instruction": "Star the note {record.title}.",
+            "phrasings": [
+                "Give {record.title} a star.",
+                "Mark {record.title} as starred.",
+                "Star {record.title}.",
+                "Please star {record.title}.",
+            ],
+        },
     ],
 }
 

@@ -193,3 +193,26 @@ def test_a_duplicate_is_planted_and_deleting_either_copy_passes(tmp_path):
     assert not verdict(made, end_state(tmp_path / "d", made))
     other = "DELETE FROM note WHERE title != ? AND id = (SELECT min(id) FROM note)"
     assert not verdict(made, end_state(tmp_path / "e", made, [other], [(title,)]))
+
+
+def test_a_verify_task_wants_a_look_and_no_change(tmp_path):
+    made = make("NotesStarVerify", 0)
+    plain = make("NotesStar", 0)
+    assert made.task.instruction.endswith(plain.task.instruction.split(".")[-1])  # same ending
+    assert made.task.oracle.data[-1] == {"op": "done"}
+    opened = next(s for s in made.task.oracle.data if s["op"] == "open")
+    assert opened["name"] == "Starred"
+    visited = next(c for c in made.task.verifier["checks"] if c["kind"] == "visited")
+    (look,) = visited["evidence"]
+
+    def run(db, log):
+        visits_path(db).write_text("".join(json.dumps(v) + "\n" for v in log))
+        return verdict(made, db)
+
+    db = end_state(tmp_path / "a", made)
+    assert run(db, [{"view": "note", "id": look["id"], "path": "/x"}])
+    assert not run(db, [])  # doing nothing without looking
+    assert not run(db, [{"view": "note", "id": look["id"] - 1}])
+    changed = end_state(tmp_path / "b", made, ["UPDATE note SET stars = 1 WHERE title = 'Starred'"])
+    assert not run(changed, [{"view": "note", "id": look["id"]}])
+    assert {"name": "never looked", "visits": []} in made.mutations

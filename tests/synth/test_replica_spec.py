@@ -93,6 +93,10 @@ def test_plants_answers_and_repeats_are_checked():
         load_spec(notes_with(0, answer="1"))
     with pytest.raises(SpecError, match=r"tasks\.3\.duplicate: 'star_note' does not delete"):
         load_spec(notes_with(3, duplicate=True))
+    with pytest.raises(SpecError, match=r"tasks\.3: a verify template names the row's entity"):
+        load_spec(notes_with(3, kind="verify", operation=None))
+    with pytest.raises(SpecError, match=r"tasks\.3\.answer: verify templates do not take"):
+        load_spec(notes_with(3, kind="verify", answer="1"))
 
 
 def test_template_names_are_unique_over_replicas_and_cross_app_plants_exist():
