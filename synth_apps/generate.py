@@ -992,6 +992,8 @@ class TaskGenerator:
         if self.ctx.ask and t.ask is not None:
             setup["user"] = self._hidden(t, scope)
             plan = _asking(plan, setup["user"])
+        if t.end_in is not None:
+            plan, verifier = self._ending_in(t.end_in, plan, verifier)
         steps = sum(1 for p in plan if p["op"] != "open") + 10
         task = Task(
             id="pending",
@@ -1014,6 +1016,17 @@ class TaskGenerator:
             oracle=Oracle(policy="plan", data=plan),
         )
         return Generated(task, mutations, values)
+
+    def _ending_in(
+        self, app: str, plan: list[dict[str, Any]], verifier: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """A task that ends in an app (``end_in``): the plan opens it before it is done, the
+        verifier wants it on screen at the end (a phone check: the web serves one app)."""
+        title = (self.spec if app == self.spec.name else self.apps.get(app) or _replica(app)).title
+        at = len(plan) - 1 if plan and plan[-1]["op"] == "done" else len(plan)
+        plan = [*plan[:at], {"op": "open_app", "name": title}, *plan[at:]]
+        checks = [*verifier["checks"], {"kind": "foreground", "app": app}]
+        return plan, {**verifier, "checks": checks}
 
     def _wording(self, t: TaskTemplate) -> str:
         """The instruction's wording: drawn from the instruction and its phrasings (the ask

@@ -220,6 +220,9 @@ class TaskTemplate(_Model):
     answer: str | None = Field(default=None, description="info: the answer, an expression")
     answer_format: AnswerFormat | None = None
     tolerance: float | None = Field(default=None, ge=0, description="number answers: +/-")
+    end_in: str | None = Field(
+        default=None, description="the app (a replica's name) on screen when the task ends"
+    )
     duplicate: bool = Field(
         default=False,
         description="operation on a row: an exact copy of the picked row is planted, and the "
@@ -651,6 +654,8 @@ def check_replicas(specs: dict[str, AppSpec]) -> None:
                 raise SpecError(f"{place}.name: {t.name!r} is already a template of {seen[t.name]}")
             if t.name:
                 seen[t.name] = app
+            if t.end_in is not None and t.end_in not in specs:
+                raise SpecError(f"{place}.end_in: no replica {t.end_in!r}")
             for j, row in enumerate(t.plant):
                 target = specs.get(row.app or app)
                 if target is None:

@@ -256,6 +256,15 @@ def _visited(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     return CheckResult("visited", found is not None, float(found is not None), detail)
 
 
+@check_kind("foreground")
+def _foreground(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
+    """``{"kind": "foreground", "app": "simple_calendar"}``: the episode ends with that app on
+    the phone's screen (the probe's ``foreground_app``: a spec name, or ``launcher``)."""
+    shown = probe.read().get("foreground_app")
+    passed = shown == spec["app"]
+    return CheckResult("foreground", passed, float(passed), f"on screen: {shown!r}")
+
+
 @check_kind("feasible")
 def _feasible(probe: StateProbe, spec: dict[str, Any]) -> CheckResult:
     """The agent did not give up on a task that can be done."""

@@ -216,6 +216,20 @@ NOTES: dict[str, Any] = {
                 "Please star {record.title}.",
             ],
         },
+        {
+            "name": "NotesStarThenContacts",
+            "kind": "operation",
+            "operation": "star_note",
+            "pick": "record.stars < 5",
+            "end_in": "people",
+            "instruction": "Star the note {record.title}, then open Contacts.",
+            "phrasings": [
+                "Give {record.title} a star and go to Contacts.",
+                "Mark {record.title} as starred, then open my contacts.",
+                "Star {record.title}; finish in Contacts.",
+                "Please star {record.title} and then show Contacts.",
+            ],
+        },
     ],
 }
 

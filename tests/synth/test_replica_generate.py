@@ -216,3 +216,18 @@ def test_a_verify_task_wants_a_look_and_no_change(tmp_path):
     changed = end_state(tmp_path / "b", made, ["UPDATE note SET stars = 1 WHERE title = 'Starred'"])
     assert not run(changed, [{"view": "note", "id": look["id"]}])
     assert {"name": "never looked", "visits": []} in made.mutations
+
+
+def test_end_in_opens_the_app_last_and_the_verifier_wants_it_on_screen(tmp_path):
+    made = make("NotesStarThenContacts", 0)
+    plan = made.task.oracle.data
+    assert plan[-2:] == [{"op": "open_app", "name": "Contacts"}, {"op": "done"}]
+    title = next(s["name"] for s in plan if s["op"] == "swipe")
+    db = end_state(tmp_path, made, ["UPDATE note SET stars = 5 WHERE title = ?"], [(title,)])
+
+    def run(app):
+        probe = StaticProbe({"app_db": db, "chat": [], "foreground_app": app})
+        return DeclarativeVerifier(made.task.verifier).verify(probe).success
+
+    assert run("people")
+    assert not run("notes") and not run("launcher")

@@ -112,3 +112,6 @@ def test_template_names_are_unique_over_replicas_and_cross_app_plants_exist():
         check_replicas({"notes": load_spec(raw), "people": load_spec(PEOPLE)})
     with pytest.raises(SpecError, match=r"plant\.0\.app: no replica 'people'"):
         check_replicas({"notes": load_spec(raw)})
+    lost = notes_with(3, end_in="nowhere")
+    with pytest.raises(SpecError, match=r"notes\.tasks\.3\.end_in: no replica 'nowhere'"):
+        check_replicas({"notes": load_spec(lost), "people": load_spec(PEOPLE)})
