@@ -169,6 +169,9 @@ def build(
             drops.append(dropped)
         else:
             todo.append((cand, key))
+    # breadth first: every template's seed 0 before any seed 1, so a run stopped early (or
+    # committed in pieces) covers the most templates
+    todo.sort(key=lambda item: _seed_order(item[0].id))
     notify = on_progress or (lambda done, total, tid: None)
     notify(0, len(todo), "")
     payload = _save(out, layout, seeds, remade, tasks, drops, started, len(todo))
@@ -190,6 +193,11 @@ def build(
         # saved after every verdict: an interrupted run keeps what it validated
         payload = _save(out, layout, seeds, remade, tasks, drops, started, len(todo))
     return payload
+
+
+def _seed_order(tid: str) -> tuple[int, bool]:
+    seed = tid.rpartition("/")[2]
+    return int(seed.removesuffix("-ask")), seed.endswith("-ask")
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -106,6 +106,8 @@ def test_the_maker_validates_once_and_keeps_verdicts_while_nothing_changes(
     ids = {"TinyAddNote/0", "TinyAddNote/1", "TinyNoteBody/0", "TinyNoteBody/1"}
     asks = {"TinyAddNote/0-ask", "TinyAddNote/1-ask"}
     assert sorted(played) == sorted(ids | asks)
+    seeds = [int(tid.rpartition("/")[2].removesuffix("-ask")) for tid in played]
+    assert seeds == sorted(seeds)  # breadth first: every template's seed 0 before any seed 1
     assert {t["id"] for t in made["tasks"]} == ids
     assert {d["task"] for d in made["drops"]} == asks
     assert all(d["reason"] == "oracle run 1 failed" for d in made["drops"])
