@@ -1081,6 +1081,7 @@ def _answer_check(
     in any order and no other row's; ``number``: within ``tolerance``; ``bool``: yes or no;
     ``date``; ``text``), what the oracle says, and the near misses the check must refuse."""
     form = t.answer_format or _format_of(value)
+    check: dict[str, Any]
     if form == "list":
         if isinstance(value, str) or not isinstance(value, list | tuple):
             raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a list")
@@ -1106,7 +1107,7 @@ def _answer_check(
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a number")
         said = str(value) if isinstance(value, int) else f"{value:.2f}".rstrip("0").rstrip(".")
-        check: dict[str, Any] = {"kind": "answer", "value": said, "normalize": "number"}
+        check = {"kind": "answer", "value": said, "normalize": "number"}
         if t.tolerance:
             check["tolerance"] = t.tolerance
         wrong = value + max(1, 2 * (t.tolerance or 0)) + 1
