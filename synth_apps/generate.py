@@ -1122,11 +1122,16 @@ def _answer_check(
         if not isinstance(value, bool):
             raise GenerationError(f"answer {t.answer!r} gives {value!r}, not true or false")
         said, other = ("Yes", "No") if value else ("No", "Yes")
+        # either vocabulary reads ("Yes", "True"), and neither word of the other answer may
+        # appear beside it
+        words = [("yes", "no"), ("true", "false")] if value else [("no", "yes"), ("false", "true")]
+        wrong = sorted({w for _, w in words})
         check = {
-            "kind": "answer",
-            "value": said.lower(),
-            "normalize": "text",
-            "others": [other.lower()],
+            "kind": "any",
+            "checks": [
+                {"kind": "answer", "value": w, "normalize": "text", "others": wrong}
+                for w, _ in words
+            ],
         }
         misses = [
             {"name": "no answer", "chat": []},

@@ -230,6 +230,20 @@ NOTES: dict[str, Any] = {
                 "Please star {record.title} and then show Contacts.",
             ],
         },
+        {
+            "name": "NotesAnyFiveStars",
+            "kind": "info",
+            "entity": "note",
+            "answer": "count('note', 'row.stars == 5') > 0",
+            "answer_format": "bool",
+            "instruction": "Does any note have five stars?",
+            "phrasings": [
+                "Is there a note with five stars?",
+                "Do I have a five-star note?",
+                "Has any of my notes got five stars?",
+                "Any notes rated five stars?",
+            ],
+        },
     ],
 }
 

@@ -231,3 +231,18 @@ def test_end_in_opens_the_app_last_and_the_verifier_wants_it_on_screen(tmp_path)
 
     assert run("people")
     assert not run("notes") and not run("launcher")
+
+
+def test_bool_answers_read_yes_no_and_true_false(tmp_path):
+    made = make("NotesAnyFiveStars", 0)
+    db = end_state(tmp_path, made)
+    conn = sqlite3.connect(db)
+    truth = conn.execute("SELECT count(*) FROM note WHERE stars = 5").fetchone()[0] > 0
+    conn.close()
+    right, wrong = (["Yes", "True", "yes, it is true"], ["No", "False"])
+    if not truth:
+        right, wrong = (["No", "False", "no, that is false"], ["Yes", "True"])
+    for said in right:
+        assert verdict(made, db, [ANSWER + said]), said
+    for said in [*wrong, f"{right[0]} or {wrong[0]}", f"{right[1]}, {wrong[1]}"]:
+        assert not verdict(made, db, [ANSWER + said]), said
