@@ -8,9 +8,13 @@ async ([top, ratio]) => {
   }
   const root = document.body || document.documentElement;
   if (!root) return [];
+  // a <form>'s properties are shadowed by its fields' names (a field named "type" makes
+  // form.type that field): read properties as their own type or not at all
+  const str = (v) => (typeof v === "string" ? v : "");
+  const typeOf = (e) => str(e.type).toLowerCase();
   const CLASS = (e) => {
     const t = e.tagName;
-    const type = (e.type || "").toLowerCase();
+    const type = typeOf(e);
     if (t === "INPUT" && type === "checkbox") return "android.widget.CheckBox";
     if (t === "INPUT" && type === "radio") return "android.widget.RadioButton";
     if (t === "INPUT" && ["submit", "button", "reset"].includes(type)) return "android.widget.Button";
@@ -37,7 +41,7 @@ async ([top, ratio]) => {
     const hit = document.elementFromPoint(cx, cy);
     if (hit && hit !== e && !e.contains(hit) && !hit.contains(e)) continue;
     const tag = e.tagName;
-    const editable = (tag === "INPUT" && !["checkbox", "radio", "submit", "button", "hidden"].includes((e.type || "").toLowerCase())) || tag === "TEXTAREA";
+    const editable = (tag === "INPUT" && !["checkbox", "radio", "submit", "button", "hidden"].includes(typeOf(e))) || tag === "TEXTAREA";
     const clickable = tag === "A" || tag === "BUTTON" || tag === "SELECT" || tag === "INPUT" || tag === "TEXTAREA" ||
       e.getAttribute("role") === "button" || e.getAttribute("role") === "option";
     let text = "";
@@ -54,15 +58,16 @@ async ([top, ratio]) => {
     if (clickable) seen.add(e);
     out.push({
       text, content_description: clean(desc), class_name: CLASS(e),
-      resource_id: e.id || e.getAttribute("name") || "",
+      resource_id: str(e.id) || e.getAttribute("name") || "",
       x_min: Math.round(Math.max(0, r.left) * ratio), y_min: Math.round((Math.max(0, r.top)) * ratio + top),
       x_max: Math.round(Math.min(W, r.right) * ratio), y_max: Math.round(Math.min(H, r.bottom) * ratio + top),
       is_clickable: clickable, is_editable: editable,
       is_scrollable: ["auto", "scroll"].includes(st.overflowY) && e.scrollHeight > e.clientHeight,
-      is_checked: !!e.checked, is_focused: document.activeElement === e, is_enabled: !e.disabled,
+      is_checked: e.checked === true, is_focused: document.activeElement === e,
+      is_enabled: e.disabled !== true,
       // a list row with a context menu (a long press opens it), as Android marks such rows
       is_long_clickable: clickable && !!e.closest("[data-menu]"),
-      is_checkable: tag === "INPUT" && ["checkbox", "radio"].includes((e.type || "").toLowerCase()),
+      is_checkable: tag === "INPUT" && ["checkbox", "radio"].includes(typeOf(e)),
     });
   }
   return out;

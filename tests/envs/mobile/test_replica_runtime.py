@@ -40,11 +40,13 @@ NOTES = {
                 "body": {"type": "text", "required": False},
                 "archived": {"type": "bool", "default": False},
                 "words": {"type": "int", "default": 0},
+                # a filter named "type": the form's .type is that field (no crash, no mix-up)
+                "type": {"type": "enum", "choices": ["text", "todo"]},
             },
             "seed": {"count": 3},
         }
     },
-    "pages": [{"entity": "note", "label": "Notes"}],
+    "pages": [{"entity": "note", "label": "Notes", "filters": ["type"]}],
     "operations": {
         "delete_note": {
             "label": "Delete note",
