@@ -85,6 +85,8 @@ def candidates(
         if layout is WEB and not getattr(spec, "web", False):
             continue
         for template in spec.tasks:
+            if layout is WEB and not on_the_web(spec, template):
+                continue
             name = str(template.name)
             asks = (False, True) if getattr(template, "ask", None) else (False,)
             for seed in range(seeds):
@@ -96,6 +98,13 @@ def candidates(
                         yield Candidate(tid, spec.name, name, error=f"cannot generate: {exc}")
                         continue
                     yield Candidate(tid, spec.name, name, finish(made, tid, spec, name, layout))
+
+
+def on_the_web(spec: AppSpec, template: Any) -> bool:
+    """Whether a template's task can be a web task: a web page is one app, so not a task that
+    plants rows in another app or must end with another app in front (the phone's launcher)."""
+    others = {row.app for row in template.plant if row.app and row.app != spec.name}
+    return not others and template.end_in is None
 
 
 def _generate(
@@ -362,7 +371,7 @@ def coverage(specs: Mapping[str, AppSpec] | None = None) -> list[dict[str, Any]]
                     "app": (real or spec.title) if spec else "",
                     "spec": spec.name if spec else "",
                     "ask": bool(getattr(template, "ask", None)),
-                    "web": bool(getattr(spec, "web", False)),
+                    "web": bool(spec and spec.web and on_the_web(spec, template)),
                     "reason": "" if spec else NOT_COVERED.get(name, ""),
                 }
             )

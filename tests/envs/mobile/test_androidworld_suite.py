@@ -186,6 +186,18 @@ def test_the_web_suite_holds_only_web_apps_in_their_desktop_layout(tiny, tmp_pat
     assert made["tasks"] == [] and played == []
 
 
+def test_a_task_spanning_two_apps_or_ending_in_another_app_is_not_a_web_task():
+    from palaestra.synth_apps.spec import PlantSpec
+
+    spec = load_spec(TINY)
+    template = spec.tasks[0]
+    assert maker.on_the_web(spec, template)
+    assert maker.on_the_web(spec, template.model_copy(update={"plant": [PlantSpec(entity="note")]}))
+    elsewhere = [PlantSpec(app="markor", entity="note")]
+    assert not maker.on_the_web(spec, template.model_copy(update={"plant": elsewhere}))
+    assert not maker.on_the_web(spec, template.model_copy(update={"end_in": "markor"}))
+
+
 def test_a_template_that_cannot_be_grounded_is_a_drop_naming_it(tiny, tmp_path):
     path, _ = tiny
     text = path.read_text().replace(
