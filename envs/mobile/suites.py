@@ -20,6 +20,7 @@ the file still matches what the generator makes from those seeds, and plays an o
 
 from __future__ import annotations
 
+import difflib
 import functools
 import hashlib
 import json
@@ -130,8 +131,8 @@ def replica_templates() -> dict[str, str]:
 
 def load_replicas(path: Path, name: str, templates: Mapping[str, str] | None = None) -> Suite:
     """A replica suite file's validated tasks whose key still holds. A task naming a template
-    no replica has (``metadata.template``) is an error naming it: a suite file that names
-    templates must name real ones."""
+    no replica has (``metadata.aw_template``) is an error naming it (and the nearest known
+    one): a suite file that names templates must name real ones."""
     data = json.loads(path.read_text()) if path.exists() else {"tasks": []}
     tasks = []
     for item in data["tasks"]:
@@ -139,9 +140,11 @@ def load_replicas(path: Path, name: str, templates: Mapping[str, str] | None = N
         known = replica_templates() if templates is None else templates
         template = str(task.metadata.get("aw_template", ""))
         if template not in known:
+            near = difflib.get_close_matches(template, list(known), n=1)
+            hint = f"; did you mean {near[0]!r}?" if near else ""
             raise InvalidRequest(
                 f"{path.name}: task {task.id!r} names AndroidWorld template {template!r}, which "
-                f"no replica app has (synth_apps/replicas/); known: {sorted(known)[:8]}...",
+                f"no replica app (synth_apps/replicas/) has{hint}",
                 task=task.id,
                 field="metadata.aw_template",
             )

@@ -239,8 +239,11 @@ def test_an_unknown_template_in_a_suite_file_is_a_load_error_naming_it(tmp_path)
     )
     out = tmp_path / "suite.json"
     out.write_text(json.dumps({"tasks": [task.model_dump(mode="json")]}))
+    with pytest.raises(InvalidRequest, match="SimpleCalendarTeleport") as caught:
+        suites.load_replicas(out, "t", templates={"SimpleCalendarAddOneEvent": "simple_calendar"})
+    assert "did you mean 'SimpleCalendarAddOneEvent'" in str(caught.value)
     with pytest.raises(InvalidRequest, match="SimpleCalendarTeleport"):
-        suites.load_replicas(out, "t")
+        suites.load_replicas(out, "t")  # the shipped replicas' templates
 
 
 def test_a_task_whose_spec_changed_is_left_out(tmp_path):
