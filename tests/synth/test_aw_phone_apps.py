@@ -48,8 +48,8 @@ def planted(g: Generated, entity: str) -> list[dict[str, Any]]:
     return [p["values"] for p in g.task.setup.get("plant", []) if p["entity"] == entity]
 
 
-def test_the_apps_cover_twenty_two_templates_ten_with_an_ask_variant():
-    assert len(TEMPLATES) == 22 and sum(ask for _, ask in TEMPLATES) == 10
+def test_the_apps_cover_twenty_nine_templates_ten_with_an_ask_variant():
+    assert len(TEMPLATES) == 29 and sum(ask for _, ask in TEMPLATES) == 10
 
 
 @pytest.mark.parametrize(("name", "ask"), TEMPLATES)
@@ -118,6 +118,38 @@ def test_a_setting_starts_from_the_other_state_and_must_end_in_the_asked_one(
     rows = {p["name"]: p["value"] for p in planted(g, "setting")}
     assert rows[row] == before
     assert updated(g, "setting", "value") == [after]
+
+
+@pytest.mark.parametrize(
+    ("name", "row", "state"),
+    [
+        ("SystemWifiTurnOffVerify", "Wi-Fi", "Off"),
+        ("SystemWifiTurnOnVerify", "Wi-Fi", "On"),
+        ("SystemBluetoothTurnOffVerify", "Bluetooth", "Off"),
+        ("SystemBluetoothTurnOnVerify", "Bluetooth", "On"),
+        ("SystemBrightnessMaxVerify", "Brightness level", "100%"),
+        ("SystemBrightnessMinVerify", "Brightness level", "0%"),
+    ],
+)
+def test_a_setting_already_as_asked_must_be_looked_at_and_left_alone(name, row, state):
+    g = made(name)
+    rows = {p["name"]: p["value"] for p in planted(g, "setting")}
+    assert rows[row] == state
+    checks = g.task.verifier["checks"]
+    (visit,) = [c for c in checks if c["kind"] == "visited"]
+    assert visit["evidence"][0]["view"] == "setting"
+    assert not updated(g, "setting", "value")  # nothing may change
+    assert all(c.get("gate") for c in checks if c["kind"] in ("unchanged", "sql"))
+    assert {m["name"] for m in g.mutations} >= {"never looked"}
+    assert any(m["name"].endswith("done anyway") for m in g.mutations)
+
+
+def test_wifi_on_then_the_clock_app_in_front():
+    g = made("TurnOnWifiAndOpenApp")
+    assert updated(g, "setting", "value") == ["On"]
+    assert {"kind": "foreground", "app": "clock"}.items() <= next(
+        c for c in g.task.verifier["checks"] if c["kind"] == "foreground"
+    ).items()
 
 
 def test_wifi_off_then_bluetooth_on_checks_both():
