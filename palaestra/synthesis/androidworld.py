@@ -398,6 +398,24 @@ def coverage_markdown(specs: Mapping[str, AppSpec] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def check(layout: Layout = PHONE, sample: int = 6) -> list[str]:
+    """A sample of the committed suite (``sample`` tasks spread evenly over it) validated again
+    with today's code, what CI's ``make revalidate`` runs: where a shipped task no longer
+    validates. A task failing once is looked at a second time (a browser hiccup passes then, a
+    moved verdict fails twice)."""
+    from palaestra.envs.mobile.suites import load_replicas
+    from palaestra.validation import revalidate_committed
+
+    shipped = load_replicas(layout.file, layout.suite).tasks
+    if 0 < sample < len(shipped):
+        shipped = [shipped[i * len(shipped) // sample] for i in range(sample)]
+    problems = revalidate_committed(shipped)
+    if problems:
+        again = {p.split(":", 1)[0] for p in problems}
+        problems = revalidate_committed([t for t in shipped if t.id in again])
+    return problems
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m palaestra.synthesis.androidworld", description=__doc__.split("\n")[0]
@@ -409,10 +427,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--coverage", action="store_true", help="print the coverage table (markdown) and stop"
     )
+    parser.add_argument(
+        "--check",
+        type=int,
+        metavar="N",
+        help="re-validate N committed tasks (spread over the suite) with today's code and fail "
+        "if one no longer validates (make revalidate); nothing is written",
+    )
     args = parser.parse_args(argv)
     if args.coverage:
         print(coverage_markdown(), end="")
         return 0
+    if args.check is not None:
+        layout = WEB if args.web else PHONE
+        problems = check(layout, args.check)
+        for problem in problems:
+            print(f"{layout.suite}: {problem}")
+        print(f"{layout.suite}: " + ("the record stands" if not problems else "re-make it"))
+        return 1 if problems else 0
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     layout = WEB if args.web else PHONE

@@ -227,6 +227,33 @@ def test_the_maker_validates_on_the_real_phone(tmp_path):
     assert body not in asked["instruction"] and body in task["instruction"]
 
 
+def test_the_check_looks_twice_and_fails_on_a_moved_verdict(tiny, tmp_path, monkeypatch):
+    """``--check N`` (make revalidate): N committed tasks validated again; a task failing
+    once is looked at again, one failing twice fails the check."""
+    path, _ = tiny
+    out = tmp_path / "suite.json"
+    maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
+    monkeypatch.setitem(suites.REPLICA_FILES, suites.REPLICA, out)
+    monkeypatch.setattr(
+        suites, "replica_templates", lambda: {"TinyAddNote": "x", "TinyNoteBody": "x"}
+    )
+    calls: list[list[str]] = []
+
+    def revalidate(tasks, fail_twice):
+        calls.append([t.id for t in tasks])
+        return [f"{tasks[0].id}: no longer validates (x)"] if len(calls) == 1 or fail_twice else []
+
+    from palaestra import validation
+
+    for fail_twice, code in ((False, 0), (True, 1)):
+        calls.clear()
+        monkeypatch.setattr(
+            validation, "revalidate_committed", lambda t, twice=fail_twice: revalidate(t, twice)
+        )
+        assert maker.main(["--check", "3"]) == code
+        assert len(calls[0]) == 3 and len(calls) == 2 and len(calls[1]) == 1
+
+
 # ----- the loader ---------------------------------------------------------------------------
 
 
