@@ -47,7 +47,9 @@ revalidate: setup
 	for s in $(OFFICE); do \
 		$(VENV)/bin/palaestra validate $$s --against-record --sample 4 || fail=1; done; \
 	wait $$cad || fail=1; \
-	$(VENV)/bin/palaestra validate phone --against-record || fail=1; exit $${fail:-0}
+	$(VENV)/bin/palaestra validate phone --against-record || fail=1; \
+	$(PY) -m palaestra.synthesis.androidworld --check 6 || fail=1; \
+	$(PY) -m palaestra.synthesis.androidworld --web --check 4 || fail=1; exit $${fail:-0}
 
 lint: setup
 	bash scripts/lint.sh
