@@ -40,6 +40,23 @@ from palaestra.verifiers.validation import (
 )
 
 
+def _seeded(task: Task, scratch: Path) -> Path:
+    """The app's database as every episode of ``task`` starts it (what the "nothing done"
+    mutant restores): the seeded template, plus the rows the task plants in this app, planted
+    in order as a reset plants them (the same ids)."""
+    spec = spec_for(task.setup["app"])
+    seeded = data.template(spec, task.setup.get("data_seed", 0))
+    mine = [p for p in task.setup.get("plant") or [] if p.get("app", spec.name) == spec.name]
+    if not mine:
+        return seeded
+    handle, name = tempfile.mkstemp(prefix="seed", suffix=".sqlite", dir=scratch)
+    os.close(handle)
+    copy = Path(name)
+    shutil.copyfile(seeded, copy)
+    data.plant_rows(data.check_plant(mine, {spec.name: spec}, spec.name), {spec.name: copy})
+    return copy
+
+
 class SynthPlan(ValidationPlan):
     """Synthesized tasks (``setup.driver == "synth"``) of one family, on ``env_id`` observing
     ``observe``; ``plan_policy(task, plan)`` is the family's policy playing a plan (what the
@@ -101,8 +118,7 @@ class SynthPlan(ValidationPlan):
         log = visits_path(state["app_db"])
         if log.exists():
             shutil.copyfile(log, visits_path(snapshot))
-        seed_db = data.template(spec_for(task.setup["app"]), task.setup.get("data_seed", 0))
-        state.update(app_db=str(snapshot), seed_db=str(seed_db))
+        state.update(app_db=str(snapshot), seed_db=str(_seeded(task, scratch)))
         return state
 
     def end_digest(self, env: Any, task: Task, state: Mapping[str, Any]) -> str | None:
