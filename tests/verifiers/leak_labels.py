@@ -48,6 +48,8 @@ LABELS: dict[str, dict[str, Callable[[Task], Any]]] = {
     },
     "tau2-telecom": {"issue": tau2_issue, "fault": tau2_fault, "persona": tau2_persona},
     "tau2-retail": {"gold actions": gold_actions},
+    "androidworld-replica": {"feasible": feasibility},
+    "androidworld-replica-web": {"feasible": feasibility},
     "computer-basic": {"feasible": tagged_infeasible},
     "osworld-os": {"feasible": tagged_infeasible},
 }
