@@ -329,21 +329,16 @@ NOT_COVERED = {
     "RetroSavePlaylist": "needs two operations in one task (make the playlist, then export it)",
     "OsmAndTrack": "draws a route through waypoints on the map and saves it as a GPX track; no "
     "replica operation makes a track from a sequence of places",
-    **{
-        f"System{what}{verify}": "the setting is already as asked, so doing nothing is right; "
-        "validation requires doing nothing to fail"
-        for what in (
-            "WifiTurnOn",
-            "WifiTurnOff",
-            "BluetoothTurnOn",
-            "BluetoothTurnOff",
-            "BrightnessMax",
-            "BrightnessMin",
-        )
-        for verify in ("Verify",)
-    },
     "OpenAppTaskEval": "checks which app is in front at the end, not an app's data",
-    "TurnOnWifiAndOpenApp": "checks which app is in front at the end, not an app's data",
+    "ExpenseAddMultipleFromGallery": "reads the expenses off a receipt image in the gallery "
+    "(text in pixels); no replica holds images",
+    "RecipeAddMultipleRecipesFromImage": "reads the recipes off an image in the gallery (text in "
+    "pixels); no replica holds images",
+    "MarkorTranscribeReceipt": "transcribes a receipt image into a note (text in pixels)",
+    "MarkorTranscribeVideo": "transcribes what a video in VLC shows into a note (video content)",
+    "MarkorCreateNoteFromClipboard": "pastes the system clipboard, which the phone does not model",
+    "MarkorCreateNoteAndSms": "needs two operations in one task (write the note, then send its "
+    "text by SMS)",
 }
 
 
