@@ -44,6 +44,11 @@ SYSTEM_UI_JS = (HERE / "system_ui.js").read_text()
 ELEMENTS_JS = (HERE / "elements.js").read_text()
 STATUS_BAR, NAV_BAR = 24, 48  # CSS px, as on Android
 FLING_TAP_S = 0.2
+FOCUS_WAIT_MS = 500
+FOCUSED_FIELD = """() => {
+    const e = document.activeElement;
+    return !!e && (e.tagName === "INPUT" || e.tagName === "TEXTAREA" || e.isContentEditable);
+}"""
 
 
 @dataclass(frozen=True)
@@ -352,6 +357,10 @@ class EmbeddedPhone:
         self._call(self._type(text))
 
     async def _type(self, text: str) -> None:
+        # the click a tap makes (and the focus it gives a field) lands a moment after the touch
+        # events return, later still on a loaded machine: typing before it would go nowhere
+        with contextlib.suppress(Exception):
+            await self._page.wait_for_function(FOCUSED_FIELD, timeout=FOCUS_WAIT_MS)
         # a date or time field takes its value as a phone's picker would set it
         picked = await self._read(
             """(text) => {
