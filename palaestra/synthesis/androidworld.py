@@ -33,7 +33,7 @@ from typing import Any
 
 from palaestra.envs.mobile.suites import REPLICA, REPLICA_FILES, REPLICA_WEB, replica_key
 from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
-from palaestra.synth_apps.spec import AppSpec, load_spec, replica_names
+from palaestra.synth_apps.spec import AppSpec, TaskTemplate, load_spec, replica_names
 from palaestra.synthesis.pipeline import EnvPool, drop_entry, on_phone
 from palaestra.tasks import PublicMetadata
 from palaestra.validation import code_digest, validate_task
@@ -82,13 +82,13 @@ def candidates(
     replica's name or a spec file, -> its spec), grounded; an app without ``web: true`` has no
     web-layout tasks."""
     for ref, spec in specs.items():
-        if layout is WEB and not getattr(spec, "web", False):
+        if layout is WEB and not spec.web:
             continue
         for template in spec.tasks:
             if layout is WEB and not on_the_web(spec, template):
                 continue
             name = str(template.name)
-            asks = (False, True) if getattr(template, "ask", None) else (False,)
+            asks = (False, True) if template.ask else (False,)
             for seed in range(seeds):
                 for ask in asks:
                     tid = task_id(name, seed, ask)
@@ -100,7 +100,7 @@ def candidates(
                     yield Candidate(tid, spec.name, name, finish(made, tid, spec, name, layout))
 
 
-def on_the_web(spec: AppSpec, template: Any) -> bool:
+def on_the_web(spec: AppSpec, template: TaskTemplate) -> bool:
     """Whether a template's task can be a web task: a web page is one app, so not a task that
     plants rows in another app or must end with another app in front (the phone's launcher)."""
     others = {row.app for row in template.plant if row.app and row.app != spec.name}
@@ -124,9 +124,8 @@ def finish(made: Generated, tid: str, spec: AppSpec, template: str, layout: Layo
     if layout.family == "mobile":
         on_phone(task)
     task.id = tid
-    real = getattr(spec, "replica_of", None)
     task.public = PublicMetadata(
-        app=getattr(real, "app", None) or spec.title,
+        app=spec.replica_of.app if spec.replica_of else spec.title,
         domain=template,
         difficulty=task.public.difficulty,
     )
@@ -357,19 +356,14 @@ def coverage(specs: Mapping[str, AppSpec] | None = None) -> list[dict[str, Any]]
     rows = []
     for module, names in aw_templates().items():
         for name in names:
-            spec, template = covered.get(name, (None, None))
-            real = getattr(getattr(spec, "replica_of", None), "app", None)
-            rows.append(
-                {
-                    "module": module,
-                    "template": name,
-                    "app": (real or spec.title) if spec else "",
-                    "spec": spec.name if spec else "",
-                    "ask": bool(getattr(template, "ask", None)),
-                    "web": bool(spec and spec.web and on_the_web(spec, template)),
-                    "reason": "" if spec else NOT_COVERED.get(name, ""),
-                }
-            )
+            row = {"module": module, "template": name, "app": "", "spec": "", "ask": False}
+            if name not in covered:
+                rows.append({**row, "web": False, "reason": NOT_COVERED.get(name, "")})
+                continue
+            spec, template = covered[name]
+            real = spec.replica_of.app if spec.replica_of else spec.title
+            row.update(app=real, spec=spec.name, ask=bool(template.ask), reason="")
+            rows.append({**row, "web": bool(spec.web and on_the_web(spec, template))})
     return rows
 
 
