@@ -301,6 +301,8 @@ class TaskGenerator:
                     )
                     conn = sqlite3.connect(":memory:")
                     seeded.backup(conn)
+                    if seeded is not self.base:
+                        seeded.close()
                     conn.row_factory = sqlite3.Row
                     copies[app] = (spec, conn)
                 spec, conn = copies[app]
