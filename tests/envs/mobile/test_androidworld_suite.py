@@ -252,6 +252,8 @@ def test_the_check_looks_twice_and_fails_on_a_moved_verdict(tiny, tmp_path, monk
         )
         assert maker.main(["--check", "3"]) == code
         assert len(calls[0]) == 3 and len(calls) == 2 and len(calls[1]) == 1
+    monkeypatch.setitem(suites.REPLICA_FILES, suites.REPLICA, tmp_path / "never-made.json")
+    assert maker.main(["--check", "3"]) == 1  # an empty record is no pass
 
 
 # ----- the loader ---------------------------------------------------------------------------
