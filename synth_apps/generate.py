@@ -1127,11 +1127,11 @@ def _answer_check(
         # either vocabulary reads ("Yes", "True"), and neither word of the other answer may
         # appear beside it
         words = [("yes", "no"), ("true", "false")] if value else [("no", "yes"), ("false", "true")]
-        wrong = sorted({w for _, w in words})
+        opposite = sorted({w for _, w in words})
         check = {
             "kind": "any",
             "checks": [
-                {"kind": "answer", "value": w, "normalize": "text", "others": wrong}
+                {"kind": "answer", "value": w, "normalize": "text", "others": opposite}
                 for w, _ in words
             ],
         }
