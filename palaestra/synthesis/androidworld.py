@@ -142,10 +142,13 @@ def build(
     out: Path | None = None,
     specs: Mapping[str, AppSpec] | None = None,
     on_progress: Callable[[int, int, str], None] | None = None,
+    retry_drops: bool = False,
 ) -> dict[str, Any]:
     """Make (or bring up to date) a replica suite file: ``apps`` (all replicas when None) are
     re-made, every other app's entries kept. ``specs`` (name -> spec) stand in for the shipped
-    replicas (tests). Returns the file's content."""
+    replicas (tests). ``retry_drops``: the dropped tasks are validated again even where nothing
+    changed (a verdict lost to a flaky run), the validated ones kept. Returns the file's
+    content."""
     out = out or layout.file
     if specs is None:
         names = apps or replica_names()
@@ -173,7 +176,7 @@ def build(
         dropped = before_drops.get(cand.id, {})
         if (was.get("key"), was.get("code")) == (key, code):
             tasks.append(before[cand.id])
-        elif (dropped.get("key"), dropped.get("code")) == (key, code):
+        elif (dropped.get("key"), dropped.get("code")) == (key, code) and not retry_drops:
             drops.append(dropped)
         else:
             todo.append((cand, key))
@@ -416,6 +419,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", type=int, default=1, help="tasks validated at once")
     parser.add_argument("--web", action="store_true", help="the web-layout suite")
     parser.add_argument(
+        "--retry-drops",
+        action="store_true",
+        help="validate the dropped tasks again (a flaky oracle under load), keeping the rest",
+    )
+    parser.add_argument(
         "--coverage", action="store_true", help="print the coverage table (markdown) and stop"
     )
     parser.add_argument(
@@ -449,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
             seeds=args.seeds,
             parallel=args.parallel,
             layout=layout,
+            retry_drops=args.retry_drops,
             on_progress=lambda done, total, tid: bar.update(
                 row, completed=done, total=total, at=tid
             ),

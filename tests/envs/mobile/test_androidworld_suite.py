@@ -125,6 +125,10 @@ def test_the_maker_validates_once_and_keeps_verdicts_while_nothing_changes(
     again = maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
     assert played == [] and again["tasks"] == made["tasks"] and again["drops"] == made["drops"]
 
+    maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out, retry_drops=True)
+    assert sorted(played) == sorted(asks)  # only the dropped ones are played again
+    played.clear()
+
     # a spec edit re-validates its tasks; so does new code
     path.write_text(path.read_text() + "\n# an edit\n")
     maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
