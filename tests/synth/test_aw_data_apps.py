@@ -13,41 +13,15 @@ from typing import Any
 import pytest
 
 from palaestra.synth_apps import data, expr
-from palaestra.synth_apps.generate import Generated, TaskGenerator
 from palaestra.synth_apps.spec import load_spec
+
+from .replica_reading import checks, gone, maker, new_rows, planted
 
 APPS = ["pro_expense", "broccoli", "markor", "files"]
 SPECS = {app: load_spec(app) for app in APPS}
+made = maker(SPECS)
 TEMPLATES = [(t.name, t.ask is not None) for spec in SPECS.values() for t in spec.tasks]
 SEEDS = range(3)
-
-
-def made(name: str, seed: int = 0, ask: bool = False) -> Generated:
-    return TaskGenerator.for_template(name, seed, ask=ask, specs=SPECS)
-
-
-def new_rows(g: Generated, table: str) -> list[dict[str, Any]]:
-    """The rows the verifier expects the task to create in ``table``, as column -> value."""
-    out = []
-    for check in g.task.verifier["checks"]:
-        if check.get("describe") == f"new {table} rows like this":
-            cols = re.findall(r"(\w+) IS \?", check["query"])
-            out.append(dict(zip(cols, check["params"], strict=True)))
-    return out
-
-
-def gone(g: Generated, table: str) -> set[int]:
-    """The ids of the rows the verifier expects deleted from ``table``."""
-    found = (re.fullmatch(rf"{table} (\d+) is gone", str(c.get("describe"))) for c in checks(g))
-    return {int(m.group(1)) for m in found if m}
-
-
-def checks(g: Generated) -> list[dict[str, Any]]:
-    return list(g.task.verifier["checks"])
-
-
-def planted(g: Generated, entity: str) -> list[dict[str, Any]]:
-    return [p["values"] for p in g.task.setup.get("plant", []) if p["entity"] == entity]
 
 
 def seeded(app: str, table: str) -> list[dict[str, Any]]:

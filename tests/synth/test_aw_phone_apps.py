@@ -6,46 +6,19 @@ order given, the timer set but not started). No browser: the verifiers' SQL is r
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
 import pytest
 
-from palaestra.synth_apps.generate import Generated, TaskGenerator
+from palaestra.synth_apps.generate import TaskGenerator
 from palaestra.synth_apps.spec import load_spec
+
+from .replica_reading import maker, new_rows, planted, updated
 
 APPS = ["simple_contacts", "simple_sms", "settings", "clock", "retro_music", "vlc", "osmand"]
 SPECS = {app: load_spec(app) for app in APPS}
+made = maker(SPECS)
 TEMPLATES = [(t.name, t.ask is not None) for spec in SPECS.values() for t in spec.tasks]
 #: templates whose wording names values (the others, "Turn wifi on.", read the same each time)
 WITH_VALUES = {t.name for spec in SPECS.values() for t in spec.tasks if "{" in t.instruction}
-
-
-def made(name: str, seed: int = 0, ask: bool = False) -> Generated:
-    return TaskGenerator.for_template(name, seed, ask=ask, specs=SPECS)
-
-
-def new_rows(g: Generated, table: str) -> list[dict[str, Any]]:
-    """The rows the verifier expects the task to create in ``table``, as column -> value."""
-    out = []
-    for check in g.task.verifier["checks"]:
-        if check.get("describe") == f"new {table} rows like this":
-            cols = re.findall(r"(\w+) IS \?", check["query"])
-            out.append(dict(zip(cols, check["params"], strict=True)))
-    return out
-
-
-def updated(g: Generated, table: str, column: str) -> list[Any]:
-    """The values the verifier expects ``table.column`` to be updated to."""
-    return [
-        c["expect"]
-        for c in g.task.verifier["checks"]
-        if re.fullmatch(rf"{table} \d+ {column}", str(c.get("describe", "")))
-    ]
-
-
-def planted(g: Generated, entity: str) -> list[dict[str, Any]]:
-    return [p["values"] for p in g.task.setup.get("plant", []) if p["entity"] == entity]
 
 
 def test_the_apps_cover_twenty_nine_templates_ten_with_an_ask_variant():
