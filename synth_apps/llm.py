@@ -59,8 +59,9 @@ class LLMAuthor:
         """A reworded instruction that keeps every value in ``keep`` verbatim, or None."""
         text = (
             self.chat(
-                "You reword task instructions for a web agent. Keep every quoted value, name, "
-                "number, date and code exactly as written. Answer with the instruction only.",
+                "You reword task instructions for an agent that uses apps. Keep every quoted "
+                "value, name, number, date and code exactly as written. Answer with the "
+                "instruction only.",
                 f"Reword: {instruction}\nValues that must appear unchanged: {keep}",
             )
             .strip()

@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,11 @@ class Report:
     differences: list[str] = field(default_factory=list)
     #: terms where our verdict differs from tau2's as documented, each with the reason
     stricter: list[str] = field(default_factory=list)
-    counts: dict[str, int] = field(default_factory=dict)
+    counts: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
     def add(self, key: str, n: int = 1) -> None:
-        self.counts[key] = self.counts.get(key, 0) + n
+        self.counts[key] += n
 
 
 # ----- our worlds, recorded -----------------------------------------------------------------
@@ -611,7 +612,7 @@ def main(argv: list[str]) -> int:
     for domain, report in reports.items():
         print("\n".join(report.differences[:30]))
         print(
-            f"{domain}: {report.counts} in {report.seconds:.0f} s; "
+            f"{domain}: {dict(report.counts)} in {report.seconds:.0f} s; "
             f"{len(report.differences)} differences, {len(report.stricter)} episodes where "
             "we are stricter on purpose"
         )

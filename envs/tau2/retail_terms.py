@@ -133,16 +133,15 @@ def norm_order(value: str) -> str:
     return value if value.startswith("#") else "#" + value
 
 
-#: what each write is, as the verbs of a proposal say it
-_CANCEL = re.compile(r"\bcancel")
-
-
-_RETURN = re.compile(r"\breturn(?:s|ing|ed)?\b(?! (?:it )?to (?:your|the|you))")
-
-
-_EXCHANGE = re.compile(r"\bexchang")
-
-
+#: the writes a proposal's verb alone names
+_VERBS = {
+    "cancel_pending_order": re.compile(r"\bcancel"),
+    "return_delivered_order_items": re.compile(
+        r"\breturn(?:s|ing|ed)?\b(?! (?:it )?to (?:your|the|you))"
+    ),
+    "exchange_delivered_order_items": re.compile(r"\bexchang"),
+}
+#: the other writes, told apart by what the change is to
 _CHANGE = re.compile(r"\b(?:modif|chang|switch|swap|replac|updat|upgrad|downgrad)")
 
 
@@ -158,13 +157,7 @@ _PAYMENT = re.compile(r"\bpayment method\b|\bpay(?:ing)? (?:for|with)\b")
 def proposal_kinds(text: str, has_order: bool) -> set[str]:
     """The kinds of write a proposal's words name (several when a message bundles them)."""
     low = text.lower()
-    kinds: set[str] = set()
-    if _CANCEL.search(low):
-        kinds.add("cancel_pending_order")
-    if _RETURN.search(low):
-        kinds.add("return_delivered_order_items")
-    if _EXCHANGE.search(low):
-        kinds.add("exchange_delivered_order_items")
+    kinds = {kind for kind, verb in _VERBS.items() if verb.search(low)}
     change = bool(_CHANGE.search(low))
     if _ADDRESS.search(low) and (change or re.search(r"\bship|\bmove|\bnew address", low)):
         if _PROFILE.search(low):

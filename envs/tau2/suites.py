@@ -22,9 +22,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.runtimes.dialogue.tasks import TaskForm
 from palaestra.envs.tau2 import tasks as tau2_tasks
 from palaestra.envs.tau2.env import ENV_ID
-from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
+from palaestra.tasks import Oracle, Suite, Task
 from palaestra.verifiers.validation import ValidationRecord, task_key
 
 #: assistant moves per episode (tau2 stops a simulation at 200 messages of either side)
@@ -43,16 +44,17 @@ def task_id(domain: str, tau2_id: str) -> str:
     return f"tau2-{domain}-{slug}"
 
 
+#: what every tau2 task says alike (the dialogue runtime's brief and public metadata)
+FORM = TaskForm(family="tau2", env=ENV_ID, source="tau2-bench", party="user", max_steps=MAX_STEPS)
+
+
 def make_task(domain: str, raw: dict[str, Any]) -> Task:
     crit = raw["evaluation_criteria"]
-    return Task(
-        id=task_id(domain, raw["id"]),
-        family="tau2",
-        env=ENV_ID,
-        instruction=f"You are the customer-service agent of an {TITLES[domain]}. Help the user "
-        "with their request, following the policy. Use the tools; ask the user for what you "
-        "need; in telecom, the user's phone can only be changed by the user, on your "
-        "instructions.",
+    return FORM.task(
+        task_id(domain, raw["id"]),
+        domain,
+        f"customer-service agent of an {TITLES[domain]}",
+        note="; in telecom, the user's phone can only be changed by the user, on your instructions",
         setup={"tau2": domain, "task_id": raw["id"]},
         verifier={
             "kind": "tau2",
@@ -61,11 +63,7 @@ def make_task(domain: str, raw: dict[str, Any]) -> Task:
             "communicate_info": list(crit.get("communicate_info") or []),
             "nl_assertions": list(crit.get("nl_assertions") or []),
         },
-        max_steps=MAX_STEPS,
-        public=PublicMetadata(domain=domain),
         metadata={
-            "source": "tau2-bench",
-            "domain": domain,
             "tau2_id": raw["id"],
             "split": tau2_tasks.split_of(domain).get(raw["id"], "none"),
             "reward_basis": list(crit["reward_basis"]),

@@ -119,27 +119,26 @@ class FidelityReport:
     consistency: float
     invented_rate: float
     premature_rate: float
-    composite: float
+    #: the mean of the four behaviours, worked out from them (not given)
+    composite: float = field(init=False)
     success: dict[str, float]
     counts: dict[str, int]
+
+    def __post_init__(self) -> None:
+        rates = [self.adherence, self.consistency, 1 - self.invented_rate, 1 - self.premature_rate]
+        self.composite = round(statistics.mean(rates), 4)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def report(t: Tally) -> FidelityReport:
-    adherence = ratio(t.right_decisions, t.decisions)
-    consistency = ratio(t.consistent, t.conversations)
-    invented = ratio(t.invented_turns, t.user_turns, 0.0)
-    premature = ratio(t.premature, t.closed, 0.0)
-    composite = round(statistics.mean([adherence, consistency, 1 - invented, 1 - premature]), 4)
     return FidelityReport(
         episodes=t.conversations,
-        adherence=adherence,
-        consistency=consistency,
-        invented_rate=invented,
-        premature_rate=premature,
-        composite=composite,
+        adherence=ratio(t.right_decisions, t.decisions),
+        consistency=ratio(t.consistent, t.conversations),
+        invented_rate=ratio(t.invented_turns, t.user_turns, 0.0),
+        premature_rate=ratio(t.premature, t.closed, 0.0),
         success={k: ratio(sum(v), len(v), 0.0) for k, v in t.solved.items() if v},
         counts={
             "decisions": t.decisions,

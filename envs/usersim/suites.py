@@ -22,17 +22,26 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from palaestra.envs.runtimes.dialogue.tasks import TaskForm
 from palaestra.envs.runtimes.simuser import lexicon
 from palaestra.envs.runtimes.simuser.domain import same_value
 from palaestra.envs.usersim import reasons, world
 from palaestra.envs.usersim.domain import Domain, rng
-from palaestra.tasks import Oracle, PublicMetadata, Suite, Task
+from palaestra.tasks import Oracle, Suite, Task
 from palaestra.verifiers.validation import ValidationRecord, task_key
 
 ENV_ID = "palaestra/usersim-v0"
 WORLD_SEED = 7
 PER_DOMAIN = 40
 MAX_STEPS = 30
+#: what every usersim task says alike (the dialogue runtime's brief and public metadata)
+FORM = TaskForm(
+    family="usersim",
+    env=ENV_ID,
+    source="palaestra usersim generator",
+    party="customer",
+    max_steps=MAX_STEPS,
+)
 
 
 def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
@@ -61,14 +70,12 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
         checks.append({**told, "calls": calls} if calls else told)
     checks.append({"kind": "usersim_rules", "gate": True})
     digest = hashlib.sha256(draft["key"].encode()).hexdigest()[:6]
-    return Task(
-        # the intent stays out of the id: it is private, as the grant-or-refuse it goes with
-        id=f"{domain_name}-{digest}",
-        family="usersim",
-        env=ENV_ID,
-        instruction=f"You are the {dom.title} customer-service assistant. Help the customer "
-        "with their request, following the policy. Use the tools; ask the customer for what "
-        "you need.",
+    # the intent stays out of the id: it is private, as the grant-or-refuse it goes with; no
+    # public difficulty: it would be the reference plan's length, which a refusal's shortens
+    return FORM.task(
+        f"{domain_name}-{digest}",
+        domain_name,
+        f"{dom.title} customer-service assistant",
         setup={
             "domain": domain_name,
             "seed": seed,
@@ -76,12 +83,7 @@ def make_task(domain_name: str, seed: int, draft: dict[str, Any]) -> Task:
             "decoys": draft.get("decoys", {}),
         },
         verifier={"kind": "all", "checks": checks},
-        max_steps=MAX_STEPS,
-        # no difficulty: it would be the reference plan's length, which a refusal's shortens
-        public=PublicMetadata(domain=domain_name),
         metadata={
-            "source": "palaestra usersim generator",
-            "domain": domain_name,
             "intent": goal["intent"],
             "grantable": grantable,
             "difficulty": "hard" if len(plan) > 5 else "medium",

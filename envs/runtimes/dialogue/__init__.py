@@ -6,6 +6,7 @@
   each family supplying the building blocks (what to look up, what to write);
 - :mod:`.search`: the adversary-search space, built only from what an assistant sees;
 - :mod:`.validation`: how a dialogue family's tasks are validated (the plan both extend);
+- :mod:`.tasks`: what every dialogue task says alike (the brief, the public domain);
 - :mod:`.phrasing`: the phrase banks and value formats reworded assistants draw from.
 
 A family brings its world (tools, user, gold); this package never imports a family.

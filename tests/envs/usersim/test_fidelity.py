@@ -63,6 +63,20 @@ def test_a_bad_user_is_caught_on_every_behaviour():
     assert report.composite < 0.5
 
 
+def test_the_composite_is_worked_out_from_the_four_behaviours():
+    report = fidelity.FidelityReport(
+        episodes=4,
+        adherence=1.0,
+        consistency=0.5,
+        invented_rate=0.25,
+        premature_rate=0.5,
+        success={},
+        counts={},
+    )
+    assert report.composite == 0.6875  # the mean of 1.0, 0.5, 1 - 0.25 and 1 - 0.5
+    assert list(report.to_json())[5] == "composite"  # where the report has always shown it
+
+
 def test_the_rule_based_user_over_scripted_assistants():
     tasks = generate("airline")[:10] + generate("train")[:10]
     report = fidelity.measure(tasks, seeds=1)
