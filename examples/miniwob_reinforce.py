@@ -33,38 +33,27 @@ from typing import Any
 
 import numpy as np
 
+from palaestra.envs.runtimes.axtree import Node, parse
+
 TASKS = ("click-button", "click-link", "click-tab", "click-dialog")
 OPTIONS = {"observe": ["axtree", "goal"], "max_steps": 1}
 EVAL_SEED = 10**6
 ROLES = ("button", "tab", "generic", "link", "radio", "checkbox", "textbox")
-LINE = re.compile(r"^(\t*)\[(\w+)\] (\S+)(?: '((?:[^'\\]|\\.)*)')?")
 WORD = re.compile(r"[a-z0-9#]+")
 
 
 # ----- features ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Element:
-    bid: str
-    role: str
-    name: str
-    depth: int
-
-
-def elements(axtree: str) -> list[Element]:
-    """The clickable candidates: every line of the tree that carries an element id."""
-    out = []
-    for line in axtree.splitlines():
-        m = LINE.match(line)
-        if m and m.group(3) != "RootWebArea":
-            out.append(Element(m.group(2), m.group(3), m.group(4) or "", len(m.group(1))))
-    return out
+def elements(axtree: str) -> list[Node]:
+    """The clickable candidates: every line of the tree that carries an element id (read by
+    the web family's own tree reader, the one its scripted policies use)."""
+    return [n for n in parse(axtree) if n.bid and n.role != "RootWebArea"]
 
 
 def _norm(text: str) -> str:
     return " ".join(WORD.findall(text.lower()))
 
 
-def features(goal: str, el: Element) -> np.ndarray:
+def features(goal: str, el: Node) -> np.ndarray:
     g, n = _norm(goal), _norm(el.name)
     quoted = {_norm(q) for q in re.findall(r'"([^"]+)"', goal)}
     words_n, words_g = set(n.split()), set(g.split())
@@ -84,7 +73,7 @@ def features(goal: str, el: Element) -> np.ndarray:
     )
 
 
-DIM = len(features("", Element("1", "generic", "", 0)))
+DIM = len(features("", Node(0, 0, "1", "generic", "")))
 
 
 # ----- the policy ----------------------------------------------------------------------------
@@ -105,7 +94,7 @@ class Policy:
         return phi[a] - self.probs(phi) @ phi
 
 
-def observe(obs: dict[str, Any], i: int) -> tuple[list[Element], np.ndarray]:
+def observe(obs: dict[str, Any], i: int) -> tuple[list[Node], np.ndarray]:
     els = elements(str(obs["axtree"][i]))
     goal = str(obs["goal"][i])
     return els, np.stack([features(goal, e) for e in els])

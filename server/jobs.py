@@ -91,6 +91,8 @@ _COLUMNS = (
     "runs",
     "holder",
 )
+#: the fields every kind shows its owner (after ``job_id``), in this order
+_PUBLIC = ("status", "request", "progress", "error", "created", "started", "finished", "runs")
 
 
 @dataclass
@@ -115,18 +117,9 @@ class Job:
     holder: str | None = None
 
     def public(self) -> dict[str, Any]:
-        """What every kind shows of a job; a manager adds its own fields."""
-        return {
-            "job_id": self.id,
-            "status": self.status,
-            "request": self.request,
-            "progress": self.progress,
-            "error": self.error,
-            "created": self.created,
-            "started": self.started,
-            "finished": self.finished,
-            "runs": self.runs,
-        }
+        """What every kind shows of a job (its id and :data:`_PUBLIC`); a manager adds its own
+        fields."""
+        return {"job_id": self.id, **{name: getattr(self, name) for name in _PUBLIC}}
 
 
 def connect(path: Path, schema: str) -> sqlite3.Connection:

@@ -10,10 +10,12 @@ Settings come from a file, then ``PALAESTRA_*`` variables, then these options.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+
+from palaestra.server import defaults
 
 #: the runs folder option, here because the gateway records there; the CLI's data commands
 #: take the same option (palaestra.cli._app)
@@ -24,16 +26,23 @@ console = Console()
 err_console = Console(stderr=True)
 
 
+def _setting(name: str, help: str) -> Any:
+    """The option of the gateway setting ``name``, None when not given (the file's or the
+    variable's value stands): its help shows the setting's own default (:mod:`.defaults`,
+    which Settings reads too)."""
+    return typer.Option(help=f"{help} \\[default: {getattr(defaults, name.upper())}]")
+
+
 def serve(
     host: Annotated[
         str | None, typer.Option(help="Address to bind (loopback unless API keys are set)")
     ] = None,
-    port: Annotated[int | None, typer.Option(help="TCP port \\[default: 8000]")] = None,
+    port: Annotated[int | None, _setting("port", "TCP port")] = None,
     workers: Annotated[
-        int | None, typer.Option(help="Worker processes hosting env sessions \\[default: 2]")
+        int | None, _setting("workers", "Worker processes hosting env sessions")
     ] = None,
     backend: Annotated[
-        str | None, typer.Option(help="Worker backend: local, docker or ray \\[default: local]")
+        str | None, _setting("backend", "Worker backend: local, docker or ray")
     ] = None,
     ray_address: Annotated[
         str | None,

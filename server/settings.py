@@ -19,6 +19,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from palaestra.options import OperatorConfig, origin
 from palaestra.paths import home
+from palaestra.server import defaults
 
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -40,8 +41,8 @@ class Settings(BaseSettings):
     )
 
     host: str = "127.0.0.1"
-    port: int = 8000
-    backend: Literal["local", "docker", "ray"] = "local"
+    port: int = defaults.PORT
+    backend: Literal["local", "docker", "ray"] = defaults.BACKEND
     #: a worker (process or container) silent on its heartbeat this long is hung: replaced
     heartbeat_s: float = Field(default=15.0, gt=0)
     #: Docker backend: the worker image (built by docker/build.sh), the engine (None: the
@@ -63,7 +64,7 @@ class Settings(BaseSettings):
     ray_worker_resources: dict[str, float] = Field(default_factory=dict)
     #: Ray backend: the address this gateway's Ray driver announces (loopback on one machine)
     ray_node_ip: str = "127.0.0.1"
-    workers: int = Field(default=2, ge=1, le=256)
+    workers: int = Field(default=defaults.WORKERS, ge=1, le=256)
     #: API keys; empty means no authentication, which is only allowed on loopback. Held as
     #: ``sha256:<hex>`` digests once read (a digest given in that form is taken as it is)
     api_keys: Annotated[list[str], NoDecode] = Field(default_factory=list)

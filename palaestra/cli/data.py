@@ -42,11 +42,8 @@ def runs(
     from palaestra.data import commands
 
     where = runs_dir or commands.default_runs_dir()
-    _data_command(
-        lambda: commands.run_runs(
-            where, console, agent=agent, suite=suite, limit=limit, as_json=as_json
-        )
-    )
+    shown = commands.RunFilter(agent, suite, limit)
+    _data_command(lambda: commands.run_runs(where, console, shown, as_json))
 
 
 def _data_command(work: Any) -> None:

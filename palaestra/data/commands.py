@@ -11,6 +11,7 @@ import json
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -84,9 +85,23 @@ def resolve_run(target: str, runs_dir: Path) -> Path:
         ) from None
 
 
-def list_runs(
-    runs_dir: Path, *, agent: str | None = None, suite: str | None = None, limit: int = 50
-) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class RunFilter:
+    """Which runs ``palaestra runs`` lists: of this agent, of this suite, the newest ``limit``."""
+
+    agent: str | None = None
+    suite: str | None = None
+    limit: int = 50
+
+    def keep(self, tags: dict[str, Any]) -> bool:
+        """Whether a run with these tags (its ``run.json``'s) is listed."""
+        return not (
+            (self.agent and tags.get("agent") != self.agent)
+            or (self.suite and tags.get("suite") != self.suite)
+        )
+
+
+def list_runs(runs_dir: Path, where: RunFilter) -> list[dict[str, Any]]:
     """The runs under ``runs_dir``, newest first, with their tags and episode figures (read
     from the recordings: no gateway needed)."""
     out = []
@@ -95,13 +110,12 @@ def list_runs(
             run = json.loads(meta.read_text())
         except (OSError, ValueError):
             continue
-        tags = run.get("tags") or {}
-        if (agent and tags.get("agent") != agent) or (suite and tags.get("suite") != suite):
+        if not where.keep(run.get("tags") or {}):
             continue
         run["sessions"] = sum(1 for _ in meta.parent.glob("*/session.json"))
         out.append(run)
     out.sort(key=lambda r: -float(r.get("created") or 0))
-    out = out[:limit]
+    out = out[: where.limit]
     for run in out:
         eps = [
             e
@@ -114,16 +128,8 @@ def list_runs(
     return out
 
 
-def run_runs(
-    runs_dir: Path,
-    console: Console,
-    *,
-    agent: str | None = None,
-    suite: str | None = None,
-    limit: int = 50,
-    as_json: bool = False,
-) -> int:
-    rows = list_runs(runs_dir, agent=agent, suite=suite, limit=limit)
+def run_runs(runs_dir: Path, console: Console, where: RunFilter, as_json: bool = False) -> int:
+    rows = list_runs(runs_dir, where)
     if as_json:
         console.print_json(json.dumps(rows, default=str))
         return 0

@@ -99,10 +99,11 @@ def test_runs_lists_with_filters(gateway, runs_dir, tmp_path):
     out = tmp_path / "eval"
     cfg = EvalConfig(suite="cad-parts", limit=1, agent="noop", url=gateway, out=out, run="listed")
     run_eval(cfg)
-    found = commands.list_runs(runs_dir, agent="noop", suite="cad-parts")
+    found = commands.list_runs(runs_dir, commands.RunFilter(agent="noop", suite="cad-parts"))
     (row,) = [r for r in found if r["run_id"] == "listed"]
     assert row["episodes"] == 1 and row["success_rate"] == 0.0 and row["sessions"] == 1
-    assert not [r for r in commands.list_runs(runs_dir, agent="oracle") if r["run_id"] == "listed"]
+    others = commands.list_runs(runs_dir, commands.RunFilter(agent="oracle"))
+    assert not [r for r in others if r["run_id"] == "listed"]
 
 
 def test_the_cli_takes_an_eval_folder_and_lists_runs(gateway, runs_dir, tmp_path):

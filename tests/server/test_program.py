@@ -30,3 +30,18 @@ def test_the_program_imports_no_cli_and_its_options_no_fastapi() -> None:
         check=True,
     ).stdout
     assert "--runs-dir" in help_text and "palaestra.server" in help_text
+
+
+def test_the_options_show_the_settings_own_defaults() -> None:
+    """--port, --workers and --backend show what Settings falls back to (read from it, so a
+    new default there cannot leave the help saying the old one)."""
+    import re
+    import typing
+
+    from palaestra.server.settings import Settings
+
+    hints = typing.get_type_hints(program.serve, include_extras=True)
+    for name in ("port", "workers", "backend"):
+        (option,) = hints[name].__metadata__
+        shown = re.search(r"\\\[default: ([^\]]+)\]", option.help)
+        assert shown and shown.group(1) == str(Settings.model_fields[name].default), name
