@@ -1,13 +1,15 @@
 """The Calc templates: spreadsheet work on invoices, budgets, grade books, inventories,
 transaction lists, schedules and quarterly figures made from our synthesized domains' data.
 
-Each template declares its phrasings and a ``make(seed)`` returning a :class:`Case`: the
-workbook (:mod:`.calc_books`, written by :mod:`.calc_files`), the check (a
+Each template is a ``make(seed)`` returning a :class:`Case`: the workbook
+(:mod:`.calc_books`, written by :mod:`.calc_files`), the check (a
 :mod:`palaestra.verifiers.office` ``spreadsheet`` spec whose expected values are computed here
 from the same rows the file was written from), the GUI solution and the code solution
-(:mod:`.calc_gui`). The skills (formulas, sorting, filtering, formats, conditional formats,
-freezing, charts, summaries, cross-sheet references, CSV) are in :mod:`.calc_more` too;
-``TEMPLATES`` is the union.
+(:mod:`.calc_gui`). The generators come first; ``TEMPLATES`` at the end declares every
+template in one table (its name, skills, phrasings and generator), as :mod:`.impress` declares
+its, so what the app offers reads in one place, in the suite's order. The skills (formulas,
+sorting, filtering, formats, conditional formats, freezing, charts, summaries, cross-sheet
+references, CSV) are in :mod:`.calc_more` too; ``TEMPLATES`` is the union.
 
 Decisions:
 
@@ -41,21 +43,6 @@ def _invoice_amounts(seed: int) -> Case:
     return case(path, [book.sheet()], {"customer": inv.customer.name}, expect, gui, code)
 
 
-INVOICE_AMOUNTS = template(
-    "calc-invoice-amounts",
-    ("formulas",),
-    (
-        "In {file}, add a column E headed Amount that works out each line's quantity times "
-        "its unit price with a formula, then save the file.",
-        "The invoice for {customer} in {file} has no line amounts yet. Put an 'Amount' header "
-        "in E1 and, on every line below it, a formula multiplying Qty by Unit Price. Save it.",
-        "Open {file} and give every invoice line an amount: column E, titled Amount, computed "
-        "from the Qty and Unit Price columns. Keep it as a formula and save.",
-    ),
-    _invoice_amounts,
-)
-
-
 def _invoice_subtotal(seed: int) -> Case:
     book, inv = books.invoice(seed, amounts=True)
     n = book.last_row
@@ -72,22 +59,6 @@ def _invoice_subtotal(seed: int) -> Case:
     return case(path, [sheet], {"customer": inv.customer.name}, expect, gui, code)
 
 
-INVOICE_SUBTOTAL = template(
-    "calc-invoice-subtotal",
-    ("formulas", "totalling"),
-    (
-        "Right under the last line of the invoice in {file}, add a row labelled Subtotal in "
-        "column A with the sum of the Amount column in column E (a formula). Save.",
-        "{customer}'s invoice ({file}) needs a subtotal: on the first empty row below the "
-        "items write 'Subtotal' in A and total up the amounts in E with a SUM formula.",
-        "Please total the Amount column of {file}: put the label Subtotal in column A of the "
-        "row just below the items and the formula for the total in that row's column E, "
-        "then save the workbook.",
-    ),
-    _invoice_subtotal,
-)
-
-
 def _budget_row_totals(seed: int) -> Case:
     book, b = books.budget(seed)
     last, total_col = col_name(len(book.header) - 1), col_name(len(book.header))
@@ -98,21 +69,6 @@ def _budget_row_totals(seed: int) -> Case:
     )
     params = {"owner": b.owner, "col": total_col, "first": b.months[0], "last": b.months[-1]}
     return case(path, [book.sheet()], params, expect, gui, code)
-
-
-BUDGET_ROW_TOTALS = template(
-    "calc-budget-row-totals",
-    ("formulas",),
-    (
-        "Add a Total column to the budget in {file}: in column {col}, headed Total, sum each "
-        "payee's months from {first} to {last} with a formula. Save the file.",
-        "For every line of {owner}'s budget ({file}) I want the half-year total next to the "
-        "monthly figures: header 'Total' in {col}1 and a SUM formula on each row. Save.",
-        "Each row in {file} should end with its total across the months. Put them in column "
-        "{col} under a Total header, as formulas, and save the workbook.",
-    ),
-    _budget_row_totals,
-)
 
 
 def _budget_month_totals(seed: int) -> Case:
@@ -144,22 +100,6 @@ def _budget_month_totals(seed: int) -> Case:
     return case(path, [book.sheet()], params, expect, gui, code)
 
 
-BUDGET_MONTH_TOTALS = template(
-    "calc-budget-month-totals",
-    ("formulas", "totalling"),
-    (
-        "Below the last payee in {file}, add a row labelled Total (column A) that sums every "
-        "month column from {first} to {last} with formulas. Save.",
-        "I need monthly totals in {owner}'s budget: a Total row right after the data in "
-        "{file}, one SUM per month column. Then save the file.",
-        "Open {file}, and on the first free row under the table write Total in column A and "
-        "the sum of each month ({first} through {last}) under its column. Keep them as "
-        "formulas and save.",
-    ),
-    _budget_month_totals,
-)
-
-
 def _grades_average(seed: int) -> Case:
     book, gb = books.gradebook(seed)
     k = len(gb.assignments)
@@ -170,21 +110,6 @@ def _grades_average(seed: int) -> Case:
     expect, gui, code = formula_column(path, avg_col, "Average", means, formula)
     params = {"course": gb.course, "col": avg_col}
     return case(path, [book.sheet()], params, expect, gui, code)
-
-
-GRADES_AVERAGE = template(
-    "calc-grades-average",
-    ("formulas",),
-    (
-        "In the {course} grade book ({file}), add an Average column ({col}) with each "
-        "student's mean score over all assignments, as a formula. Save when done.",
-        "Every student in {file} needs their average: header 'Average' in {col}1, and an "
-        "AVERAGE of that student's scores on each row. Save the workbook.",
-        "Work out each student's average mark across the assignments in {file}. Put the "
-        "results in column {col} under the heading Average, using formulas, and save.",
-    ),
-    _grades_average,
-)
 
 
 def _grades_count_below(seed: int) -> Case:
@@ -202,21 +127,6 @@ def _grades_count_below(seed: int) -> Case:
     code = g.code(path, f"ws[{at!r}] = '=COUNTIF({col}2:{col}{n},\"<{threshold}\")'", recalc=True)
     params = {"work": work, "threshold": threshold, "cell": at, "course": gb.course}
     return case(path, [book.sheet()], params, expect, gui, code)
-
-
-GRADES_COUNT_BELOW = template(
-    "calc-grades-count-below",
-    ("formulas",),
-    (
-        "In {file}, put a formula in {cell} that counts how many students scored below "
-        "{threshold} on the {work}. Save the file.",
-        "How many students got under {threshold} on the {work}? Answer it in cell {cell} of "
-        "{file} with a counting formula, and save.",
-        "Use cell {cell} of the {course} grade book ({file}) for the number of {work} scores "
-        "lower than {threshold}; make it a formula so it stays right. Save it.",
-    ),
-    _grades_count_below,
-)
 
 
 # ----- sorting ------------------------------------------------------------------------------
@@ -267,58 +177,14 @@ def _grades_sort(seed: int) -> Case:
     )
 
 
-GRADES_SORT = template(
-    "calc-grades-sort",
-    ("sorting",),
-    (
-        "Sort the students in {file} by their {column} score, highest first, keeping each "
-        "student's row together. Save.",
-        "Reorder the {course} grade book ({file}) so the best {column} result is at the top "
-        "and the lowest at the bottom (whole rows). Save the file.",
-        "Could you rank the class in {file} by the {column} column, from the top mark down? "
-        "The header stays in row 1. Save afterwards.",
-    ),
-    _grades_sort,
-)
-
-
 def _inventory_sort(seed: int) -> Case:
     book = books.inventory(seed)
     return _sorted_case(f"stock_list_{seed + 1}.xlsx", book, "In Stock", False, {}, True)
 
 
-INVENTORY_SORT = template(
-    "calc-inventory-sort",
-    ("sorting",),
-    (
-        "Sort the inventory in {file} by the {column} column from smallest to largest, moving "
-        "whole rows. Save.",
-        "I want the items we have least of at the top of {file}: order the rows by {column}, "
-        "ascending, and save the workbook.",
-        "Put the stock list ({file}) in ascending order of {column}; keep every item's row "
-        "intact and the header where it is. Then save.",
-    ),
-    _inventory_sort,
-)
-
-
 def _schedule_sort(seed: int) -> Case:
     book = books.schedule(seed)
     return _sorted_case(f"team_schedule_{seed + 1}.xlsx", book, "Event", False, {})
-
-
-SCHEDULE_SORT = template(
-    "calc-schedule-sort",
-    ("sorting",),
-    (
-        "Sort the schedule in {file} alphabetically by the {column} column (A to Z), whole "
-        "rows. Save it.",
-        "Rearrange {file} so the entries are in alphabetical order of their {column} name; "
-        "the header stays on top. Save.",
-        "Please alphabetize the rows of the team schedule ({file}) by {column} and save the file.",
-    ),
-    _schedule_sort,
-)
 
 
 # ----- filtering and freezing ---------------------------------------------------------------
@@ -334,42 +200,12 @@ def _autofilter(seed: int) -> Case:
     return case(path, [book.sheet()], {}, expect, gui, code)
 
 
-AUTOFILTER = template(
-    "calc-transactions-autofilter",
-    ("filtering",),
-    (
-        "Turn on filter drop-downs for the header row of the transaction list in {file}, so "
-        "every column can be filtered. Save.",
-        "Add an AutoFilter to the table in {file} (all its columns, header in row 1) and "
-        "save the workbook.",
-        "I'd like to filter the transactions in {file} by any column: put filter buttons on "
-        "the column headings and save.",
-    ),
-    _autofilter,
-)
-
-
 def _freeze_header(seed: int) -> Case:
     book = books.transactions(seed, count=40)
     path = f"account_activity_{seed + 1}.xlsx"
     gui = [*g.goto("A2"), *g.command("freeze rows and columns")]
     code = g.code(path, 'ws.freeze_panes = "A2"', shortest=True)
     return case(path, [book.sheet()], {}, [{"freeze": "A2"}, book.pinned()], gui, code)
-
-
-FREEZE_HEADER = template(
-    "calc-freeze-header",
-    ("freezing",),
-    (
-        "Freeze the top row of {file} so the column headings stay visible while scrolling "
-        "down. Save.",
-        "When I scroll through {file} the headers disappear. Keep row 1 fixed on screen (only "
-        "that row) and save the file.",
-        "Lock the heading row of the transactions in {file} in place (freeze panes below row "
-        "1, no columns) and save.",
-    ),
-    _freeze_header,
-)
 
 
 def _freeze_corner(seed: int) -> Case:
@@ -380,32 +216,166 @@ def _freeze_corner(seed: int) -> Case:
     return case(path, [book.sheet()], {"course": gb.course}, [{"freeze": "B2"}], gui, code)
 
 
-FREEZE_CORNER = template(
-    "calc-freeze-corner",
-    ("freezing",),
-    (
-        "In {file}, freeze the first row and the first column together, so the assignment "
-        "names and student names both stay in view. Save.",
-        "Keep both the heading row and the Student column of the {course} grade book "
-        "({file}) on screen while scrolling either way. Save the file.",
-        "Freeze panes in {file} at the corner: row 1 and column A fixed. Then save.",
-    ),
-    _freeze_corner,
-)
-
-
 TEMPLATES: list[Template] = [
-    INVOICE_AMOUNTS,
-    INVOICE_SUBTOTAL,
-    BUDGET_ROW_TOTALS,
-    BUDGET_MONTH_TOTALS,
-    GRADES_AVERAGE,
-    GRADES_COUNT_BELOW,
-    GRADES_SORT,
-    INVENTORY_SORT,
-    SCHEDULE_SORT,
-    AUTOFILTER,
-    FREEZE_HEADER,
-    FREEZE_CORNER,
+    # ----- formulas and totals
+    template(
+        "calc-invoice-amounts",
+        ("formulas",),
+        (
+            "In {file}, add a column E headed Amount that works out each line's quantity times "
+            "its unit price with a formula, then save the file.",
+            "The invoice for {customer} in {file} has no line amounts yet. Put an 'Amount' header "
+            "in E1 and, on every line below it, a formula multiplying Qty by Unit Price. Save it.",
+            "Open {file} and give every invoice line an amount: column E, titled Amount, computed "
+            "from the Qty and Unit Price columns. Keep it as a formula and save.",
+        ),
+        _invoice_amounts,
+    ),
+    template(
+        "calc-invoice-subtotal",
+        ("formulas", "totalling"),
+        (
+            "Right under the last line of the invoice in {file}, add a row labelled Subtotal in "
+            "column A with the sum of the Amount column in column E (a formula). Save.",
+            "{customer}'s invoice ({file}) needs a subtotal: on the first empty row below the "
+            "items write 'Subtotal' in A and total up the amounts in E with a SUM formula.",
+            "Please total the Amount column of {file}: put the label Subtotal in column A of the "
+            "row just below the items and the formula for the total in that row's column E, "
+            "then save the workbook.",
+        ),
+        _invoice_subtotal,
+    ),
+    template(
+        "calc-budget-row-totals",
+        ("formulas",),
+        (
+            "Add a Total column to the budget in {file}: in column {col}, headed Total, sum each "
+            "payee's months from {first} to {last} with a formula. Save the file.",
+            "For every line of {owner}'s budget ({file}) I want the half-year total next to the "
+            "monthly figures: header 'Total' in {col}1 and a SUM formula on each row. Save.",
+            "Each row in {file} should end with its total across the months. Put them in column "
+            "{col} under a Total header, as formulas, and save the workbook.",
+        ),
+        _budget_row_totals,
+    ),
+    template(
+        "calc-budget-month-totals",
+        ("formulas", "totalling"),
+        (
+            "Below the last payee in {file}, add a row labelled Total (column A) that sums every "
+            "month column from {first} to {last} with formulas. Save.",
+            "I need monthly totals in {owner}'s budget: a Total row right after the data in "
+            "{file}, one SUM per month column. Then save the file.",
+            "Open {file}, and on the first free row under the table write Total in column A and "
+            "the sum of each month ({first} through {last}) under its column. Keep them as "
+            "formulas and save.",
+        ),
+        _budget_month_totals,
+    ),
+    template(
+        "calc-grades-average",
+        ("formulas",),
+        (
+            "In the {course} grade book ({file}), add an Average column ({col}) with each "
+            "student's mean score over all assignments, as a formula. Save when done.",
+            "Every student in {file} needs their average: header 'Average' in {col}1, and an "
+            "AVERAGE of that student's scores on each row. Save the workbook.",
+            "Work out each student's average mark across the assignments in {file}. Put the "
+            "results in column {col} under the heading Average, using formulas, and save.",
+        ),
+        _grades_average,
+    ),
+    template(
+        "calc-grades-count-below",
+        ("formulas",),
+        (
+            "In {file}, put a formula in {cell} that counts how many students scored below "
+            "{threshold} on the {work}. Save the file.",
+            "How many students got under {threshold} on the {work}? Answer it in cell {cell} of "
+            "{file} with a counting formula, and save.",
+            "Use cell {cell} of the {course} grade book ({file}) for the number of {work} scores "
+            "lower than {threshold}; make it a formula so it stays right. Save it.",
+        ),
+        _grades_count_below,
+    ),
+    # ----- sorting
+    template(
+        "calc-grades-sort",
+        ("sorting",),
+        (
+            "Sort the students in {file} by their {column} score, highest first, keeping each "
+            "student's row together. Save.",
+            "Reorder the {course} grade book ({file}) so the best {column} result is at the top "
+            "and the lowest at the bottom (whole rows). Save the file.",
+            "Could you rank the class in {file} by the {column} column, from the top mark down? "
+            "The header stays in row 1. Save afterwards.",
+        ),
+        _grades_sort,
+    ),
+    template(
+        "calc-inventory-sort",
+        ("sorting",),
+        (
+            "Sort the inventory in {file} by the {column} column from smallest to largest, moving "
+            "whole rows. Save.",
+            "I want the items we have least of at the top of {file}: order the rows by {column}, "
+            "ascending, and save the workbook.",
+            "Put the stock list ({file}) in ascending order of {column}; keep every item's row "
+            "intact and the header where it is. Then save.",
+        ),
+        _inventory_sort,
+    ),
+    template(
+        "calc-schedule-sort",
+        ("sorting",),
+        (
+            "Sort the schedule in {file} alphabetically by the {column} column (A to Z), whole "
+            "rows. Save it.",
+            "Rearrange {file} so the entries are in alphabetical order of their {column} name; "
+            "the header stays on top. Save.",
+            "Please alphabetize the rows of the team schedule ({file}) by {column} and save "
+            "the file.",
+        ),
+        _schedule_sort,
+    ),
+    # ----- filtering and freezing
+    template(
+        "calc-transactions-autofilter",
+        ("filtering",),
+        (
+            "Turn on filter drop-downs for the header row of the transaction list in {file}, so "
+            "every column can be filtered. Save.",
+            "Add an AutoFilter to the table in {file} (all its columns, header in row 1) and "
+            "save the workbook.",
+            "I'd like to filter the transactions in {file} by any column: put filter buttons on "
+            "the column headings and save.",
+        ),
+        _autofilter,
+    ),
+    template(
+        "calc-freeze-header",
+        ("freezing",),
+        (
+            "Freeze the top row of {file} so the column headings stay visible while scrolling "
+            "down. Save.",
+            "When I scroll through {file} the headers disappear. Keep row 1 fixed on screen (only "
+            "that row) and save the file.",
+            "Lock the heading row of the transactions in {file} in place (freeze panes below row "
+            "1, no columns) and save.",
+        ),
+        _freeze_header,
+    ),
+    template(
+        "calc-freeze-corner",
+        ("freezing",),
+        (
+            "In {file}, freeze the first row and the first column together, so the assignment "
+            "names and student names both stay in view. Save.",
+            "Keep both the heading row and the Student column of the {course} grade book "
+            "({file}) on screen while scrolling either way. Save the file.",
+            "Freeze panes in {file} at the corner: row 1 and column A fixed. Then save.",
+        ),
+        _freeze_corner,
+    ),
     *MORE,
 ]

@@ -1,5 +1,6 @@
 """What every Calc template is made with: the check spec, the guarded generator, the Case, and
-the solutions several templates share (a formula column, a number format on a range)."""
+the solutions several templates share (a formula column, a number format on a range, a
+conditional format on a range)."""
 
 from __future__ import annotations
 
@@ -100,3 +101,29 @@ def number_format(path: str, ref: str, shortcut: str, fmt: str) -> tuple[list[An
     gui = [*g.goto(ref), g.key(shortcut), g.wait(0.5)]
     body = f'for row in ws["{ref}"]:\n    for c in row:\n        c.number_format = "{fmt}"'
     return gui, g.code(path, body, shortest=True)
+
+
+#: the comparisons of the conditional format templates, as openpyxl's ``CellIsRule`` names them
+CELL_IS = {"<": "lessThan", ">=": "greaterThanOrEqual"}
+#: what Calc's cell style looks like in openpyxl: (font colour or None, fill colour)
+LOOKS = {"Bad": ("9C0006", "FFC7CE"), "Accent 3": (None, "C6EFCE")}
+
+
+def conditional_format(
+    path: str, ref: str, op: str, value: int, style: str, shortest: bool = False
+) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """The rule the check expects, the GUI solution (Calc's conditional format dialog: cells
+    ``op`` ``value`` get the cell style ``style``) and the code solution (openpyxl's
+    ``CellIsRule`` with the font and fill that style stands for) of a highlighting task;
+    the templates that highlight low stock and top marks differ only in these arguments."""
+    rule = {"range": ref, "type": "cell", "operator": op, "values": [value]}
+    gui = g.conditional(ref, op, str(value), style)
+    font, fill = LOOKS[style]
+    body = f"""
+        from openpyxl.formatting.rule import CellIsRule
+        from openpyxl.styles import {"Font, " if font else ""}PatternFill
+        ws.conditional_formatting.add("{ref}", CellIsRule(operator="{CELL_IS[op]}",
+            formula=["{value}"],{f' font=Font(color="{font}"),' if font else ""}
+            fill=PatternFill(start_color="{fill}", end_color="{fill}", fill_type="solid")))
+        """
+    return rule, gui, g.code(path, body, shortest=shortest)

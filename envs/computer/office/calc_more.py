@@ -1,5 +1,6 @@
 """The Calc templates of formats, conditional formats, charts, summaries on a new sheet,
-cross-sheet references, sheet structure and CSV (the rest are in :mod:`.calc`)."""
+cross-sheet references, sheet structure and CSV (the rest are in :mod:`.calc`): the generators,
+then ``TEMPLATES``, the table declaring them, as in :mod:`.calc`."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from palaestra.envs.computer.office import calc_gui as g
 from palaestra.envs.computer.office.calc_base import (
     TOL,
     case,
+    conditional_format,
     formula_column,
     number_format,
     template,
 )
 from palaestra.envs.computer.office.calc_files import Cell, Sheet, col_name, table
-from palaestra.envs.computer.office.template import Case
+from palaestra.envs.computer.office.template import Case, Template
 
 # ----- cross-sheet references ---------------------------------------------------------------
 
@@ -48,23 +50,6 @@ def _invoice_tax(seed: int) -> Case:
     return case(
         path, [main, rates], {"customer": inv.customer.name}, expect, gui, code, sheet="Invoice"
     )
-
-
-INVOICE_TAX = template(
-    "calc-invoice-tax",
-    ("cross-sheet references", "formulas"),
-    (
-        "In {file}, add a Tax column (F) on the Invoice sheet: each line's amount times the "
-        "sales tax rate kept on the Rates sheet. Refer to that rate cell, don't copy the "
-        "number, so a new rate updates it. Save.",
-        "The sales tax rate for {customer}'s order lives on the Rates sheet of {file}. Head "
-        "column F of the Invoice sheet 'Tax' and compute each line's tax from its Amount and "
-        "a reference to that rate. Save the workbook.",
-        "Work out the tax per line in {file}: column F titled Tax, formula = Amount x the "
-        "Sales tax value from the other sheet (linked, not typed in). Then save.",
-    ),
-    _invoice_tax,
-)
 
 
 def _quarter_growth(seed: int) -> Case:
@@ -103,23 +88,6 @@ def _quarter_growth(seed: int) -> Case:
         recalc=True,
     )
     return case(path, [book.sheet()], {"company": co.name}, expect, gui, code)
-
-
-QUARTER_GROWTH = template(
-    "calc-quarter-growth",
-    ("formulas", "number formats"),
-    (
-        "In {file}, add a Growth column (D) with each quarter's revenue change against the "
-        "quarter before, as a formula shown as a percentage (leave the first quarter's row "
-        "empty). Save.",
-        "{company}'s quarterly sheet ({file}) needs quarter-over-quarter revenue growth: "
-        "header 'Growth' in D1, from row 3 on the revenue divided by the previous quarter's "
-        "minus 1, formatted as percent. Save the file.",
-        "Show how much revenue grew each quarter in {file}: column D, titled Growth, a "
-        "formula per quarter from the second one, displayed in percent. Then save.",
-    ),
-    _quarter_growth,
-)
 
 
 # ----- pivot-style summaries ----------------------------------------------------------------
@@ -163,24 +131,6 @@ def _category_summary(seed: int) -> Case:
     return case(path, [book.sheet()], params, expect, gui, code)
 
 
-CATEGORY_SUMMARY = template(
-    "calc-category-summary",
-    ("pivot-style summaries", "cross-sheet references"),
-    (
-        "Summarize {file} by category on a new sheet named Summary: headers Category and "
-        "Total in A1:B1, then one row per category in alphabetical order with the sum of its "
-        "amounts. Save the workbook.",
-        "Add a sheet called Summary to {file} that totals the Amount column per Category "
-        "(column A the category names sorted A-Z under a 'Category' header, column B the "
-        "totals under 'Total'). Save.",
-        "I need spending per category from the transactions in {file}: a new Summary sheet "
-        "with a Category/Total header row and a line for each of {categories}, in that order. "
-        "Save it.",
-    ),
-    _category_summary,
-)
-
-
 def _budget_by_category(seed: int) -> Case:
     book, b = books.budget(seed)
     n, last = book.last_row, col_name(len(book.header) - 1)
@@ -207,23 +157,6 @@ def _budget_by_category(seed: int) -> Case:
     return case(path, [book.sheet()], params, expect, gui, code)
 
 
-BUDGET_BY_CATEGORY = template(
-    "calc-budget-by-category",
-    ("pivot-style summaries", "cross-sheet references"),
-    (
-        "Add a sheet named By Category to {file} with, for each budget category (sorted "
-        "A-Z, one per row from row 2), its total over all payees and all months {first} to "
-        "{last}. Headers: Category and Half-year. Save.",
-        "Roll {owner}'s budget ({file}) up by category on a new 'By Category' sheet: column A "
-        "the categories alphabetically under 'Category', column B the sum of everything "
-        "budgeted for it under 'Half-year'. Save the file.",
-        "Make a category summary of {file}: new sheet By Category, header row Category / "
-        "Half-year, then each category in alphabetical order with its six-month total. Save.",
-    ),
-    _budget_by_category,
-)
-
-
 # ----- number formats and styles ------------------------------------------------------------
 
 
@@ -235,21 +168,6 @@ def _money_format(seed: int) -> Case:
     gui, code = number_format(path, f"D2:E{n}", "ctrl+shift+1", "#,##0.00")
     sheet = book.sheet(fmts=False)
     return case(path, [sheet], {"customer": inv.customer.name}, expect, gui, code)
-
-
-MONEY_FORMAT = template(
-    "calc-money-format",
-    ("number formats",),
-    (
-        "The Unit Price and Amount columns of {file} show raw numbers. Format them with a "
-        "thousands separator and exactly two decimal places. Save.",
-        "Make the prices and amounts in {file} read like money: two decimals and thousands "
-        "separators on every line (columns D and E). Save the file.",
-        "In the quote for {customer} ({file}), give the Unit Price and Amount figures a "
-        "number format with 2 decimal places and a thousands separator, then save.",
-    ),
-    _money_format,
-)
 
 
 def _share_percent(seed: int) -> Case:
@@ -268,21 +186,6 @@ def _share_percent(seed: int) -> Case:
     gui, code = number_format(path, f"C2:C{n}", "ctrl+shift+5", "0%")
     sheet = Sheet(book.name, rows, {0: 14.0, 1: 12.0, 2: 10.0})
     return case(path, [sheet], {}, expect, gui, code)
-
-
-SHARE_PERCENT = template(
-    "calc-share-percent",
-    ("number formats",),
-    (
-        "The Share column in {file} shows fractions like 0.23. Display them as percentages "
-        "instead. Save.",
-        "Format column C (Share) of {file} as percent so each category's part of the total "
-        "reads as a percentage. Save the workbook.",
-        "Please turn the Share figures in {file} into percentage format (the values stay the "
-        "same) and save.",
-    ),
-    _share_percent,
-)
 
 
 def _bold_header(seed: int) -> Case:
@@ -307,20 +210,6 @@ def _bold_header(seed: int) -> Case:
     return case(path, [book.sheet(bold=False)], {}, expect, gui, code)
 
 
-BOLD_HEADER = template(
-    "calc-bold-header",
-    ("formats",),
-    (
-        "Make the column headings in row 1 of {file} bold (only the header row). Save.",
-        "The header row of the stock sheet in {file} looks like the data. Put the titles in "
-        "row 1 in bold and save.",
-        "Bold the first row of {file}, the one with SKU, Item, Category and so on, then save "
-        "the workbook.",
-    ),
-    _bold_header,
-)
-
-
 # ----- conditional formats ------------------------------------------------------------------
 
 
@@ -329,36 +218,9 @@ def _low_stock(seed: int) -> Case:
     n = book.last_row
     limit = books.data.rng(seed, "calc-low-stock").choice((3, 4, 5, 6))
     path = f"inventory_check_{seed + 1}.xlsx"
-    rule = {"range": f"D2:D{n}", "type": "cell", "operator": "<", "values": [limit]}
-    gui = g.conditional(f"D2:D{n}", "<", str(limit), "Bad")
-    code = g.code(
-        path,
-        f"""
-        from openpyxl.formatting.rule import CellIsRule
-        from openpyxl.styles import Font, PatternFill
-        ws.conditional_formatting.add("D2:D{n}", CellIsRule(operator="lessThan",
-            formula=["{limit}"], font=Font(color="9C0006"),
-            fill=PatternFill(start_color="FFC7CE", end_color="FFC7CE", fill_type="solid")))
-        """,
-        shortest=True,
-    )
+    rule, gui, code = conditional_format(path, f"D2:D{n}", "<", limit, "Bad", shortest=True)
     expect = [{"conditional_format": rule}, book.pinned()]
     return case(path, [book.sheet()], {"limit": limit}, expect, gui, code)
-
-
-LOW_STOCK = template(
-    "calc-low-stock-highlight",
-    ("conditional formats",),
-    (
-        "In {file}, make the In Stock cells turn red when fewer than {limit} items are left "
-        "(a conditional format on that column, so it updates by itself). Save.",
-        "Add conditional formatting to the In Stock column of {file}: any value below {limit} "
-        "should be highlighted. Save the workbook.",
-        "I want to spot low stock at a glance in {file}: highlight In Stock numbers under "
-        "{limit} with a conditional format, then save.",
-    ),
-    _low_stock,
-)
 
 
 def _top_marks(seed: int) -> Case:
@@ -366,35 +228,9 @@ def _top_marks(seed: int) -> Case:
     n, last = book.last_row, col_name(len(gb.assignments))
     mark = books.data.rng(seed, "calc-top-marks").choice((85, 90))
     path = f"{gb.course.split()[0].lower()}_scores_{seed + 1}.xlsx"
-    rule = {"range": f"B2:{last}{n}", "type": "cell", "operator": ">=", "values": [mark]}
-    gui = g.conditional(f"B2:{last}{n}", ">=", str(mark), "Accent 3")
-    code = g.code(
-        path,
-        f"""
-        from openpyxl.formatting.rule import CellIsRule
-        from openpyxl.styles import PatternFill
-        ws.conditional_formatting.add("B2:{last}{n}", CellIsRule(operator="greaterThanOrEqual",
-            formula=["{mark}"],
-            fill=PatternFill(start_color="C6EFCE", end_color="C6EFCE", fill_type="solid")))
-        """,
-    )
+    rule, gui, code = conditional_format(path, f"B2:{last}{n}", ">=", mark, "Accent 3")
     params = {"mark": mark, "course": gb.course}
     return case(path, [book.sheet()], params, [{"conditional_format": rule}], gui, code)
-
-
-TOP_MARKS = template(
-    "calc-top-marks-highlight",
-    ("conditional formats",),
-    (
-        "Highlight every score of {mark} or more in {file} (all assignment columns) with a "
-        "conditional format. Save.",
-        "In the {course} grade book ({file}), add conditional formatting so that marks at or "
-        "above {mark} stand out, over all the students' scores. Save the file.",
-        "Use a conditional format on the score cells of {file} to mark results greater than "
-        "or equal to {mark}, then save the workbook.",
-    ),
-    _top_marks,
-)
 
 
 # ----- charts -------------------------------------------------------------------------------
@@ -426,21 +262,6 @@ def _revenue_chart(seed: int) -> Case:
     return case(path, [book.sheet()], {"company": co.name}, expect, gui, code)
 
 
-REVENUE_CHART = template(
-    "calc-revenue-chart",
-    ("charts",),
-    (
-        "Insert a column chart of the Revenue per quarter in {file} (quarters along the "
-        "bottom) and save the file.",
-        "{company} wants to see revenue by quarter as vertical bars: add a column chart of "
-        "the Revenue column of {file}, labelled by Quarter. Save.",
-        "Chart the quarterly revenue in {file} with a standard column chart on the same "
-        "sheet, then save the workbook.",
-    ),
-    _revenue_chart,
-)
-
-
 def _spend_pie(seed: int) -> Case:
     book = books.category_spend(seed)
     n = book.last_row
@@ -449,20 +270,6 @@ def _spend_pie(seed: int) -> Case:
     code = _chart_code(path, "PieChart", n, "D2", True)
     gui = g.chart(f"A1:B{n}", "pie")
     return case(path, [book.sheet()], {}, [{"chart": want}, book.pinned()], gui, code)
-
-
-SPEND_PIE = template(
-    "calc-spending-pie",
-    ("charts",),
-    (
-        "Make a pie chart of the Spent column in {file}, one slice per category, and save.",
-        "Show how the spending in {file} splits across categories as a pie chart (the "
-        "categories as the slices' labels). Save the workbook.",
-        "Add a pie chart to {file} built from the categories and their Spent amounts, then "
-        "save the file.",
-    ),
-    _spend_pie,
-)
 
 
 def _customers_line(seed: int) -> Case:
@@ -478,20 +285,6 @@ def _customers_line(seed: int) -> Case:
     code = _chart_code(path, "LineChart", n, "D2")
     gui = g.chart(f"A1:B{n}", "line")
     return case(path, [sheet], {"company": co.name}, [{"chart": want}], gui, code)
-
-
-CUSTOMERS_LINE = template(
-    "calc-customers-line",
-    ("charts",),
-    (
-        "Plot the number of customers per quarter in {file} as a line chart and save.",
-        "{company}'s customer count over the quarters ({file}) should be a line chart with "
-        "the quarters on the horizontal axis. Add it and save.",
-        "Insert a line chart of the Customers column of {file} against the quarters, then "
-        "save the workbook.",
-    ),
-    _customers_line,
-)
 
 
 # ----- sheets and CSV -----------------------------------------------------------------------
@@ -517,18 +310,6 @@ def _rename_sheet(seed: int) -> Case:
     ]
     code = g.code(path, f"ws.title = {new!r}")
     return case(path, [sheet], {"name": new}, expect, gui, code)
-
-
-RENAME_SHEET = template(
-    "calc-rename-sheet",
-    ("sheets",),
-    (
-        'Rename the only sheet of {file} to "{name}" and save.',
-        "The tab in {file} is still called Sheet1. Call it {name} instead, then save the workbook.",
-        "Give the worksheet in {file} the name {name} (keep its contents) and save.",
-    ),
-    _rename_sheet,
-)
 
 
 def _csv_export(seed: int) -> Case:
@@ -590,18 +371,6 @@ def _csv_export(seed: int) -> Case:
         gui=gui,
         code=code,
     )
-
-
-CSV_EXPORT = template(
-    "calc-csv-export",
-    ("exporting delimited text",),
-    (
-        "Export the sheet in {file} as a CSV file at {csv} (comma-separated, header row included).",
-        "Someone needs the stock list from {file} as plain CSV: save a copy as {csv}.",
-        "Save {file}'s data to {csv} in CSV format, keeping the header line.",
-    ),
-    _csv_export,
-)
 
 
 def _csv_import(seed: int) -> Case:
@@ -667,35 +436,208 @@ def _csv_import(seed: int) -> Case:
     return case(path, [accounts], params, expect, gui, code, text_files={csv_name: buf.getvalue()})
 
 
-CSV_IMPORT = template(
-    "calc-csv-import",
-    ("importing delimited text",),
-    (
-        "Bring the bank statement in {csv} into {file} as a new sheet named Statement "
-        "(same columns, the amounts as numbers), and save the workbook.",
-        "Import {csv} into {file}: put its rows, header included, on an added sheet called "
-        "Statement starting at A1. Save.",
-        "Copy the data of the CSV file {csv} into a new 'Statement' sheet of {file} so the "
-        "Amount column holds real numbers. Save the file.",
+TEMPLATES: list[Template] = [
+    # ----- cross-sheet references
+    template(
+        "calc-invoice-tax",
+        ("cross-sheet references", "formulas"),
+        (
+            "In {file}, add a Tax column (F) on the Invoice sheet: each line's amount times the "
+            "sales tax rate kept on the Rates sheet. Refer to that rate cell, don't copy the "
+            "number, so a new rate updates it. Save.",
+            "The sales tax rate for {customer}'s order lives on the Rates sheet of {file}. Head "
+            "column F of the Invoice sheet 'Tax' and compute each line's tax from its Amount and "
+            "a reference to that rate. Save the workbook.",
+            "Work out the tax per line in {file}: column F titled Tax, formula = Amount x the "
+            "Sales tax value from the other sheet (linked, not typed in). Then save.",
+        ),
+        _invoice_tax,
     ),
-    _csv_import,
-)
-
-
-TEMPLATES = [
-    INVOICE_TAX,
-    QUARTER_GROWTH,
-    CATEGORY_SUMMARY,
-    BUDGET_BY_CATEGORY,
-    MONEY_FORMAT,
-    SHARE_PERCENT,
-    BOLD_HEADER,
-    LOW_STOCK,
-    TOP_MARKS,
-    REVENUE_CHART,
-    SPEND_PIE,
-    CUSTOMERS_LINE,
-    RENAME_SHEET,
-    CSV_EXPORT,
-    CSV_IMPORT,
+    template(
+        "calc-quarter-growth",
+        ("formulas", "number formats"),
+        (
+            "In {file}, add a Growth column (D) with each quarter's revenue change against the "
+            "quarter before, as a formula shown as a percentage (leave the first quarter's row "
+            "empty). Save.",
+            "{company}'s quarterly sheet ({file}) needs quarter-over-quarter revenue growth: "
+            "header 'Growth' in D1, from row 3 on the revenue divided by the previous quarter's "
+            "minus 1, formatted as percent. Save the file.",
+            "Show how much revenue grew each quarter in {file}: column D, titled Growth, a "
+            "formula per quarter from the second one, displayed in percent. Then save.",
+        ),
+        _quarter_growth,
+    ),
+    # ----- pivot-style summaries
+    template(
+        "calc-category-summary",
+        ("pivot-style summaries", "cross-sheet references"),
+        (
+            "Summarize {file} by category on a new sheet named Summary: headers Category and "
+            "Total in A1:B1, then one row per category in alphabetical order with the sum of its "
+            "amounts. Save the workbook.",
+            "Add a sheet called Summary to {file} that totals the Amount column per Category "
+            "(column A the category names sorted A-Z under a 'Category' header, column B the "
+            "totals under 'Total'). Save.",
+            "I need spending per category from the transactions in {file}: a new Summary sheet "
+            "with a Category/Total header row and a line for each of {categories}, in that order. "
+            "Save it.",
+        ),
+        _category_summary,
+    ),
+    template(
+        "calc-budget-by-category",
+        ("pivot-style summaries", "cross-sheet references"),
+        (
+            "Add a sheet named By Category to {file} with, for each budget category (sorted "
+            "A-Z, one per row from row 2), its total over all payees and all months {first} to "
+            "{last}. Headers: Category and Half-year. Save.",
+            "Roll {owner}'s budget ({file}) up by category on a new 'By Category' sheet: column A "
+            "the categories alphabetically under 'Category', column B the sum of everything "
+            "budgeted for it under 'Half-year'. Save the file.",
+            "Make a category summary of {file}: new sheet By Category, header row Category / "
+            "Half-year, then each category in alphabetical order with its six-month total. Save.",
+        ),
+        _budget_by_category,
+    ),
+    # ----- number formats and styles
+    template(
+        "calc-money-format",
+        ("number formats",),
+        (
+            "The Unit Price and Amount columns of {file} show raw numbers. Format them with a "
+            "thousands separator and exactly two decimal places. Save.",
+            "Make the prices and amounts in {file} read like money: two decimals and thousands "
+            "separators on every line (columns D and E). Save the file.",
+            "In the quote for {customer} ({file}), give the Unit Price and Amount figures a "
+            "number format with 2 decimal places and a thousands separator, then save.",
+        ),
+        _money_format,
+    ),
+    template(
+        "calc-share-percent",
+        ("number formats",),
+        (
+            "The Share column in {file} shows fractions like 0.23. Display them as percentages "
+            "instead. Save.",
+            "Format column C (Share) of {file} as percent so each category's part of the total "
+            "reads as a percentage. Save the workbook.",
+            "Please turn the Share figures in {file} into percentage format (the values stay the "
+            "same) and save.",
+        ),
+        _share_percent,
+    ),
+    template(
+        "calc-bold-header",
+        ("formats",),
+        (
+            "Make the column headings in row 1 of {file} bold (only the header row). Save.",
+            "The header row of the stock sheet in {file} looks like the data. Put the titles in "
+            "row 1 in bold and save.",
+            "Bold the first row of {file}, the one with SKU, Item, Category and so on, then save "
+            "the workbook.",
+        ),
+        _bold_header,
+    ),
+    # ----- conditional formats
+    template(
+        "calc-low-stock-highlight",
+        ("conditional formats",),
+        (
+            "In {file}, make the In Stock cells turn red when fewer than {limit} items are left "
+            "(a conditional format on that column, so it updates by itself). Save.",
+            "Add conditional formatting to the In Stock column of {file}: any value below {limit} "
+            "should be highlighted. Save the workbook.",
+            "I want to spot low stock at a glance in {file}: highlight In Stock numbers under "
+            "{limit} with a conditional format, then save.",
+        ),
+        _low_stock,
+    ),
+    template(
+        "calc-top-marks-highlight",
+        ("conditional formats",),
+        (
+            "Highlight every score of {mark} or more in {file} (all assignment columns) with a "
+            "conditional format. Save.",
+            "In the {course} grade book ({file}), add conditional formatting so that marks at or "
+            "above {mark} stand out, over all the students' scores. Save the file.",
+            "Use a conditional format on the score cells of {file} to mark results greater than "
+            "or equal to {mark}, then save the workbook.",
+        ),
+        _top_marks,
+    ),
+    # ----- charts
+    template(
+        "calc-revenue-chart",
+        ("charts",),
+        (
+            "Insert a column chart of the Revenue per quarter in {file} (quarters along the "
+            "bottom) and save the file.",
+            "{company} wants to see revenue by quarter as vertical bars: add a column chart of "
+            "the Revenue column of {file}, labelled by Quarter. Save.",
+            "Chart the quarterly revenue in {file} with a standard column chart on the same "
+            "sheet, then save the workbook.",
+        ),
+        _revenue_chart,
+    ),
+    template(
+        "calc-spending-pie",
+        ("charts",),
+        (
+            "Make a pie chart of the Spent column in {file}, one slice per category, and save.",
+            "Show how the spending in {file} splits across categories as a pie chart (the "
+            "categories as the slices' labels). Save the workbook.",
+            "Add a pie chart to {file} built from the categories and their Spent amounts, then "
+            "save the file.",
+        ),
+        _spend_pie,
+    ),
+    template(
+        "calc-customers-line",
+        ("charts",),
+        (
+            "Plot the number of customers per quarter in {file} as a line chart and save.",
+            "{company}'s customer count over the quarters ({file}) should be a line chart with "
+            "the quarters on the horizontal axis. Add it and save.",
+            "Insert a line chart of the Customers column of {file} against the quarters, then "
+            "save the workbook.",
+        ),
+        _customers_line,
+    ),
+    # ----- sheets and CSV
+    template(
+        "calc-rename-sheet",
+        ("sheets",),
+        (
+            'Rename the only sheet of {file} to "{name}" and save.',
+            "The tab in {file} is still called Sheet1. Call it {name} instead, then save the "
+            "workbook.",
+            "Give the worksheet in {file} the name {name} (keep its contents) and save.",
+        ),
+        _rename_sheet,
+    ),
+    template(
+        "calc-csv-export",
+        ("exporting delimited text",),
+        (
+            "Export the sheet in {file} as a CSV file at {csv} (comma-separated, header row "
+            "included).",
+            "Someone needs the stock list from {file} as plain CSV: save a copy as {csv}.",
+            "Save {file}'s data to {csv} in CSV format, keeping the header line.",
+        ),
+        _csv_export,
+    ),
+    template(
+        "calc-csv-import",
+        ("importing delimited text",),
+        (
+            "Bring the bank statement in {csv} into {file} as a new sheet named Statement "
+            "(same columns, the amounts as numbers), and save the workbook.",
+            "Import {csv} into {file}: put its rows, header included, on an added sheet called "
+            "Statement starting at A1. Save.",
+            "Copy the data of the CSV file {csv} into a new 'Statement' sheet of {file} so the "
+            "Amount column holds real numbers. Save the file.",
+        ),
+        _csv_import,
+    ),
 ]

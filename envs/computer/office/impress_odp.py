@@ -20,26 +20,24 @@ import zlib
 from dataclasses import dataclass, field, replace
 from xml.sax.saxutils import escape, quoteattr
 
+from palaestra.verifiers.office_xml import NS as ODF
+
 #: a fixed zip time (the template contract: the same seed gives the same bytes)
 STAMP = (2024, 1, 1, 0, 0, 0)
 MIME = "application/vnd.oasis.opendocument.presentation"
 #: Impress's own names of the layouts a generated slide uses
 LAYOUTS = {"title": "AL1T0", "content": "AL1T1", "title_only": "AL1T19"}
 
+#: the namespaces an ``.odp`` declares, in this order: the URIs are the readers' own
+#: (:data:`palaestra.verifiers.office_xml.NS`) so writer and verifiers cannot drift apart, but
+#: for ``meta`` and ``smil``, which no reader looks up
 NS = {
-    "office": "urn:oasis:names:tc:opendocument:xmlns:office:1.0",
-    "style": "urn:oasis:names:tc:opendocument:xmlns:style:1.0",
-    "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
-    "table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
-    "draw": "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0",
-    "fo": "urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0",
-    "xlink": "http://www.w3.org/1999/xlink",
-    "dc": "http://purl.org/dc/elements/1.1/",
+    **{k: ODF[k] for k in ("office", "style", "text", "table", "draw", "fo", "xlink", "dc")},
     "meta": "urn:oasis:names:tc:opendocument:xmlns:meta:1.0",
-    "svg": "urn:oasis:names:tc:opendocument:xmlns:svg-compatible:1.0",
-    "presentation": "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0",
+    "svg": ODF["svg"],
+    "presentation": ODF["presentation"],
     "smil": "urn:oasis:names:tc:opendocument:xmlns:smil-compatible:1.0",
-    "loext": "urn:org:documentfoundation:names:experimental:office:xmlns:loext:1.0",
+    "loext": ODF["loext"],
 }
 _XMLNS = " ".join(f"xmlns:{k}={quoteattr(v)}" for k, v in NS.items())
 _HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'

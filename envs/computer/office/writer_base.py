@@ -1,4 +1,4 @@
-"""What the Writer templates share: how a template is declared and how a case is written.
+"""What the Writer templates share: how a template is made and how a case is written.
 
 Each template takes one of the documents of :mod:`.writer_docs` (a letter, a quarterly report,
 meeting minutes) for a seed, changes it so there is something to do (a heading left as plain
@@ -28,8 +28,6 @@ from palaestra.envs.computer.office import writer_gui as g
 from palaestra.envs.computer.office.template import ArtifactError, Case, Template
 from palaestra.envs.computer.office.writer_docs import Blocks, Source, texts
 from palaestra.envs.computer.office.writer_docx import Doc, Page, Para, docx
-
-TEMPLATES: list[Template] = []
 
 
 def searchable(blocks: Blocks, index: int, text: str) -> bool:
@@ -77,26 +75,26 @@ def make_case(
 
 
 def template(
-    name: str, skills: tuple[str, ...], doc: Source | None, *phrasings: str
-) -> Callable[..., Any]:
-    """Declare the decorated generator as a template; a failure names it and the seed. With a
-    ``doc`` (the document every seed starts from) it is ``make(seed, blocks, path)``: the
-    decorator builds the seed's document and gives it with its file, so a template starts
+    name: str,
+    skills: tuple[str, ...],
+    doc: Source | None,
+    make: Callable[..., Case],
+    *phrasings: str,
+) -> Template:
+    """A Writer template whose generator names itself and the seed when it fails. With a
+    ``doc`` (the document every seed starts from) ``make`` is ``make(seed, blocks, path)``: the
+    template builds the seed's document and gives it with its file, so a generator starts
     from its changes; without one (the document varies with the seed) ``make(seed)``."""
 
-    def wrap(make: Callable[..., Case]) -> Callable[..., Case]:
-        def safe(seed: int) -> Case:
-            try:
-                return make(seed) if doc is None else make(seed, doc.build(seed), doc.path)
-            except ArtifactError:
-                raise
-            except Exception as exc:  # any generator failure is reported as one
-                raise ArtifactError(name, seed, f"{type(exc).__name__}: {exc}") from exc
+    def safe(seed: int) -> Case:
+        try:
+            return make(seed) if doc is None else make(seed, doc.build(seed), doc.path)
+        except ArtifactError:
+            raise
+        except Exception as exc:  # any generator failure is reported as one
+            raise ArtifactError(name, seed, f"{type(exc).__name__}: {exc}") from exc
 
-        TEMPLATES.append(Template(name, "writer", skills, tuple(phrasings), safe))
-        return make
-
-    return wrap
+    return Template(name, "writer", skills, tuple(phrasings), safe)
 
 
 def pick(seed: int, purpose: str, options: list[Any]) -> Any:

@@ -1,12 +1,13 @@
 """Writer templates on layout and structure: page setup (orientation, margins, paper size),
-bulleted and numbered lists, tables (inserted, filled, a row added) and comments (registered
-in :data:`.writer_base.TEMPLATES`)."""
+bulleted and numbered lists, tables (inserted, filled, a row added) and comments. The
+generators come first; ``TEMPLATES`` at the end declares them in one table, as in
+:mod:`.writer_text`."""
 
 from __future__ import annotations
 
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
-from palaestra.envs.computer.office.template import Case
+from palaestra.envs.computer.office.template import Case, Template
 from palaestra.envs.computer.office.writer_base import ensure_searchable, make_case, pick, template
 from palaestra.envs.computer.office.writer_docs import (
     LETTER,
@@ -27,16 +28,7 @@ s.page_width, s.page_height = Mm({w}), Mm({h})
 
 
 # ----- page setup ---------------------------------------------------------------------------
-@template(
-    "writer-page-landscape",
-    ("print layout",),
-    REPORT,
-    "The revenue table in the report is too wide for the page. Switch the page orientation "
-    "to landscape (same paper size) and save.",
-    "Turn the pages of {file} to landscape and save the document.",
-    "Lay the open report out on landscape {paper} pages instead of portrait, then save it.",
-)
-def page_landscape(seed: int, blocks: Blocks, path: str) -> Case:
+def _page_landscape(seed: int, blocks: Blocks, path: str) -> Case:
     paper = ("A4", "Letter", "A4")[seed % 3]
     w, h = PAPERS[paper]
     return make_case(
@@ -50,17 +42,7 @@ def page_landscape(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-page-margins",
-    ("print layout",),
-    LETTER,
-    "Set all four page margins of the open letter to {cm} cm and save it.",
-    "The letter needs {cm} cm margins on every side (top, bottom, left and right). Change "
-    "them and save {file}.",
-    "Our letterhead paper requires margins of {cm} cm all round: adjust the document's page "
-    "margins accordingly and save.",
-)
-def page_margins(seed: int, blocks: Blocks, path: str) -> Case:
+def _page_margins(seed: int, blocks: Blocks, path: str) -> Case:
     cm = (1.5, 3.0, 2.0)[seed % 3]
     mm = cm * 10
     return make_case(
@@ -79,15 +61,7 @@ def page_margins(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-page-paper",
-    ("print layout",),
-    LETTER,
-    "This letter will be printed in {region}: change its paper size from {old} to {new} and save.",
-    "Set the paper format of {file} to {new} (it is {old} now), keeping portrait, and save.",
-    "Switch the open document to {new} paper and save it.",
-)
-def page_paper(seed: int, blocks: Blocks, path: str) -> Case:
+def _page_paper(seed: int, blocks: Blocks, path: str) -> Case:
     old, new, region = (("A4", "Letter", "the US"), ("Letter", "A4", "Germany"))[seed % 2]
     w, h = PAPERS[new]
     return make_case(
@@ -113,16 +87,7 @@ _CODE_LIST = """for text in {items!r}:
 """
 
 
-@template(
-    "writer-list-bullets",
-    ("itemization",),
-    MINUTES,
-    "Turn the {n} agenda items of the minutes into a bulleted list and save.",
-    'In {file}, the lines from "{first}" to "{last}" should be bullet points. Format '
-    "them that way and save the document.",
-    "Make the agenda a bulleted list (one bullet per item) and save the file.",
-)
-def list_bullets(seed: int, blocks: Blocks, path: str) -> Case:
+def _list_bullets(seed: int, blocks: Blocks, path: str) -> Case:
     top, items = section(blocks, "Agenda", 4)
     ensure_searchable(blocks, top, items[0])
     return make_case(
@@ -135,16 +100,7 @@ def list_bullets(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-list-numbered",
-    ("itemization",),
-    REPORT,
-    "Number the next steps at the end of the report (1, 2, 3, ...) as a numbered list and save.",
-    'Format the {n} paragraphs under "Next steps" in {file} as a numbered list, then save.',
-    'The closing action points of the report, from "{first}" to "{last}", should form a '
-    "numbered list. Do it and save the document.",
-)
-def list_numbered(seed: int, blocks: Blocks, path: str) -> Case:
+def _list_numbered(seed: int, blocks: Blocks, path: str) -> Case:
     top, items = section(blocks, "Next steps")
     start = " ".join(items[0].split()[:3])
     ensure_searchable(blocks, top, start)
@@ -159,18 +115,7 @@ def list_numbered(seed: int, blocks: Blocks, path: str) -> Case:
 
 
 # ----- tables -------------------------------------------------------------------------------
-@template(
-    "writer-table-insert",
-    ("tabular data",),
-    LETTER,
-    "Below the paragraph about what the delivery included, insert a table with the columns "
-    "Product, Quantity and Unit price and one row per item: {listing}. Save the letter.",
-    "Add a 3-column table (Product, Quantity, Unit price) to {file}, right after the "
-    'paragraph starting "{start}", holding these rows: {listing}. Then save.',
-    "Put the delivered items in a table under the delivery paragraph: header row Product / "
-    "Quantity / Unit price, then {listing}. Save the document when done.",
-)
-def table_insert(seed: int, blocks: Blocks, path: str) -> Case:
+def _table_insert(seed: int, blocks: Blocks, path: str) -> Case:
     inv = data.invoice(seed)
     rows = [["Product", "Quantity", "Unit price"]] + [
         [x.product, str(x.quantity), f"{x.unit_price:.2f}"] for x in inv.lines[:3]
@@ -207,16 +152,7 @@ def table_insert(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-table-fill",
-    ("tabular data",),
-    MINUTES,
-    "The Owner column of the action items table is empty. Fill it in: {listing}. Save the minutes.",
-    "Complete the actions table in {file} with who owns each action ({listing}) and save.",
-    "Write the owners into the action items table of the open minutes ({listing}), then save "
-    "the file.",
-)
-def table_fill(seed: int, blocks: Blocks, path: str) -> Case:
+def _table_fill(seed: int, blocks: Blocks, path: str) -> Case:
     t, full = first_table(blocks)
     empty = Table((full.rows[0], *((a, "", d) for a, _, d in full.rows[1:])))
     before = [*blocks[:t], empty, *blocks[t + 1 :]]
@@ -237,18 +173,7 @@ def table_fill(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-table-add-row",
-    ("tabular data",),
-    REPORT,
-    "The revenue table stops at {prev}. Add a row at the bottom for {quarter}: revenue {revenue}, "
-    "customers {customers}. Save the report.",
-    "Append the figures for {quarter} to the table in {file} (Revenue {revenue}, Customers "
-    "{customers}) as a new last row, then save.",
-    "Extend the quarterly table by one row: {quarter}, {revenue}, {customers}. Save the "
-    "document afterwards.",
-)
-def table_add_row(seed: int, blocks: Blocks, path: str) -> Case:
+def _table_add_row(seed: int, blocks: Blocks, path: str) -> Case:
     t, full = first_table(blocks)
     short = Table(full.rows[:-1])
     before = [*blocks[:t], short, *blocks[t + 1 :]]
@@ -284,16 +209,7 @@ def table_add_row(seed: int, blocks: Blocks, path: str) -> Case:
 
 
 # ----- comments -----------------------------------------------------------------------------
-@template(
-    "writer-comment-add",
-    ("review notes",),
-    REPORT,
-    'Attach a comment to the paragraph starting "{start}" that says: {note} Save the report.',
-    'Leave the review note "{note}" as a comment on the summary figure in {file}, then save.',
-    'Add a comment with the text "{note}" on the paragraph beginning "{start}", and save '
-    "the document.",
-)
-def comment_add(seed: int, blocks: Blocks, path: str) -> Case:
+def _comment_add(seed: int, blocks: Blocks, path: str) -> Case:
     i = find(blocks, "Revenue reached")
     text = para_at(blocks, i).plain
     start = " ".join(text.split()[:3])
@@ -322,3 +238,108 @@ def comment_add(seed: int, blocks: Blocks, path: str) -> Case:
         ],
         None,
     )
+
+
+TEMPLATES: list[Template] = [
+    # ----- page setup
+    template(
+        "writer-page-landscape",
+        ("print layout",),
+        REPORT,
+        _page_landscape,
+        "The revenue table in the report is too wide for the page. Switch the page orientation "
+        "to landscape (same paper size) and save.",
+        "Turn the pages of {file} to landscape and save the document.",
+        "Lay the open report out on landscape {paper} pages instead of portrait, then save it.",
+    ),
+    template(
+        "writer-page-margins",
+        ("print layout",),
+        LETTER,
+        _page_margins,
+        "Set all four page margins of the open letter to {cm} cm and save it.",
+        "The letter needs {cm} cm margins on every side (top, bottom, left and right). Change "
+        "them and save {file}.",
+        "Our letterhead paper requires margins of {cm} cm all round: adjust the document's page "
+        "margins accordingly and save.",
+    ),
+    template(
+        "writer-page-paper",
+        ("print layout",),
+        LETTER,
+        _page_paper,
+        "This letter will be printed in {region}: change its paper size from {old} to {new} and "
+        "save.",
+        "Set the paper format of {file} to {new} (it is {old} now), keeping portrait, and save.",
+        "Switch the open document to {new} paper and save it.",
+    ),
+    # ----- lists
+    template(
+        "writer-list-bullets",
+        ("itemization",),
+        MINUTES,
+        _list_bullets,
+        "Turn the {n} agenda items of the minutes into a bulleted list and save.",
+        'In {file}, the lines from "{first}" to "{last}" should be bullet points. Format '
+        "them that way and save the document.",
+        "Make the agenda a bulleted list (one bullet per item) and save the file.",
+    ),
+    template(
+        "writer-list-numbered",
+        ("itemization",),
+        REPORT,
+        _list_numbered,
+        "Number the next steps at the end of the report (1, 2, 3, ...) as a numbered list and "
+        "save.",
+        'Format the {n} paragraphs under "Next steps" in {file} as a numbered list, then save.',
+        'The closing action points of the report, from "{first}" to "{last}", should form a '
+        "numbered list. Do it and save the document.",
+    ),
+    # ----- tables
+    template(
+        "writer-table-insert",
+        ("tabular data",),
+        LETTER,
+        _table_insert,
+        "Below the paragraph about what the delivery included, insert a table with the columns "
+        "Product, Quantity and Unit price and one row per item: {listing}. Save the letter.",
+        "Add a 3-column table (Product, Quantity, Unit price) to {file}, right after the "
+        'paragraph starting "{start}", holding these rows: {listing}. Then save.',
+        "Put the delivered items in a table under the delivery paragraph: header row Product / "
+        "Quantity / Unit price, then {listing}. Save the document when done.",
+    ),
+    template(
+        "writer-table-fill",
+        ("tabular data",),
+        MINUTES,
+        _table_fill,
+        "The Owner column of the action items table is empty. Fill it in: {listing}. Save the "
+        "minutes.",
+        "Complete the actions table in {file} with who owns each action ({listing}) and save.",
+        "Write the owners into the action items table of the open minutes ({listing}), then save "
+        "the file.",
+    ),
+    template(
+        "writer-table-add-row",
+        ("tabular data",),
+        REPORT,
+        _table_add_row,
+        "The revenue table stops at {prev}. Add a row at the bottom for {quarter}: revenue "
+        "{revenue}, customers {customers}. Save the report.",
+        "Append the figures for {quarter} to the table in {file} (Revenue {revenue}, Customers "
+        "{customers}) as a new last row, then save.",
+        "Extend the quarterly table by one row: {quarter}, {revenue}, {customers}. Save the "
+        "document afterwards.",
+    ),
+    # ----- comments
+    template(
+        "writer-comment-add",
+        ("review notes",),
+        REPORT,
+        _comment_add,
+        'Attach a comment to the paragraph starting "{start}" that says: {note} Save the report.',
+        'Leave the review note "{note}" as a comment on the summary figure in {file}, then save.',
+        'Add a comment with the text "{note}" on the paragraph beginning "{start}", and save '
+        "the document.",
+    ),
+]

@@ -1,5 +1,7 @@
 """Writer templates on text: styles and headings, a title, find and replace, bold, italic,
-alignment, a paragraph deleted or moved (registered in :data:`.writer_base.TEMPLATES`)."""
+alignment, a paragraph deleted or moved. The generators come first; ``TEMPLATES`` at the end
+declares them in one table (name, skills, document, generator, phrasings), as :mod:`.calc` and
+:mod:`.impress` declare theirs."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any
 
 from palaestra.envs.computer.office import data
 from palaestra.envs.computer.office import writer_gui as g
-from palaestra.envs.computer.office.template import Case
+from palaestra.envs.computer.office.template import Case, Template
 from palaestra.envs.computer.office.writer_base import (
     ensure_searchable,
     make_case,
@@ -29,17 +31,7 @@ from palaestra.envs.computer.office.writer_docx import Para, Table
 
 
 # ----- styles and headings ------------------------------------------------------------------
-@template(
-    "writer-heading-restore",
-    ("paragraph styles", "outline"),
-    REPORT,
-    'In the report, "{text}" is meant to be a level {level} heading like the other '
-    "{kind} but it was typed as ordinary text. Fix that and save the file.",
-    'Make the line "{text}" in {file} a Heading {level} and save the document.',
-    'The outline of the open report is missing "{text}": give that line the Heading '
-    "{level} paragraph style, then save.",
-)
-def heading_restore(seed: int, blocks: Blocks, path: str) -> Case:
+def _heading_restore(seed: int, blocks: Blocks, path: str) -> Case:
     options = [
         i
         for i, b in enumerate(blocks)
@@ -65,17 +57,7 @@ def heading_restore(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-quote-style",
-    ("paragraph styles",),
-    REPORT,
-    "The customer's words in the Customers section of the report should stand out as a "
-    "quotation: apply Writer's Quotations paragraph style to that paragraph and save.",
-    'Format the paragraph that begins "{start}" with the Quotations style, then save {file}.',
-    'Give the quoted customer feedback in the open document the "Quotations" paragraph '
-    "style and save it.",
-)
-def quote_style(seed: int, blocks: Blocks, path: str) -> Case:
+def _quote_style(seed: int, blocks: Blocks, path: str) -> Case:
     firm = data.company(seed)
     who = firm.staff[-1]
     quote = Para(
@@ -97,18 +79,7 @@ def quote_style(seed: int, blocks: Blocks, path: str) -> Case:
     )
 
 
-@template(
-    "writer-title-insert",
-    ("paragraph styles", "document start"),
-    MINUTES,
-    'These minutes have no title. Add "{title}" as the very first line, in the Title '
-    "paragraph style, and save.",
-    "Put a title at the top of {file}: the text {title}, formatted with the Title style. "
-    "Save when done.",
-    'Insert a new first paragraph reading "{title}" and make it the document\'s title '
-    "(Title style); keep everything else as it is and save.",
-)
-def title_insert(seed: int, blocks: Blocks, path: str) -> Case:
+def _title_insert(seed: int, blocks: Blocks, path: str) -> Case:
     title = para_at(blocks, 0)
     before = blocks[1:]
     return make_case(
@@ -170,17 +141,7 @@ def _replace_case(path: str, blocks: Blocks, old: str, new: str, after: Blocks) 
     )
 
 
-@template(
-    "writer-replace-company",
-    ("substitution",),
-    LETTER,
-    "{old} has changed its name to {new}. Update every mention of the old name in the open "
-    "letter and save it.",
-    'Replace all occurrences of "{old}" with "{new}" in {file}, then save.',
-    "Before this letter goes out, the sender's company name must read {new} instead of "
-    "{old} everywhere in it. Make the change and save the file.",
-)
-def replace_company(seed: int, blocks: Blocks, path: str) -> Case:
+def _replace_company(seed: int, blocks: Blocks, path: str) -> Case:
     old = data.company(seed).name
     names = [c for c in data.records(seed).companies if old not in c and c not in old]
     new = pick(seed, "rename", names)
@@ -196,17 +157,7 @@ def misspelt(name: str) -> str:
     return f"{first} {last[: i - 1]}{last[i]}{last[i - 1]}{last[i + 1 :]}"
 
 
-@template(
-    "writer-replace-attendee",
-    ("substitution",),
-    MINUTES,
-    'The minutes misspell an attendee: every "{old}" should read "{new}". Correct all of '
-    "them, including the table, and save.",
-    "In {file}, change each occurrence of the name {old} to {new} and save the document.",
-    "{new} is the right spelling of the name written {old} throughout the open minutes. "
-    "Fix it everywhere and save.",
-)
-def replace_attendee(seed: int, right: Blocks, path: str) -> Case:
+def _replace_attendee(seed: int, right: Blocks, path: str) -> Case:
     m = data.meeting(seed)
     owners = [w for _, w, _ in m.actions]
     new = pick(seed, "attendee", [a for a in m.attendees if a in owners and len(a.split()[-1]) > 3])
@@ -240,30 +191,14 @@ def _emphasis(
     )
 
 
-@template(
-    "writer-bold-line",
-    ("character formatting",),
-    LETTER,
-    'Make the line "{text}" bold in the open letter, then save it.',
-    "The reference line of {file} ({text}) should be in bold type. Change it and save.",
-    'Put "{text}" in bold so it stands out, and save the document.',
-)
-def bold_line(seed: int, blocks: Blocks, path: str) -> Case:
+def _bold_line(seed: int, blocks: Blocks, path: str) -> Case:
     i = find(blocks, "Subject:")
     text = para_at(blocks, i).plain
     params = {"text": text}
     return _emphasis(path, blocks, i, i + 1, "bold", params, g.find(text), "ctrl+b")
 
 
-@template(
-    "writer-italic-paragraph",
-    ("character formatting",),
-    REPORT,
-    'Set the paragraph that starts "{start}" in italics and save the report.',
-    "In {file}, the note about who prepared the report should be italic. Make it so and save.",
-    'Italicize the whole paragraph beginning with "{start}", then save the file.',
-)
-def italic_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
+def _italic_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
     i = find(blocks, "This report was prepared by")
     start = " ".join(para_at(blocks, i).plain.split()[:6])
     select = g.select_paragraphs(start, 1)
@@ -278,15 +213,7 @@ _ALIGN = {
 _ALIGN_WORDS = {"right": "right-aligned", "center": "centred", "justify": "justified"}
 
 
-@template(
-    "writer-align-paragraph",
-    ("text flow",),
-    LETTER,
-    'In the open letter, the line "{start}" should be {how}. Change its alignment and save.',
-    'Make the paragraph beginning "{start}" {how}, then save {file}.',
-    'Align "{start}" so that it is {how}, and save the document.',
-)
-def align_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
+def _align_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
     targets = [
         (para_at(blocks, 3).plain, "right"),  # the date
         (para_at(blocks, find(blocks, "Subject:")).plain, "center"),
@@ -306,16 +233,7 @@ def align_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
 
 
 # ----- paragraphs deleted or moved ----------------------------------------------------------
-@template(
-    "writer-delete-paragraph",
-    ("document structure",),
-    None,  # the document depends on the seed
-    'Remove the paragraph that begins "{start}" from the open document and save it.',
-    '{file} has a paragraph starting "{start}" that no longer applies. Delete it, leaving '
-    "the rest untouched, and save.",
-    'Take out the whole paragraph "{start}..." and save the file.',
-)
-def delete_paragraph(seed: int) -> Case:
+def _delete_paragraph(seed: int) -> Case:
     doc, lead = (
         (LETTER, "We appreciate your business"),
         (REPORT, "Renew the logistics contract"),
@@ -337,16 +255,7 @@ def delete_paragraph(seed: int) -> Case:
     )
 
 
-@template(
-    "writer-move-paragraph",
-    ("document structure",),
-    MINUTES,
-    'Move the agenda item "{item}" so that it comes {where} in the agenda, and save.',
-    'In {file}, reorder the agenda: "{item}" belongs {where}. Save when done.',
-    'The item "{item}" should be discussed {where_short}: move that line within the agenda '
-    "list and save the minutes.",
-)
-def move_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
+def _move_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
     top = section(blocks, "Agenda", 4)[0]
     items = list(range(top, top + 4))
     src = items[1 + seed % 3]  # the 2nd, 3rd or 4th item moves to the top
@@ -381,3 +290,114 @@ def move_paragraph(seed: int, blocks: Blocks, path: str) -> Case:
         f"p = para({item!r})._p\npara('Agenda')._p.addnext(p)",
         after=after,
     )
+
+
+TEMPLATES: list[Template] = [
+    # ----- styles and headings
+    template(
+        "writer-heading-restore",
+        ("paragraph styles", "outline"),
+        REPORT,
+        _heading_restore,
+        'In the report, "{text}" is meant to be a level {level} heading like the other '
+        "{kind} but it was typed as ordinary text. Fix that and save the file.",
+        'Make the line "{text}" in {file} a Heading {level} and save the document.',
+        'The outline of the open report is missing "{text}": give that line the Heading '
+        "{level} paragraph style, then save.",
+    ),
+    template(
+        "writer-quote-style",
+        ("paragraph styles",),
+        REPORT,
+        _quote_style,
+        "The customer's words in the Customers section of the report should stand out as a "
+        "quotation: apply Writer's Quotations paragraph style to that paragraph and save.",
+        'Format the paragraph that begins "{start}" with the Quotations style, then save {file}.',
+        'Give the quoted customer feedback in the open document the "Quotations" paragraph '
+        "style and save it.",
+    ),
+    template(
+        "writer-title-insert",
+        ("paragraph styles", "document start"),
+        MINUTES,
+        _title_insert,
+        'These minutes have no title. Add "{title}" as the very first line, in the Title '
+        "paragraph style, and save.",
+        "Put a title at the top of {file}: the text {title}, formatted with the Title style. "
+        "Save when done.",
+        'Insert a new first paragraph reading "{title}" and make it the document\'s title '
+        "(Title style); keep everything else as it is and save.",
+    ),
+    # ----- find and replace
+    template(
+        "writer-replace-company",
+        ("substitution",),
+        LETTER,
+        _replace_company,
+        "{old} has changed its name to {new}. Update every mention of the old name in the open "
+        "letter and save it.",
+        'Replace all occurrences of "{old}" with "{new}" in {file}, then save.',
+        "Before this letter goes out, the sender's company name must read {new} instead of "
+        "{old} everywhere in it. Make the change and save the file.",
+    ),
+    template(
+        "writer-replace-attendee",
+        ("substitution",),
+        MINUTES,
+        _replace_attendee,
+        'The minutes misspell an attendee: every "{old}" should read "{new}". Correct all of '
+        "them, including the table, and save.",
+        "In {file}, change each occurrence of the name {old} to {new} and save the document.",
+        "{new} is the right spelling of the name written {old} throughout the open minutes. "
+        "Fix it everywhere and save.",
+    ),
+    # ----- character and paragraph formatting
+    template(
+        "writer-bold-line",
+        ("character formatting",),
+        LETTER,
+        _bold_line,
+        'Make the line "{text}" bold in the open letter, then save it.',
+        "The reference line of {file} ({text}) should be in bold type. Change it and save.",
+        'Put "{text}" in bold so it stands out, and save the document.',
+    ),
+    template(
+        "writer-italic-paragraph",
+        ("character formatting",),
+        REPORT,
+        _italic_paragraph,
+        'Set the paragraph that starts "{start}" in italics and save the report.',
+        "In {file}, the note about who prepared the report should be italic. Make it so and save.",
+        'Italicize the whole paragraph beginning with "{start}", then save the file.',
+    ),
+    template(
+        "writer-align-paragraph",
+        ("text flow",),
+        LETTER,
+        _align_paragraph,
+        'In the open letter, the line "{start}" should be {how}. Change its alignment and save.',
+        'Make the paragraph beginning "{start}" {how}, then save {file}.',
+        'Align "{start}" so that it is {how}, and save the document.',
+    ),
+    # ----- paragraphs deleted or moved
+    template(
+        "writer-delete-paragraph",
+        ("document structure",),
+        None,  # the document depends on the seed
+        _delete_paragraph,
+        'Remove the paragraph that begins "{start}" from the open document and save it.',
+        '{file} has a paragraph starting "{start}" that no longer applies. Delete it, leaving '
+        "the rest untouched, and save.",
+        'Take out the whole paragraph "{start}..." and save the file.',
+    ),
+    template(
+        "writer-move-paragraph",
+        ("document structure",),
+        MINUTES,
+        _move_paragraph,
+        'Move the agenda item "{item}" so that it comes {where} in the agenda, and save.',
+        'In {file}, reorder the agenda: "{item}" belongs {where}. Save when done.',
+        'The item "{item}" should be discussed {where_short}: move that line within the agenda '
+        "list and save the minutes.",
+    ),
+]
