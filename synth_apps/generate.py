@@ -14,45 +14,39 @@ execution validation to prove that the verifier rejects near misses.
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
-import itertools
 import random
-import re
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from faker import Faker
 
 from palaestra.chat import ANSWER, INFEASIBLE
-from palaestra.synth_apps import data, expr, state_checks
-from palaestra.synth_apps.operations import (
-    RuleViolation,
-    app_now,
-    apply,
-    db_functions,
-    input_scope,
-    matches,
+from palaestra.synth_apps import expr, state_checks
+from palaestra.synth_apps.answer_checks import MAX_OTHERS, answer_check, format_of
+from palaestra.synth_apps.grounding import (
+    MAX_TRIES,
+    Context,
+    Draw,
+    GenerationError,
+    Grounding,
+    replica,
 )
+from palaestra.synth_apps.operations import app_now, db_functions
 from palaestra.synth_apps.spec import (
     AppSpec,
-    FieldSpec,
     OperationSpec,
-    PageSpec,
     SpecError,
     TaskTemplate,
     load_spec,
     replica_names,
 )
-from palaestra.synth_apps.variants import Variant, make_variant
 from palaestra.tasks import Oracle, PublicMetadata, Task
 
+__all__ = ["UNLESS", "Generated", "GenerationError", "TaskGenerator"]
+
 ENV_ID = "palaestra/web-v0"
-MAX_TRIES = 40
-#: the other values of an info task's column its answer check names (must not be answered too)
-MAX_OTHERS = 80
 
 
 #: The sentence every action task (operation or infeasible) ends with. Only infeasible templates
@@ -72,10 +66,6 @@ COMMON_WORDS = {"already", "before", "after", "length", "invalid", "available", 
 COMMON_WORDS |= {"nothing", "exists", "balance", "booked", "characters", "maximum"}
 
 
-class GenerationError(ValueError):
-    """A template that cannot be grounded (no row qualifies, every draw breaks a rule)."""
-
-
 @dataclass
 class Generated:
     task: Task
@@ -84,60 +74,8 @@ class Generated:
     values: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Draw:
-    """One grounding of an operation: the row (None for global operations), the page it is
-    reached from, and the inputs as the agent reads them."""
-
-    record: dict[str, Any] | None
-    page: PageSpec | None
-    shown: dict[str, Any]
-
-
-@dataclass
-class Context:
-    """What one task draws before its rows and inputs (the template's ``let``, its inputs when
-    they come first, its planted rows) and how it is worded: the names its expressions read
-    beside ``record``/``input`` (:data:`~palaestra.synth_apps.spec.TASK_NAMES`)."""
-
-    rng: random.Random
-    ask: bool = False
-    names: dict[str, Any] = field(default_factory=dict)
-    #: ``setup["plant"]``: the planted rows' given values, concrete
-    plant: list[dict[str, Any]] = field(default_factory=list)
-    #: inputs drawn ahead of the plant that reads them, (raw, shown) per repetition
-    inputs: list[tuple[dict[str, Any], dict[str, Any]]] | None = None
-    #: this app's database with the planted rows (None: the seeded one)
-    world: sqlite3.Connection | None = None
-    #: a ``duplicate`` template's (entity, original id, copy id)
-    copy: tuple[str, int, int] | None = None
-
-
-class TaskGenerator:
+class TaskGenerator(Grounding):
     """Tasks for one app variant; deterministic for (spec, variant, data seed, seed)."""
-
-    def __init__(
-        self,
-        spec: AppSpec,
-        *,
-        variant: int = 0,
-        layout: str = "desktop",
-        data_seed: int = 0,
-        app_ref: str | None = None,
-    ) -> None:
-        self.spec = spec
-        self.variant: Variant = make_variant(spec, variant, layout)
-        self.data_seed = data_seed
-        self.app_ref = app_ref or spec.name
-        self.template = data.template(spec, data_seed)
-        self.base = data.connect(self.template, readonly=True)
-        self.scope = data.Scope(spec, self.base)
-        self.state = state_checks.StateChecks(spec, self.base)
-        self.failures: dict[int, str] = {}
-        #: the task being grounded (see :meth:`_world`)
-        self.ctx = Context(random.Random(0))
-        #: the other apps a plant may name (by name; default: the replica of that name)
-        self.apps: Mapping[str, AppSpec] = {}
 
     # ----- public ---------------------------------------------------------------------------
     def generate(self, count: int, seed: int = 0, prefix: str = "") -> list[Generated]:
@@ -259,99 +197,6 @@ class TaskGenerator:
                     ctx.world.close()
         raise GenerationError(f"10 draws of the task failed (last: {last})")
 
-    # ----- a task's own draws: let, early inputs, planted rows ------------------------------
-    def _prepare(self, t: TaskTemplate, ctx: Context, rng: random.Random, fake: Faker) -> None:
-        """Draw ``let`` values, then the inputs of an info template or a global operation
-        that plants (its plant may read them), then plant the rows: this app's into a copy of
-        its database (the task's world, so picks, answers and the verifier see them), another
-        app's into a copy of that app's, so ``plant[i]`` reads each whole row."""
-        names: dict[str, Any] = {"let": {}, "today": self.spec.today, "now": app_now(self.spec)}
-        fns = {**db_functions(self.scope, names), **self._gen_functions(rng, fake)}
-        for key, source in t.let.items():
-            names["let"][key] = expr.evaluate(source, names, fns)
-        ctx.names = names
-        op = self.spec.operations.get(t.operation or "")
-        if t.kind == "info" and t.inputs:
-            drawn: dict[str, Any] = {}
-            for key, source in t.inputs.items():
-                drawn[key] = expr.evaluate(source, {**names, "input": drawn}, fns)
-            names["input"] = drawn
-        elif op is not None and op.entity is None and t.plant:
-            ctx.inputs = []
-            for _ in range(self._times(t, ctx)):
-                earlier = [shown for _, shown in ctx.inputs]
-                ctx.inputs.append(self._fresh_inputs(op, t, None, rng, fake, earlier, names))
-            names["inputs"] = [shown for _, shown in ctx.inputs]
-            names["input"] = names["inputs"][0]
-        planted: list[dict[str, Any]] = []
-        names["plant"] = planted
-        copies: dict[str, tuple[AppSpec, sqlite3.Connection]] = {}
-        try:
-            for i, row in enumerate(t.plant):
-                app = row.app or self.spec.name
-                values = {k: _jsonable(expr.evaluate(v, names, fns)) for k, v in row.values.items()}
-                if app not in copies:
-                    spec = (
-                        self.spec if app == self.spec.name else self.apps.get(app) or _replica(app)
-                    )
-                    seeded = (
-                        self.base
-                        if app == self.spec.name
-                        else data.connect(data.template(spec, 0), readonly=True)
-                    )
-                    conn = sqlite3.connect(":memory:")
-                    seeded.backup(conn)
-                    if seeded is not self.base:
-                        seeded.close()
-                    conn.row_factory = sqlite3.Row
-                    copies[app] = (spec, conn)
-                spec, conn = copies[app]
-                try:
-                    rid = data.plant(spec, conn, row.entity, values, f"plant[{i}].values")
-                except (ValueError, TypeError) as exc:
-                    raise GenerationError(str(exc)) from None
-                planted.append(data.Scope(spec, conn).row(row.entity, rid) or {})
-                ctx.plant.append({"app": app, "entity": row.entity, "values": values})
-        finally:
-            for app, (_, conn) in copies.items():
-                if app == self.spec.name:
-                    conn.commit()
-                    ctx.world = conn
-                else:
-                    conn.close()
-        if t.duplicate and ctx.world is None:  # the copy of the picked row goes in after picking
-            ctx.world = sqlite3.connect(":memory:")
-            self.base.backup(ctx.world)
-            ctx.world.row_factory = sqlite3.Row
-
-    def _times(self, t: TaskTemplate, ctx: Context) -> int:
-        """How often a ``repeat`` template does its operation (1 without repeat)."""
-        if t.repeat is None:
-            return 1
-        n = t.repeat
-        if isinstance(n, str):
-            n = expr.evaluate(
-                n, {"today": self.spec.today, **ctx.names}, self._gen_functions(ctx.rng, Faker())
-            )
-        if not isinstance(n, int) or not 1 <= n <= 20:
-            raise GenerationError(f"repeat {t.repeat!r} gives {n!r}, not a count of 1 to 20")
-        return n
-
-    @contextlib.contextmanager
-    def _world(self, ctx: Context) -> Iterator[None]:
-        """Ground one task in its own world: the database with its planted rows (picks,
-        answers and the verifier's diff read it) and its context (``self.ctx``)."""
-        saved = self.base, self.scope, self.state, self.ctx
-        self.ctx = ctx
-        if ctx.world is not None:
-            self.base = ctx.world
-            self.scope = data.Scope(self.spec, ctx.world)
-            self.state = state_checks.StateChecks(self.spec, ctx.world)
-        try:
-            yield
-        finally:
-            self.base, self.scope, self.state, self.ctx = saved
-
     # ----- kinds ----------------------------------------------------------------------------
     def _info(self, t: TaskTemplate, rng: random.Random) -> Generated:
         entity, field = t.entity, t.field
@@ -412,15 +257,31 @@ class TaskGenerator:
         }
         assert t.answer is not None  # only answer templates come here
         value = expr.evaluate(t.answer, scope, db_functions(self.scope, scope))
-        check, said, mutations = _answer_check(t, value, self._column(t.entity))
+        check, said, mutations = answer_check(t, value, self._column(t.entity))
+        gates: list[dict[str, Any]] = []
+        if (t.answer_format or format_of(value)) == "bool":  # a coin flip unless it looked
+            gates.append({"kind": "visited", "evidence": [self._look(t, record)], "gate": True})
+            mutations.append(
+                {"name": "answered without looking", "visits": [], "chat": [f"{ANSWER}{said}"]}
+            )
         plan: list[dict[str, Any]] = []
         if record is not None and page is not None and t.entity is not None:
             plan = self._navigate(t.entity, record, page)
         elif t.entity is not None and (listing := self.spec.page_for(t.entity)) is not None:
             plan = [{"op": "click", "role": "link", "name": self.variant.label(listing.label)}]
         plan += [{"op": "say", "text": said}, {"op": "done"}]
-        verifier = {"kind": "all", "checks": [check, {"kind": "feasible", "gate": True}]}
+        verifier = {"kind": "all", "checks": [check, *gates, {"kind": "feasible", "gate": True}]}
         return self._task(t, scope, verifier, plan, mutations)
+
+    def _look(self, t: TaskTemplate, record: dict[str, Any] | None) -> dict[str, Any]:
+        """The visit a yes/no answer needs: the row asked about (``pick``), or else the page
+        listing the rows a question over them reads."""
+        if t.entity is not None and record is not None:
+            return {"view": t.entity, "id": record["id"]}
+        listing = self.spec.page_for(t.entity) if t.entity is not None else None
+        if listing is None:
+            raise GenerationError("a yes/no answer needs the rows it asks about: an `entity`")
+        return {"list": self.spec.pages.index(listing)}
 
     def _verify(self, t: TaskTemplate, rng: random.Random, fake: Faker) -> Generated:
         """A request the app already meets (Wi-Fi is on; turn it on): the agent must look at
@@ -544,7 +405,7 @@ class TaskGenerator:
                     raw, shown = self.ctx.inputs[i]
                 elif i:
                     earlier = [d.shown for d in draws]
-                    raw, shown = self._fresh_inputs(op, t, record, rng, fake, earlier)
+                    raw, shown = self._inputs(op, t, record, rng, fake, earlier=earlier)
                 else:
                     raw, shown = self._inputs(op, t, record, rng, fake)
                 if (
@@ -682,7 +543,7 @@ class TaskGenerator:
         scope = {"missing": missing, "input": shown, "today": self.spec.today}
         return self._task(t, scope, verifier, plan, mutations)
 
-    # ----- grounding helpers ----------------------------------------------------------------
+    # ----- infeasibility reports ----------------------------------------------------------------
     def _report_misses(self, reason: str, op: OperationSpec) -> list[dict[str, Any]]:
         """Near misses of an infeasibility report: none, the report made without looking at the
         app, a reason that names no cause, and the operation done anyway."""
@@ -706,266 +567,6 @@ class TaskGenerator:
             if (" " in k or len(k) >= 6) and k.casefold() not in COMMON_WORDS
         }
         return sorted(w for w in words if not any(w in o or o in w for o in own))
-
-    def _gen_functions(self, rng: random.Random, fake: Faker) -> dict[str, Any]:
-        return {
-            **expr.FUNCTIONS,
-            "randint": rng.randint,
-            "choice": lambda seq: rng.choice(list(seq)),
-            "uniform": lambda a, b: round(rng.uniform(a, b), 2),
-            "fake": lambda provider, **kw: getattr(fake, provider)(**kw),
-        }
-
-    def _inputs(
-        self,
-        op: OperationSpec,
-        t: TaskTemplate,
-        record: Any,
-        rng: random.Random,
-        fake: Faker,
-        names: Mapping[str, Any] | None = None,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Draw inputs: ``raw`` as a form would submit them, ``shown`` as the agent reads them.
-        Each generator sees the inputs drawn before it (``input.title``) and the task's own
-        draws (``names``: let, plant)."""
-        raw: dict[str, Any] = {}
-        shown: dict[str, Any] = {}
-        scope = {
-            **(names if names is not None else self.ctx.names),
-            "now": app_now(self.spec),
-            "record": record,
-            "today": self.spec.today,
-            "input": shown,
-        }
-        fns = {**db_functions(self.scope, scope), **self._gen_functions(rng, fake)}
-        for name, f in op.inputs().items():
-            value = expr.evaluate(t.inputs[name], scope, fns)
-            if f.type == "ref":
-                rows = self.scope.rows(f.ref_entity, f.where, today=self.spec.today)
-                ids = [
-                    r["id"] for r in rows if self.scope.display(f.ref_entity, r) == expr.show(value)
-                ]
-                if len(ids) != 1:
-                    raise GenerationError(f"input {name}: {value!r} names {len(ids)} {f.to} rows")
-                raw[name] = str(ids[0])
-                shown[name] = expr.show(value)
-            else:
-                raw[name] = expr.show(data.to_py(f, data.to_db(f, value)))
-                shown[name] = raw[name]
-        return raw, shown
-
-    def _either_copy(
-        self, checks: list[dict[str, Any]], touched: dict[str, dict[int, Any]]
-    ) -> tuple[list[dict[str, Any]], dict[str, dict[int, Any]]]:
-        """A duplicate's checks: the original's "is gone" becomes "one of the two copies
-        is left" (either may go), and neither copy is held unchanged."""
-        assert self.ctx.copy is not None
-        entity, original, copy = self.ctx.copy
-        row = dict(
-            self.base.execute(f"SELECT * FROM {entity} WHERE id = ?", (original,)).fetchone()
-        )
-        keys = [k for k in row if k != "id"]
-        where = " AND ".join(f"{k} IS ?" for k in keys)
-        gone = f"{entity} {original} is gone"
-        out = [c for c in checks if c.get("describe") != gone]
-        out.append(
-            {
-                "kind": "sql",
-                "describe": f"one of the two {entity} copies is left",
-                "query": f"SELECT count(*) FROM {entity} WHERE {where}",
-                "params": [row[k] for k in keys],
-                "expect": 1,
-            }
-        )
-        touched = {**touched, entity: {**touched.get(entity, {}), copy: None}}
-        return out, touched
-
-    def _plant_copy(self, entity: str, record: dict[str, Any]) -> None:
-        """Plant an exact copy of ``record`` (a duplicate: ``setup["plant"]`` carries it, the
-        task's world has it) after the original's id, so the row's first match in its list is
-        still the original; the verifier then counts copies instead of naming an id."""
-        if self.ctx.copy is not None:  # a draw after the copy failed: the task starts over
-            raise GenerationError("duplicate: the draw with the planted copy did not ground")
-        e = self.spec.entities[entity]
-        values = {name: _jsonable(record[name]) for name in e.fields}
-        try:
-            rid = data.plant(self.spec, self.base, entity, values, "duplicate")
-        except (ValueError, TypeError) as exc:
-            raise GenerationError(f"duplicate: {exc}") from None
-        self.base.commit()
-        self.ctx.plant.append({"app": self.spec.name, "entity": entity, "values": values})
-        self.ctx.copy = (entity, record["id"], rid)
-        self.state = state_checks.StateChecks(self.spec, self.base)
-
-    def _fresh_inputs(
-        self,
-        op: OperationSpec,
-        t: TaskTemplate,
-        record: Any,
-        rng: random.Random,
-        fake: Faker,
-        earlier: list[dict[str, Any]],
-        names: Mapping[str, Any] | None = None,
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A repetition's inputs, drawn again while the input that names the created row (the
-        one its display field is made of; else the first ``str`` input) repeats an earlier
-        repetition's, so "add three recipes" adds three different ones; inputs taken from
-        ``let`` are shared on purpose and may repeat."""
-        drawn = [n for n in op.inputs() if "let" not in expr.names(t.inputs[n])]
-        own = [
-            n
-            for e in op.effects
-            if e.create and e.create in self.spec.entities
-            for n in drawn
-            if _reads_input(e.values.get(self.spec.entities[e.create].display, ""), n)
-        ]
-        if not own:
-            own = [n for n in drawn if op.inputs()[n].type == "str"][:1]
-        for _ in range(MAX_TRIES):
-            raw, shown = self._inputs(op, t, record, rng, fake, names)
-            if not any(shown[n] == e.get(n) for n in own for e in earlier):
-                return raw, shown
-        raise GenerationError(f"repeat: {MAX_TRIES} draws of {own} repeat an earlier one")
-
-    def _simulate(
-        self,
-        op: OperationSpec,
-        record: Any,
-        raw: dict[str, Any],
-        conn: sqlite3.Connection | None = None,
-    ) -> sqlite3.Connection | str:
-        """Run the operation on a copy of the seeded database (or on ``conn``, the simulation
-        so far of a repeated operation): its connection, or the message of the rule it
-        breaks."""
-        if conn is None:
-            conn = sqlite3.connect(":memory:")
-            self.base.backup(conn)
-            conn.row_factory = sqlite3.Row
-        try:
-            inputs = input_scope(data.Scope(self.spec, conn), op, raw)
-        except ValueError as exc:
-            conn.close()
-            raise GenerationError(f"the form refuses the drawn input ({exc})") from None
-        try:
-            apply(self.spec, conn, op, record, inputs)
-        except RuleViolation as exc:
-            conn.close()
-            return str(exc)
-        conn.commit()
-        return conn
-
-    def _reachable(
-        self, entity: str, pick: str | None, picked: list[dict[str, Any]] | None = None
-    ) -> list[tuple[dict, PageSpec]]:
-        """Rows an agent can open: on a page, with a link text no other row on it shares;
-        ``pick`` sees the task's draws (let, plant, input) and the rows ``picked`` so far."""
-        seen = {
-            **self.ctx.names,
-            "now": app_now(self.spec),
-            "today": self.spec.today,
-            "picked": picked or [],
-        }
-        out = []
-        e = self.spec.entities[entity]
-        rows = self.scope.rows(entity)
-        names: dict[str, int] = {}
-        for r in rows:
-            names[expr.show(r[e.display])] = names.get(expr.show(r[e.display]), 0) + 1
-        for r in rows:
-            if names[expr.show(r[e.display])] != 1:
-                continue
-            if pick:
-                scope = {**seen, "record": r}
-                if not expr.evaluate(pick, scope, db_functions(self.scope, scope)):
-                    continue
-            page = next(
-                (
-                    p
-                    for p in self.spec.pages
-                    if p.entity == entity
-                    and (
-                        not p.where
-                        or expr.evaluate(p.where, {"record": r, "today": self.spec.today})
-                    )
-                ),
-                None,
-            )
-            if page is not None:
-                out.append((r, page))
-        return out
-
-    def _present(self, entity: str, name: str, value: str) -> bool:
-        f = self.spec.entities[entity].fields[name]
-        for r in self.scope.rows(entity):
-            have = expr.show(r[name])
-            if (
-                (value.casefold() in have.casefold())
-                if f.type in ("str", "text")
-                else (have == value)
-            ):
-                return True
-        return False
-
-    # ----- plans ----------------------------------------------------------------------------
-    def _label(self, name: str, f: FieldSpec) -> str:
-        return self.variant.label(f.title(name))
-
-    def _navigate(self, entity: str, record: dict[str, Any], page: PageSpec) -> list[dict]:
-        """Open the row's page, filter only as much as it takes to bring the row onto the first
-        page of results (as a person would), then open the row (turning pages if need be)."""
-        e = self.spec.entities[entity]
-        plan: list[dict[str, Any]] = [
-            {"op": "click", "role": "link", "name": self.variant.label(page.label)}
-        ]
-        for name in self._filters_needed(entity, record, page):
-            f = e.fields[name]
-            plan.append(
-                {"op": "set", "label": self._label(name, f), "value": expr.show(record[name])}
-            )
-        if len(plan) > 1:
-            plan.append({"op": "click", "role": "button", "name": self.variant.label("Search")})
-        plan.append(
-            {
-                "op": "open",
-                "name": expr.show(record[e.display]),
-                "next": self.variant.label("Next page"),
-            }
-        )
-        return plan
-
-    def _filters_needed(self, entity: str, record: dict[str, Any], page: PageSpec) -> list[str]:
-        """The fewest filters (in form order) that put ``record`` on the first result page."""
-        e = self.spec.entities[entity]
-        rows = self.scope.rows(entity, page.where, today=self.spec.today)
-        params = {n: _param(e.fields[n], n, record) for n in page.filters}
-        for size in range(len(page.filters) + 1):
-            for names in itertools.combinations(page.filters, size):
-                shown = [
-                    r["id"]
-                    for r in rows
-                    if all(matches(e.fields[n], n, r, params[n]) for n in names)
-                ]
-                if record["id"] in shown[: self.variant.page_size]:
-                    return list(names)
-        return list(page.filters)
-
-    def _perform(
-        self, op: OperationSpec, record: Any, page: Any, shown: dict[str, Any]
-    ) -> list[dict]:
-        if record is not None and op.entity is not None:  # a record is a row of op's entity
-            plan = self._navigate(op.entity, record, page)
-            if op.trigger != "button":  # the list row's gesture (a long press, a swipe) offers it
-                plan[-1] = {**plan[-1], "op": "hold" if op.trigger == "long_press" else "swipe"}
-            plan.append({"op": "click", "role": "button", "name": self.variant.label(op.label)})
-        else:
-            plan = [{"op": "click", "role": "link", "name": self.variant.label(op.label)}]
-        for step in op.steps:
-            for name, f in step.inputs.items():
-                plan.append({"op": "set", "label": self._label(name, f), "value": shown[name]})
-            plan.append({"op": "click", "role": "button", "name": self.variant.label("Continue")})
-        if op.confirm or not op.steps:
-            plan.append({"op": "click", "role": "button", "name": self.variant.label("Confirm")})
-        return plan
 
     def _task(
         self,
@@ -1024,7 +625,7 @@ class TaskGenerator:
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """A task that ends in an app (``end_in``): the plan opens it before it is done, the
         verifier wants it on screen at the end (a phone check: the web serves one app)."""
-        title = (self.spec if app == self.spec.name else self.apps.get(app) or _replica(app)).title
+        title = (self.spec if app == self.spec.name else self.apps.get(app) or replica(app)).title
         at = len(plan) - 1 if plan and plan[-1]["op"] == "done" else len(plan)
         plan = [*plan[:at], {"op": "open_app", "name": title}, *plan[at:]]
         checks = [*verifier["checks"], {"kind": "foreground", "app": app}]
@@ -1067,113 +668,6 @@ class TaskGenerator:
         return out
 
 
-def _param(f: FieldSpec, name: str, record: dict[str, Any]) -> str:
-    """The filter value the app receives when a user picks the record's own value."""
-    if f.type == "ref":
-        return str(record[f"{name}_id"])
-    if f.type == "bool":
-        return str(int(bool(record[name])))
-    return expr.show(record[name])
-
-
-def _answer_check(
-    t: TaskTemplate, value: Any, column: list[str]
-) -> tuple[dict[str, Any], str, list[dict[str, Any]]]:
-    """The ``answer`` check of an answer template's value in its format (``list``: the items
-    in any order and no other row's; ``number``: within ``tolerance``; ``bool``: yes or no;
-    ``date``; ``text``), what the oracle says, and the near misses the check must refuse."""
-    form = t.answer_format or _format_of(value)
-    check: dict[str, Any]
-    if form == "list":
-        if isinstance(value, str) or not isinstance(value, list | tuple):
-            raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a list")
-        items = list(dict.fromkeys(expr.show(v) for v in value if expr.show(v)))
-        others = sorted(set(column) - set(items))[:MAX_OTHERS]
-        said = ", ".join(items) or "None"
-        check = {"kind": "answer", "value": items, "normalize": "list", "others": others}
-        misses = [{"name": "no answer", "chat": []}]
-        if others:
-            misses.append(
-                {"name": "every value listed", "chat": [f"{ANSWER}{said}, " + ", ".join(others)]}
-            )
-            misses.append(
-                {
-                    "name": "another row's value",
-                    "chat": [f"{ANSWER}{', '.join([*items[1:], others[0]])}"],
-                }
-            )
-        if len(items) > 1:
-            misses.append({"name": "one missing", "chat": [f"{ANSWER}{', '.join(items[:-1])}"]})
-        return check, said, misses
-    if form == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise GenerationError(f"answer {t.answer!r} gives {value!r}, not a number")
-        said = str(value) if isinstance(value, int) else f"{value:.2f}".rstrip("0").rstrip(".")
-        check = {"kind": "answer", "value": said, "normalize": "number"}
-        if t.tolerance:
-            check["tolerance"] = t.tolerance
-        wrong = value + max(1, 2 * (t.tolerance or 0)) + 1
-        wrong_said = str(wrong) if isinstance(wrong, int) else f"{wrong:.2f}"
-        misses = [
-            {"name": "no answer", "chat": []},
-            {"name": "a different value", "chat": [f"{ANSWER}{wrong_said}"]},
-            {"name": "two values", "chat": [f"{ANSWER}{said} or {wrong_said}"]},
-        ]
-        return check, said, misses
-    if form == "bool":
-        if not isinstance(value, bool):
-            raise GenerationError(f"answer {t.answer!r} gives {value!r}, not true or false")
-        said, other = ("Yes", "No") if value else ("No", "Yes")
-        # either vocabulary reads ("Yes", "True"), and neither word of the other answer may
-        # appear beside it
-        words = [("yes", "no"), ("true", "false")] if value else [("no", "yes"), ("false", "true")]
-        opposite = sorted({w for _, w in words})
-        check = {
-            "kind": "any",
-            "checks": [
-                {"kind": "answer", "value": w, "normalize": "text", "others": opposite}
-                for w, _ in words
-            ],
-        }
-        misses = [
-            {"name": "no answer", "chat": []},
-            {"name": "the opposite", "chat": [f"{ANSWER}{other}"]},
-            {"name": "both", "chat": [f"{ANSWER}{said} or {other.lower()}"]},
-        ]
-        return check, said, misses
-    said = expr.show(value)
-    if not said:
-        raise GenerationError(f"answer {t.answer!r} gives nothing to answer")
-    normalize = "date" if form == "date" else "text"
-    others = sorted(set(column) - {said})[:MAX_OTHERS] if form == "text" else []
-    check = {"kind": "answer", "value": said, "normalize": normalize, "others": others}
-    misses = [{"name": "no answer", "chat": []}]
-    if others:
-        misses.append({"name": "a different value", "chat": [f"{ANSWER}{others[0]}"]})
-        misses.append(
-            {"name": "every value listed", "chat": [f"{ANSWER}{said}, {', '.join(others)}"]}
-        )
-    return check, said, misses
-
-
-def _format_of(value: Any) -> str:
-    """An answer's format when the template does not say: by the value's type."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, dt.date):
-        return "date"
-    return "text"
-
-
-def _reads_input(source: str, name: str) -> bool:
-    """Whether an effect's value expression reads ``input.<name>``."""
-    return re.search(rf"\binput\s*\.\s*{re.escape(name)}\b", source) is not None
-
-
 def _human(name: str) -> str:
     return name.replace("_", " ").capitalize()
 
@@ -1196,27 +690,6 @@ def _asking(plan: list[dict[str, Any]], user: dict[str, str]) -> list[dict[str, 
         at = next((i for i, step in enumerate(out) if needs(step)), 0)
         out.insert(at, {"op": "ask", "question": f"What is the {label.lower()}?"})
     return out
-
-
-_SPECS: dict[str, AppSpec] = {}
-
-
-def _replica(app: str) -> AppSpec:
-    """Another replica app (a plant's ``app``), loaded once per process."""
-    if app not in _SPECS:
-        try:
-            _SPECS[app] = load_spec(app)
-        except SpecError as exc:
-            raise GenerationError(f"plant: app {app!r}: {exc}") from None
-    return _SPECS[app]
-
-
-def _jsonable(value: Any) -> Any:
-    """A drawn value as ``setup["plant"]`` carries it: JSON scalars as they are, dates and
-    times as the app shows them."""
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return expr.show(value)
 
 
 _GENERATORS: dict[tuple[int, str, str], tuple[AppSpec, TaskGenerator]] = {}

@@ -10,29 +10,37 @@ each with its report, beside the loader (:mod:`palaestra.envs.mobile.suites`), w
 ones and their reasons::
 
     python -m palaestra.synthesis.androidworld [--apps markor,broccoli] [--seeds 3]
-        [--parallel 1] [--web]
+        [--parallel 1] [--web] [--llm-url URL]
 
 It is incremental: a task whose key (:func:`~palaestra.envs.mobile.suites.replica_key`: the task,
 its mutants and the spec files it uses) and whose family's code digest are those of the last run
 keeps its verdict, validated or dropped, without being played again; ``--apps`` re-makes those
 apps' tasks only and keeps every other app's entries as they are. ``--web`` makes the web-layout
 suite (``web: true`` apps, desktop layout, validated in the browser) into its own file.
+
+With an LLM endpoint (``--llm-url``), each seed's task also gets a reworded twin,
+``<Template>/<seed>-llm``: the model's wording of the instruction, kept only when it states
+every grounded value verbatim, then validated like any task. A model does not reword the same
+way twice, so the file keeps each twin's wording (its task, or its drop's ``instruction``) and a
+later run, with or without an endpoint, validates that wording again instead of asking anew.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from palaestra.envs.mobile.suites import REPLICA, REPLICA_FILES, REPLICA_WEB, replica_key
-from palaestra.synth_apps.generate import Generated, GenerationError, TaskGenerator
+from palaestra.synth_apps.answer_checks import YES_NO
+from palaestra.synth_apps.generate import UNLESS, Generated, GenerationError, TaskGenerator
 from palaestra.synth_apps.spec import AppSpec, TaskTemplate, load_spec, replica_names
 from palaestra.synthesis.pipeline import EnvPool, drop_entry, on_phone
 from palaestra.tasks import PublicMetadata
@@ -71,8 +79,44 @@ class Candidate:
     error: str = ""
 
 
+#: the id suffix of an LLM-reworded twin
+LLM = "-llm"
+
+
 def task_id(template: str, seed: int, ask: bool) -> str:
     return f"{template}/{seed}{'-ask' if ask else ''}"
+
+
+class Rewording(Protocol):
+    """What the maker needs of an LLM author (:class:`~palaestra.synth_apps.llm.LLMAuthor`)."""
+
+    def paraphrase(self, instruction: str, keep: list[str]) -> str | None: ...
+
+
+def reworded_twins(
+    cands: list[Candidate], recorded: Mapping[str, str], author: Rewording | None
+) -> Iterator[Candidate]:
+    """The ``-llm`` twin of each grounded seed task (not the ask variants, whose wording must
+    leave a detail out): the wording ``recorded`` for it while it still states every grounded
+    value, else the ``author``'s (none without an author, or when the model drops a value)."""
+    for cand in cands:
+        if cand.made is None or cand.id.endswith("-ask"):
+            continue
+        made, tid = cand.made, cand.id + LLM
+        # the closing "say why" every operation task carries stays as it is
+        request = made.task.instruction.removesuffix(UNLESS).rstrip()
+        unless = f" {UNLESS}" if request != made.task.instruction else ""
+        wording = recorded.get(tid)
+        if not (wording and all(v in wording for v in made.values)):
+            wording = author.paraphrase(request, made.values) if author is not None else None
+            wording = f"{wording.rstrip()}{unless}" if wording else None
+        if not wording:
+            continue
+        task = made.task.model_copy(deep=True)
+        task.id, task.instruction = tid, wording
+        task.metadata["wording"] = "llm"
+        twin = Generated(task, made.mutations, made.values)
+        yield Candidate(tid, cand.app, cand.template, twin)
 
 
 def candidates(
@@ -89,6 +133,7 @@ def candidates(
                 continue
             name = str(template.name)
             asks = (False, True) if template.ask else (False,)
+            earlier: dict[tuple[bool, str], str] = {}
             for seed in range(seeds):
                 for ask in asks:
                     tid = task_id(name, seed, ask)
@@ -97,7 +142,35 @@ def candidates(
                     except GenerationError as exc:
                         yield Candidate(tid, spec.name, name, error=f"cannot generate: {exc}")
                         continue
+                    again = repeats(made, ask, earlier)
+                    if again:
+                        yield Candidate(tid, spec.name, name, error=again)
+                        continue
                     yield Candidate(tid, spec.name, name, finish(made, tid, spec, name, layout))
+
+
+def repeats(made: Generated, ask: bool, earlier: dict[tuple[bool, str], str]) -> str:
+    """Why a seed's task adds nothing to the template's earlier seeds (empty: it does): it is
+    the same task (a template without parameters), or a question whose answer an earlier seed
+    already had, which a policy could learn from the template and give without looking (a
+    yes/no answer aside: two values must repeat, and it counts only after a look). Ask
+    variants are compared with ask variants. ``earlier`` collects the template's tasks."""
+    task = made.task
+    plan = (
+        task.oracle.data if task.oracle is not None and isinstance(task.oracle.data, list) else []
+    )
+    said = [str(step.get("text")) for step in plan if step.get("op") == "say"]
+    keys = {"task": json.dumps([task.instruction, task.setup, task.verifier], sort_keys=True)}
+    if said and said[-1] not in YES_NO:
+        keys["answer"] = said[-1]
+    for what, key in keys.items():
+        first = earlier.get((ask, f"{what}:{key}"))
+        if first and what == "task":
+            return f"the same task as {first}"
+        if first:
+            return f"answers {key!r} as {first} does: a repeated answer is learnt, not looked up"
+    earlier.update({(ask, f"{what}:{key}"): task.id for what, key in keys.items()})
+    return ""
 
 
 def on_the_web(spec: AppSpec, template: TaskTemplate) -> bool:
@@ -143,11 +216,13 @@ def build(
     specs: Mapping[str, AppSpec] | None = None,
     on_progress: Callable[[int, int, str], None] | None = None,
     retry_drops: bool = False,
+    author: Rewording | None = None,
 ) -> dict[str, Any]:
     """Make (or bring up to date) a replica suite file: ``apps`` (all replicas when None) are
     re-made, every other app's entries kept. ``specs`` (name -> spec) stand in for the shipped
     replicas (tests). ``retry_drops``: the dropped tasks are validated again even where nothing
-    changed (a verdict lost to a flaky run), the validated ones kept. Returns the file's
+    changed (a verdict lost to a flaky run), the validated ones kept. ``author``: new ``-llm``
+    twins are worded by it (the recorded ones are kept either way). Returns the file's
     content."""
     out = out or layout.file
     if specs is None:
@@ -167,7 +242,13 @@ def build(
     tasks: list[dict[str, Any]] = []  # the remade apps' entries (the others stay as they are)
     drops: list[dict[str, Any]] = []
     todo: list[tuple[Candidate, str]] = []
-    for cand in candidates(specs, seeds, layout):
+    made = list(candidates(specs, seeds, layout))
+    wordings = {
+        tid: str(entry["instruction"])
+        for tid, entry in [*before.items(), *before_drops.items()]
+        if tid.endswith(LLM) and entry.get("instruction")
+    }
+    for cand in [*made, *reworded_twins(made, wordings, author)]:
         if cand.made is None:
             drops.append({"task": cand.id, "app": cand.app, "reason": cand.error})
             continue
@@ -195,20 +276,18 @@ def build(
             }
             tasks.append(cand.made.task.model_dump(mode="json"))
         else:
-            drops.append(
-                {
-                    **drop_entry(cand.id, result),
-                    **{"app": cand.app, "key": key, "code": code, "seconds": result.seconds},
-                }
-            )
+            drop = {"app": cand.app, "key": key, "code": code, "seconds": result.seconds}
+            if cand.id.endswith(LLM):  # the model's wording, to validate again without it
+                drop["instruction"] = cand.made.task.instruction
+            drops.append({**drop_entry(cand.id, result), **drop})
         # saved after every verdict: an interrupted run keeps what it validated
         payload = _save(out, layout, seeds, remade, tasks, drops, started, len(todo))
     return payload
 
 
-def _seed_order(tid: str) -> tuple[int, bool]:
-    seed = tid.rpartition("/")[2]
-    return int(seed.removesuffix("-ask")), seed.endswith("-ask")
+def _seed_order(tid: str) -> tuple[int, str]:
+    seed, _, variant = tid.rpartition("/")[2].partition("-")
+    return int(seed), variant
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -297,6 +376,7 @@ def summary(
     spent += sum(float(d.get("seconds", 0.0)) for d in drops)
     return {
         "validated": len(tasks),
+        "reworded": sum(str(t["id"]).endswith(LLM) for t in tasks),
         "dropped": len(drops),
         "templates": len({t["metadata"]["aw_template"] for t in tasks}),
         "by_app": dict(sorted(by_app.items())),
@@ -424,6 +504,15 @@ def main(argv: list[str] | None = None) -> int:
         help="validate the dropped tasks again (a flaky oracle under load), keeping the rest",
     )
     parser.add_argument(
+        "--llm-url",
+        help="an OpenAI-compatible endpoint: each seed's task also gets a reworded, validated "
+        "twin (<Template>/<seed>-llm)",
+    )
+    parser.add_argument(
+        "--llm-key", default=os.environ.get("PALAESTRA_LLM_KEY"), help="API key for --llm-url"
+    )
+    parser.add_argument("--llm-model", default="gpt-4o-mini", help="model name for --llm-url")
+    parser.add_argument(
         "--coverage", action="store_true", help="print the coverage table (markdown) and stop"
     )
     parser.add_argument(
@@ -444,10 +533,31 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{layout.suite}: {problem}")
         print(f"{layout.suite}: " + ("the record stands" if not problems else "re-make it"))
         return 1 if problems else 0
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     layout = WEB if args.web else PHONE
     apps = [a.strip() for a in args.apps.split(",") if a.strip()] or None
+    from palaestra.synth_apps.llm import LLMAuthor, LLMError
+
+    author = None
+    if args.llm_url:
+        author = LLMAuthor(args.llm_url, args.llm_key, args.llm_model)
+    try:
+        made = _make(args, layout, apps, author)
+    except LLMError as exc:  # before any task is played: nothing recorded is lost
+        raise SystemExit(f"{exc}; nothing was changed") from None
+    report = made["report"]
+    print(
+        f"{layout.suite}: {report['validated']} validated ({report['reworded']} LLM-worded), "
+        f"{report['dropped']} dropped ({report['templates']} templates) -> {layout.file}"
+    )
+    return 0
+
+
+def _make(
+    args: argparse.Namespace, layout: Layout, apps: list[str] | None, author: Rewording | None
+) -> dict[str, Any]:
+    """``build`` under a progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     with Progress(
         TextColumn("validating"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[at]}")
     ) as bar:
@@ -458,16 +568,12 @@ def main(argv: list[str] | None = None) -> int:
             parallel=args.parallel,
             layout=layout,
             retry_drops=args.retry_drops,
+            author=author,
             on_progress=lambda done, total, tid: bar.update(
                 row, completed=done, total=total, at=tid
             ),
         )
-    report = made["report"]
-    print(
-        f"{layout.suite}: {report['validated']} validated, {report['dropped']} dropped "
-        f"({report['templates']} templates) -> {layout.file}"
-    )
-    return 0
+    return made
 
 
 if __name__ == "__main__":

@@ -244,6 +244,21 @@ NOTES: dict[str, Any] = {
                 "Any notes rated five stars?",
             ],
         },
+        {
+            "name": "NotesIsStarred",
+            "kind": "info",
+            "entity": "note",
+            "pick": "True",
+            "answer": "record.stars > 0",
+            "answer_format": "bool",
+            "instruction": "Does the note {record.title} have any stars? Say Yes or No.",
+            "phrasings": [
+                "Is {record.title} starred at all? Yes or No.",
+                "Has {record.title} got a star? Answer Yes or No.",
+                "Any stars on {record.title}? Yes or No.",
+                "Does {record.title} carry a star? Yes or No.",
+            ],
+        },
     ],
 }
 

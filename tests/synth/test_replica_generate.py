@@ -233,7 +233,15 @@ def test_end_in_opens_the_app_last_and_the_verifier_wants_it_on_screen(tmp_path)
     assert not run("notes") and not run("launcher")
 
 
-def test_bool_answers_read_yes_no_and_true_false(tmp_path):
+def looked(made, db, log, chat):
+    """The verdict on ``db`` after the pages in ``log`` were served and ``chat`` was said."""
+    visits_path(db).write_text("".join(json.dumps(v) + "\n" for v in log))
+    return verdict(made, db, chat)
+
+
+def test_bool_answers_read_yes_no_and_true_false_after_a_look(tmp_path):
+    """A yes/no answer is a coin flip, so it counts only after a visit to the rows it asks
+    about (here the notes list), and it is one word of either vocabulary, never both."""
     made = make("NotesAnyFiveStars", 0)
     db = end_state(tmp_path, made)
     conn = sqlite3.connect(db)
@@ -242,7 +250,36 @@ def test_bool_answers_read_yes_no_and_true_false(tmp_path):
     right, wrong = (["Yes", "True", "yes, it is true"], ["No", "False"])
     if not truth:
         right, wrong = (["No", "False", "no, that is false"], ["Yes", "True"])
+    listing = [{"list": 0, "path": "/list/0"}]
     for said in right:
-        assert verdict(made, db, [ANSWER + said]), said
+        assert looked(made, db, listing, [ANSWER + said]), said
+        assert not looked(made, db, [], [ANSWER + said]), said  # answered blind
     for said in [*wrong, f"{right[0]} or {wrong[0]}", f"{right[1]}, {wrong[1]}"]:
-        assert not verdict(made, db, [ANSWER + said]), said
+        assert not looked(made, db, listing, [ANSWER + said]), said
+    assert any(m["name"] == "answered without looking" for m in made.mutations)
+
+
+def test_a_yes_no_answer_about_a_row_wants_that_row_opened(tmp_path):
+    """About one row: the row's page must have been served. The answer may say more than the
+    word (the row's name, its folder): words beside yes or no earn nothing a guess would not,
+    so only both words, or the wrong one, fail."""
+    for seed in range(3):
+        made = make("NotesIsStarred", seed)
+        (look,) = next(c for c in made.task.verifier["checks"] if c["kind"] == "visited")[
+            "evidence"
+        ]
+        db = end_state(tmp_path / str(seed), made)
+        conn = sqlite3.connect(db)
+        title, folder, stars = conn.execute(
+            "SELECT title, folder, stars FROM note WHERE id = ?", (look["id"],)
+        ).fetchone()
+        conn.close()
+        yes, no = ("Yes", "No") if stars > 0 else ("No", "Yes")
+        row = [{"view": "note", "id": look["id"], "path": "/view"}]
+        other = [{"view": "note", "id": look["id"] + 1, "path": "/view"}]
+        assert looked(made, db, row, [ANSWER + yes])
+        assert looked(made, db, row, [f"{ANSWER}{yes}, {title} is in {folder}."])
+        assert not looked(made, db, other, [ANSWER + yes])  # another row looked at
+        assert not looked(made, db, row, [ANSWER + no])
+        assert not looked(made, db, row, [f"{ANSWER}{folder} or {yes} or {no.lower()}"])
+        assert "answered without looking" in {m["name"] for m in made.mutations}

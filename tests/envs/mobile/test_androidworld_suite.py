@@ -15,6 +15,7 @@ import pytest
 from palaestra.envs.mobile import suites
 from palaestra.errors import InvalidRequest
 from palaestra.family import family
+from palaestra.synth_apps.generate import UNLESS
 from palaestra.synth_apps.spec import load_spec, replica_names
 from palaestra.synthesis import androidworld as maker
 from palaestra.tasks import Task, get_suite
@@ -103,15 +104,17 @@ def test_the_maker_validates_once_and_keeps_verdicts_while_nothing_changes(
     path, played = tiny
     out = tmp_path / "suite.json"
     made = maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
-    ids = {"TinyAddNote/0", "TinyAddNote/1", "TinyNoteBody/0", "TinyNoteBody/1"}
+    # TinyNoteBody/1 asks about the note seed 0 asks about (in other words): a repeat, never
+    # played (see the next test)
+    ids = {"TinyAddNote/0", "TinyAddNote/1", "TinyNoteBody/0"}
     asks = {"TinyAddNote/0-ask", "TinyAddNote/1-ask"}
     assert sorted(played) == sorted(ids | asks)
     seeds = [int(tid.rpartition("/")[2].removesuffix("-ask")) for tid in played]
     assert seeds == sorted(seeds)  # breadth first: every template's seed 0 before any seed 1
     assert {t["id"] for t in made["tasks"]} == ids
-    assert {d["task"] for d in made["drops"]} == asks
-    assert all(d["reason"] == "oracle run 1 failed" for d in made["drops"])
-    assert made["report"]["validated"] == 4 and made["report"]["validated_per_minute"] == 20.0
+    assert {d["task"] for d in made["drops"]} == asks | {"TinyNoteBody/1"}
+    assert all(d["reason"] == "oracle run 1 failed" for d in made["drops"] if d["task"] in asks)
+    assert made["report"]["validated"] == 3 and made["report"]["validated_per_minute"] == 18.0
     # the file loads as a suite: the real app name and the template are public
     loaded = suites.load_replicas(
         out, "t", templates={"TinyAddNote": "aw_tiny", "TinyNoteBody": "aw_tiny"}
@@ -166,11 +169,94 @@ def test_an_interrupted_run_keeps_what_it_validated(tiny, tmp_path, monkeypatch)
     with pytest.raises(KeyboardInterrupt):
         maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
     kept = json.loads(out.read_text())
-    assert len(kept["tasks"]) + len(kept["drops"]) == 2 == len(played)
+    assert len(kept["tasks"]) + len(kept["drops"]) == 3  # two verdicts and the repeat
+    assert len(played) == 2
     played.clear()
     monkeypatch.setattr(maker, "validate_task", fake)
     maker.build(specs={str(path): load_spec(path)}, seeds=2, out=out)
-    assert len(played) == 4  # the two verdicts kept are not played again
+    assert len(played) == 3  # the two verdicts kept are not played again
+
+
+def test_a_seed_repeating_an_earlier_task_or_answer_adds_no_task():
+    """A parameterless template's seeds are one task; a question whose answer an earlier seed
+    had is guessable from the template (a constant answer would collect it): both are drops.
+    Yes/no answers must repeat (and are gated on a look instead); ask variants are compared
+    with ask variants only."""
+    from palaestra.synth_apps.generate import Generated
+    from palaestra.tasks import Oracle
+
+    def made(tid: str, instruction: str, said: str) -> Generated:
+        task = task_on("tasks").model_copy(update={"id": tid, "instruction": instruction})
+        task.oracle = Oracle(policy="plan", data=[{"op": "say", "text": said}, {"op": "done"}])
+        return Generated(task)
+
+    earlier: dict = {}
+    assert maker.repeats(made("T/0", "How many on Monday?", "3"), False, earlier) == ""
+    again = maker.repeats(made("T/1", "How many on Friday?", "3"), False, earlier)
+    assert again.startswith("answers '3' as T/0")
+    assert maker.repeats(made("T/2", "How many on Monday?", "3"), False, earlier).startswith(
+        "the same task as T/0"
+    )
+    assert maker.repeats(made("T/3", "How many on Sunday?", "4"), False, earlier) == ""
+    assert maker.repeats(made("T/0-ask", "How many? Ask me the day.", "3"), True, earlier) == ""
+    assert maker.repeats(made("B/0", "Is it done?", "Yes"), False, {}) == ""
+    yes: dict = {}
+    maker.repeats(made("B/0", "Is A done?", "Yes"), False, yes)
+    assert maker.repeats(made("B/1", "Is B done?", "Yes"), False, yes) == ""
+
+
+def test_an_llm_endpoint_adds_reworded_twins_whose_wording_the_file_keeps(tiny, tmp_path):
+    """With an endpoint, each seed's task gets a validated ``-llm`` twin in the model's words
+    (not the ask variants; not where the model drops a grounded value). The file keeps the
+    wording: a later run without the endpoint keeps the twin, and a spec edit validates the same
+    wording again instead of asking the model anew."""
+    from palaestra.synth_apps.llm import LLMAuthor
+    from tests.llm_stub import Stub
+
+    def reword(messages):
+        request = messages[-1]["content"].split("\n")[0].removeprefix("Reword: ")
+        if "text of the note" in request:  # TinyNoteBody's question
+            return "Do the thing."  # drops every value: no twin
+        return f"Please, if you can: {request}"
+
+    path, played = tiny
+    out = tmp_path / "suite.json"
+    stub = Stub(reword)
+    try:
+        made = maker.build(
+            specs={str(path): load_spec(path)}, seeds=1, out=out, author=LLMAuthor(stub.url)
+        )
+    finally:
+        stub.close()
+    asked = len(stub.requests)
+    assert asked == 2  # TinyAddNote/0 and TinyNoteBody/0; never the ask variant
+    twin = next(t for t in made["tasks"] if t["id"] == "TinyAddNote/0-llm")
+    plain = next(t for t in made["tasks"] if t["id"] == "TinyAddNote/0")
+    assert twin["instruction"].startswith("Please, if you can: ")
+    assert twin["instruction"].endswith(UNLESS) and twin["instruction"].count(UNLESS) == 1
+    assert twin["metadata"]["wording"] == "llm" and twin["verifier"] == plain["verifier"]
+    assert "TinyAddNote/0-llm" in played and "TinyNoteBody/0-llm" not in played
+    assert made["report"]["reworded"] == 1
+
+    played.clear()
+    again = maker.build(specs={str(path): load_spec(path)}, seeds=1, out=out)  # no endpoint
+    assert played == [] and twin in again["tasks"]
+    path.write_text(path.read_text() + "\n# an edit\n")
+    again = maker.build(specs={str(path): load_spec(path)}, seeds=1, out=out)
+    assert "TinyAddNote/0-llm" in played
+    kept = next(t for t in again["tasks"] if t["id"] == "TinyAddNote/0-llm")
+    assert kept["instruction"] == twin["instruction"]
+
+
+def test_an_unreachable_llm_endpoint_stops_the_maker_before_anything_is_written(
+    tmp_path, monkeypatch, capsys
+):
+    out = tmp_path / "suite.json"
+    monkeypatch.setitem(suites.REPLICA_FILES, suites.REPLICA, out)
+    with pytest.raises(SystemExit) as stopped:
+        maker.main(["--apps", "joplin", "--llm-url", "http://127.0.0.1:9/v1"])
+    assert "127.0.0.1:9" in str(stopped.value) and "unreachable" in str(stopped.value)
+    assert not out.exists()
 
 
 def test_the_web_suite_holds_only_web_apps_in_their_desktop_layout(tiny, tmp_path):
@@ -335,7 +421,8 @@ def test_the_committed_suite_holds_validated_replica_tasks_under_todays_keys(nam
     known = suites.replica_templates()
     for task in tasks:
         template, _, seed = task.id.partition("/")
-        assert template in known and seed.removesuffix("-ask").isdigit(), task.id
+        number, _, variant = seed.partition("-")
+        assert template in known and number.isdigit() and variant in ("", "ask", "llm"), task.id
         assert task.metadata["aw_template"] == template == task.public.domain
         spec = load_spec(known[template])
         assert task.public.app == spec.replica_of.app and task.setup["app"] == spec.name
@@ -352,12 +439,32 @@ def test_the_committed_tasks_are_what_the_generator_makes_today(name, layout):
     tasks = committed(name)
     assert tasks, f"{name} has no validated task: python -m {maker.__name__}"
     specs = {app: load_spec(app) for app in {t.setup["app"] for t in tasks}}
-    seeds = 1 + max(int(t.id.partition("/")[2].removesuffix("-ask")) for t in tasks)
+    seeds = 1 + max(int(t.id.rpartition("/")[2].partition("-")[0]) for t in tasks)
     fresh = {c.id: c.made.task for c in maker.candidates(specs, seeds, layout) if c.made}
     for task in tasks:
-        now = fresh[task.id]
-        assert task.instruction == now.instruction and task.verifier == now.verifier, task.id
+        twin = task.id.endswith(maker.LLM)  # an LLM's wording of its seed's task
+        now = fresh[task.id.removesuffix(maker.LLM)]
+        assert twin or task.instruction == now.instruction, task.id
+        assert task.verifier == now.verifier, task.id
         assert task.setup == now.setup and task.oracle == now.oracle, task.id
+
+
+@pytest.mark.parametrize("name", [suites.REPLICA, suites.REPLICA_WEB])
+def test_no_shipped_task_repeats_an_earlier_seeds_task_or_answer(name):
+    """What the maker's repeat rule promises holds for the committed files: every shipped task
+    of a template is a task of its own, and no two of its questions share an answer (which a
+    policy would learn from the template instead of looking)."""
+    from palaestra.synth_apps.generate import Generated
+
+    by_template: dict[str, list[Task]] = {}
+    for task in committed(name):
+        if not task.id.endswith(maker.LLM):  # a twin is its seed's task in other words
+            by_template.setdefault(task.metadata["aw_template"], []).append(task)
+    for tasks in by_template.values():
+        earlier: dict = {}
+        for task in sorted(tasks, key=lambda t: int(t.id.rpartition("/")[2].partition("-")[0])):
+            again = maker.repeats(Generated(task), task.id.endswith("-ask"), earlier)
+            assert not again, f"{task.id}: {again}"
 
 
 @pytest.mark.browser
