@@ -48,6 +48,34 @@ PPTX_KIND = {"title": "title", "ctrTitle": "title", "subTitle": "subtitle", "bod
              "obj": "body", "pic": "image", "tbl": "table", "chart": "chart"}  # fmt: skip
 
 
+def add_shape(
+    out: list[dict[str, Any]],
+    kind: str,
+    paras: list[str],
+    rows: list[list[str]],
+    runs: list[Any],
+    box: tuple[float | None, ...],
+) -> None:
+    """One shape of the model, whichever format it was read from (so a check reads ``.pptx``
+    and ``.odp`` alike); a deck of more shapes than a checker reads is refused, not cut."""
+    x, y, w, h = box
+    out.append(
+        {
+            "kind": kind,
+            "text": cut("\n".join(paras)),
+            "paragraphs": paras,
+            "rows": rows,
+            "runs": runs,
+            "x": x,
+            "y": y,
+            "w": w,
+            "h": h,
+        }
+    )
+    if len(out) > MAX_ITEMS:
+        raise DocumentError(f"more than {MAX_ITEMS} shapes")
+
+
 def pptx_shapes(tree: ET.Element | None) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for el in tree if tree is not None else []:
@@ -97,21 +125,8 @@ def pptx_shapes(tree: ET.Element | None) -> list[dict[str, Any]]:
             rpr = find(r, "a:rPr")
             flags = [at(rpr, k) in ("1", "true") for k in ("b", "i")]
             runs.append((rich_text(r, "a:t"), *flags, at(rpr, "u") not in (None, "none")))
-        out.append(
-            {
-                "kind": kind,
-                "text": cut("\n".join(paras)),
-                "paragraphs": paras,
-                "rows": rows,
-                "runs": runs,
-                "x": emu(off, "x"),
-                "y": emu(off, "y"),
-                "w": emu(ext, "cx"),
-                "h": emu(ext, "cy"),
-            }
-        )
-        if len(out) > MAX_ITEMS:
-            raise DocumentError(f"more than {MAX_ITEMS} shapes")
+        box = (emu(off, "x"), emu(off, "y"), emu(ext, "cx"), emu(ext, "cy"))
+        add_shape(out, kind, paras, rows, runs, box)
     return out
 
 
@@ -273,21 +288,8 @@ def odp_shapes(page: ET.Element, styles: OdfStyles) -> list[dict[str, Any]]:
                 for piece in odf_pieces(p, styles, "paragraph", at(p, "text:style-name"))
             ]
         )
-        out.append(
-            {
-                "kind": kind,
-                "text": cut("\n".join(paras)),
-                "paragraphs": paras,
-                "rows": rows,
-                "runs": runs,
-                "x": length_mm(at(el, "svg:x")),
-                "y": length_mm(at(el, "svg:y")),
-                "w": length_mm(at(el, "svg:width")),
-                "h": length_mm(at(el, "svg:height")),
-            }
-        )
-        if len(out) > MAX_ITEMS:
-            raise DocumentError(f"more than {MAX_ITEMS} shapes")
+        box = tuple(length_mm(at(el, f"svg:{k}")) for k in ("x", "y", "width", "height"))
+        add_shape(out, kind, paras, rows, runs, box)
     return out
 
 

@@ -101,6 +101,26 @@ COMPUTER_ACTIONS = ActionSet(
     name="computer",
 )
 
+#: the actions that drive the screen as a person would (mouse, keyboard, pyautogui): what a
+#: task's ``before_scoring`` may play (besides waiting), and after which the screen settles
+GUI_ACTIONS = frozenset(
+    {
+        "click",
+        "double_click",
+        "right_click",
+        "move",
+        "drag",
+        "scroll",
+        "mouse_down",
+        "mouse_up",
+        "type_text",
+        "key",
+        "key_down",
+        "key_up",
+        "pyautogui",
+    }
+)
+
 # ----- OSWorld computer_13 -------------------------------------------------------------------
 _C13 = {
     "MOVE_TO": "move",

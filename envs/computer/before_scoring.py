@@ -41,7 +41,7 @@ from collections.abc import Callable
 from typing import Any
 
 from palaestra.actions import Action, ActionSet
-from palaestra.envs.computer.actions import parse_pyautogui, translate
+from palaestra.envs.computer.actions import GUI_ACTIONS, parse_pyautogui, translate
 from palaestra.envs.computer.display import Display
 from palaestra.errors import ActionError, EnvCrashed, InvalidRequest
 from palaestra.verifiers import VerifierResult
@@ -49,24 +49,7 @@ from palaestra.verifiers.base import CheckResult
 
 FIELD = "task.setup.before_scoring"
 #: the env's actions a task may play before scoring: input to the screen and waiting, no code
-ALLOWED = frozenset(
-    {
-        "click",
-        "double_click",
-        "right_click",
-        "move",
-        "drag",
-        "scroll",
-        "mouse_down",
-        "mouse_up",
-        "type_text",
-        "key",
-        "key_down",
-        "key_up",
-        "pyautogui",
-        "wait",
-    }
-)
+ALLOWED = GUI_ACTIONS | {"wait"}
 _WINDOW_KEYS = {"title", "class", "strict", "optional", "timeout"}
 #: the longest an activation waits for its window to appear
 MAX_TIMEOUT_S = 5.0

@@ -49,7 +49,12 @@ import palaestra.verifiers.computer  # noqa: F401  (registers the file/command/w
 from palaestra.actions import Action
 from palaestra.envs.base import PalaestraEnv
 from palaestra.envs.computer import desktop, libreoffice
-from palaestra.envs.computer.actions import COMPUTER_ACTIONS, parse_pyautogui, translate
+from palaestra.envs.computer.actions import (
+    COMPUTER_ACTIONS,
+    GUI_ACTIONS,
+    parse_pyautogui,
+    translate,
+)
 from palaestra.envs.computer.before_scoring import BeforeScoring
 from palaestra.envs.computer.code import CodeResult, CodeRunner
 from palaestra.envs.computer.display import Display
@@ -75,21 +80,6 @@ MAX_TREE = 4_000_000
 #: the observation parts a session may ask for (``observe=``); the default leaves out the tree
 PARTS = ("screenshot", "windows", "last_output", "cwd", "goal", "a11y_tree")
 DEFAULT_PARTS = PARTS[:-1]
-GUI_ACTIONS = {
-    "click",
-    "double_click",
-    "right_click",
-    "move",
-    "drag",
-    "scroll",
-    "mouse_down",
-    "mouse_up",
-    "type_text",
-    "key",
-    "key_down",
-    "key_up",
-    "pyautogui",
-}
 
 
 class ComputerEnv(PalaestraEnv):

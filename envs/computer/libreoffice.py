@@ -43,6 +43,8 @@ APPS: dict[str, tuple[list[str], str]] = {
 #: the first start of a profile can take this long on a loaded machine
 WARM_TIMEOUT_S = 60.0
 
+_SCRIPTING = "/org.openoffice.Office.Common/Security/Scripting"
+_UPDATE_CHECK = "/org.openoffice.Office.Jobs/Jobs/org.openoffice.Office.Jobs:Job['UpdateCheck']"
 _SETTINGS = (
     # path, property, type, value
     ("/org.openoffice.Setup/Office", "ooSetupInstCompleted", "boolean", "true"),
@@ -55,22 +57,12 @@ _SETTINGS = (
     ("/org.openoffice.Office.Common/Misc", "FirstRun", "boolean", "false"),
     ("/org.openoffice.Office.Common/Misc", "ShowTipOfTheDay", "boolean", "false"),
     ("/org.openoffice.Office.Common/Misc", "CrashReport", "boolean", "false"),
-    ("/org.openoffice.Office.Common/Security/Scripting", "MacroSecurityLevel", "int", "3"),
-    (
-        "/org.openoffice.Office.Common/Security/Scripting",
-        "DisableMacrosExecution",
-        "boolean",
-        "true",
-    ),
+    (_SCRIPTING, "MacroSecurityLevel", "int", "3"),
+    (_SCRIPTING, "DisableMacrosExecution", "boolean", "true"),
     ("/org.openoffice.Office.Recovery/AutoSave", "Enabled", "boolean", "false"),
     ("/org.openoffice.Office.Recovery/RecoveryInfo", "Enabled", "boolean", "false"),
     ("/org.openoffice.Office.Impress/Misc", "StartWithTemplate", "boolean", "false"),
-    (
-        "/org.openoffice.Office.Jobs/Jobs/org.openoffice.Office.Jobs:Job['UpdateCheck']/Arguments",
-        "AutoCheckEnabled",
-        "boolean",
-        "false",
-    ),
+    (f"{_UPDATE_CHECK}/Arguments", "AutoCheckEnabled", "boolean", "false"),
 )
 XCU = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'

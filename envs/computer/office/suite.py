@@ -127,16 +127,8 @@ def app_tasks(app: str) -> list[Task]:
     return [make_task(t, seed) for t in templates(app) for seed in t.seeds]
 
 
-def calc_tasks() -> list[Task]:
-    return app_tasks("calc")
-
-
-def writer_tasks() -> list[Task]:
-    return app_tasks("writer")
-
-
-def impress_tasks() -> list[Task]:
-    return app_tasks("impress")
+#: each app's candidates, by the name its record gives them (``office.suite:calc_tasks``)
+calc_tasks, writer_tasks, impress_tasks = (functools.partial(app_tasks, app) for app in APPS)
 
 
 def all_tasks() -> list[Task]:
@@ -179,16 +171,8 @@ def load_app(app: str) -> list[Task]:
     return RECORDS[app].validated(app_tasks(app))
 
 
-def load_calc() -> list[Task]:
-    return load_app("calc")
-
-
-def load_writer() -> list[Task]:
-    return load_app("writer")
-
-
-def load_impress() -> list[Task]:
-    return load_app("impress")
+#: each app's suite, by the name the family's descriptor gives it (``office.suite:load_calc``)
+load_calc, load_writer, load_impress = (functools.partial(load_app, app) for app in APPS)
 
 
 def load_suite() -> list[Task]:
